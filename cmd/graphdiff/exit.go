@@ -1,0 +1,51 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Exit statuses, the same for every command.
+const (
+	exitPass  = 0 // everything checked agrees
+	exitDiff  = 1 // a difference was found
+	exitError = 2 // bad usage, or an input could not be read
+)
+
+// usageError is a mistake on the command line: a bad flag value or a
+// missing argument. Its message ends with where to find help.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// inputError says that some inputs could not be read; the report, already
+// written, lists them and the results for the rest.
+type inputError struct{ count int }
+
+func (e *inputError) Error() string {
+	if e.count == 1 {
+		return "1 input could not be read (listed in the report)"
+	}
+	return fmt.Sprintf("%d inputs could not be read (listed in the report)", e.count)
+}
+
+// errDifference is returned by a command that found a difference; its
+// report has already said what.
+var errDifference = errors.New("difference found")
+
+// exitCode decides the exit status from a command's error, in this one
+// place: nil passes (0), errDifference is a difference (1), anything else
+// (usage, unreadable input, a report that could not be written) is 2 and is
+// printed to stderr with the program name.
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil:
+		return exitPass
+	case errors.Is(err, errDifference):
+		return exitDiff
+	}
+	fmt.Fprintf(stderr, "graphdiff: %v\n", err)
+	return exitError
+}

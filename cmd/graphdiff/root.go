@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Main runs graphdiff with the given arguments and streams and returns its
+// exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := NewCmdRoot(stdout, stderr)
+	root.SetIn(stdin)
+	root.SetArgs(args)
+	return exitCode(root.Execute(), stderr)
+}
+
+// NewCmdRoot returns the graphdiff command with its subcommands.
+func NewCmdRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "graphdiff",
+		Short: "Check that a CUDA-graphed PyTorch run computes what the eager run does",
+		Long: `graphdiff reads tensor dumps (.npy, .npz, .safetensors) of an eager PyTorch
+run and of the same run with CUDA graphs, compares them with dtype-aware
+tolerances, and says whether they agree, where they first diverged and the
+most likely cause.
+
+Exit status, every command: 0 pass, 1 difference found, 2 usage or input error.`,
+		Version:       versionString(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetVersionTemplate("graphdiff {{.Version}}\n")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+	})
+	root.AddCommand(NewCmdInspect(stdout, stderr))
+	return root
+}
+
+// argsUsage wraps a positional-argument check so that its failure is a
+// usage error with a pointer to help.
+func argsUsage(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if err := check(c, args); err != nil {
+			return &usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,46 @@
+package compare
+
+import (
+	"sort"
+
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// TensorSummary is one row of an inspection: a run entry and its values'
+// statistics.
+type TensorSummary struct {
+	*loaders.Entry
+	Summary
+}
+
+// Inspection is what `graphdiff inspect` reports about one run.
+type Inspection struct {
+	// Root is the run directory or file inspected.
+	Root string
+	// Manifest is the run's manifest, nil when it has none.
+	Manifest *loaders.Manifest
+	// Tensors are the readable tensors, in entry order (step, kind, name).
+	Tensors []TensorSummary
+	// Errors are the files and tensors that could not be read, each an
+	// *loaders.Error naming the file; the rest are still listed.
+	Errors []error
+}
+
+// Inspect summarizes every tensor of a run with up to jobs goroutines.
+func Inspect(run *loaders.Run, jobs int) Inspection {
+	ins := Inspection{Root: run.Root, Manifest: run.Manifest, Errors: append([]error(nil), run.Errors...)}
+	tensors := make([]*loaders.Tensor, len(run.Entries))
+	for i, e := range run.Entries {
+		tensors[i] = e.Tensor
+	}
+	sums, errs := Summarize(tensors, jobs)
+	for i, e := range run.Entries {
+		if errs[i] != nil {
+			ins.Errors = append(ins.Errors, errs[i])
+			continue
+		}
+		ins.Tensors = append(ins.Tensors, TensorSummary{Entry: e, Summary: sums[i]})
+	}
+	sort.SliceStable(ins.Errors, func(i, j int) bool { return ins.Errors[i].Error() < ins.Errors[j].Error() })
+	return ins
+}

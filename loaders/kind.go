@@ -1,0 +1,63 @@
+package loaders
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Kind is the role of a tensor in a training step.
+type Kind string
+
+// The kinds, in the order a step produces them: the loss first, then the
+// gradients, then the updated parameters. Comparisons report a step's
+// tensors in this order, so the first divergence names the earliest
+// quantity that went wrong.
+const (
+	KindLoss   Kind = "loss"
+	KindGrad   Kind = "grad"
+	KindParam  Kind = "param"
+	KindInput  Kind = "input"
+	KindOutput Kind = "output"
+	KindTensor Kind = "tensor"
+)
+
+var kindOrder = map[Kind]int{KindLoss: 0, KindGrad: 1, KindParam: 2, KindInput: 3, KindOutput: 4, KindTensor: 5}
+
+// Rank returns the kind's position in the order above (unknown kinds last).
+func (k Kind) Rank() int {
+	if r, ok := kindOrder[k]; ok {
+		return r
+	}
+	return len(kindOrder)
+}
+
+// ParseKind returns the kind named s (one of the constants above).
+func ParseKind(s string) (Kind, error) {
+	if _, ok := kindOrder[Kind(s)]; ok {
+		return Kind(s), nil
+	}
+	return "", fmt.Errorf("unknown kind %q (want loss, grad, param, input, output or tensor)", s)
+}
+
+var kindWords = map[string]Kind{
+	"loss": KindLoss, "losses": KindLoss,
+	"grad": KindGrad, "grads": KindGrad, "gradient": KindGrad, "gradients": KindGrad,
+	"param": KindParam, "params": KindParam, "parameter": KindParam, "parameters": KindParam,
+	"weight": KindParam, "weights": KindParam,
+	"input": KindInput, "inputs": KindInput,
+	"output": KindOutput, "outputs": KindOutput, "activation": KindOutput, "activations": KindOutput,
+}
+
+// KindOf returns the kind a tensor name says: the first '/'-separated
+// component of the name that is one of the words loss(es), grad(s),
+// gradient(s), param(s), parameter(s), weight(s), input(s), output(s),
+// activation(s) (case ignored), or KindTensor when none is. "fc1.weight" is
+// one component, so a bare parameter name is a tensor, not a param.
+func KindOf(name string) Kind {
+	for _, c := range strings.Split(name, "/") {
+		if k, ok := kindWords[strings.ToLower(c)]; ok {
+			return k
+		}
+	}
+	return KindTensor
+}

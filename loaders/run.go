@@ -1,0 +1,346 @@
+package loaders
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// NoStep is the step of a tensor that belongs to no step.
+const NoStep = -1
+
+// Entry is one tensor of a run: what discovery made of its path, and the
+// tensor itself.
+type Entry struct {
+	// Name is the tensor's name inside its step: the path below the step
+	// directory without extension, '/'-separated, with shard directories in
+	// front ("grads/fc1.weight", "rank_0/loss").
+	Name string
+	// Step is the training step, or NoStep.
+	Step int
+	Kind Kind
+	// File is the file's path relative to the run root, '/'-separated.
+	File string
+	*Tensor
+}
+
+// Run is a dump directory, or a single file, as discovered.
+type Run struct {
+	// Root is the path the run was loaded from.
+	Root string
+	// Manifest is the run's manifest.json, nil when it has none (or when it
+	// could not be read; see Errors).
+	Manifest *Manifest
+	// Entries are the tensors found, sorted by step (step-less first), kind
+	// rank and name.
+	Entries []*Entry
+	// Errors are the files, members and directories that could not be read,
+	// each an *Error. They do not stop discovery of the rest.
+	Errors []error
+}
+
+// maxDepth caps directory nesting, which also ends symlink cycles that
+// escape the loop check (through bind mounts, say).
+const maxDepth = 64
+
+// Load discovers the tensors under path: a run directory, or a single
+// tensor file. The error is non-nil only when path itself cannot be read;
+// problems with files inside a directory are collected in Run.Errors.
+//
+// Discovery rules, for a file at RUN/a/b/c.ext:
+//   - Files whose extension is .npy, .npz or .safetensors are tensors or
+//     containers of tensors; other files are ignored, manifest.json is the
+//     manifest.
+//   - Shard directories (rank_N, rankN, tpN_ppM, tpN, ppN, dpN...) directly
+//     under the root are part of the name: RUN/rank_0/step_3/loss.npy is
+//     "rank_0/loss" at step 3.
+//   - A directory directly under the root (or under shard directories)
+//     whose name ends in an integer is a step: step_000003, step-3, iter3,
+//     3. Deeper directories are part of the name (params/layer1/w).
+//   - Without a step directory, a file stem ending in a separator, "step",
+//     "iter" or "it", an optional separator and an integer names its step:
+//     loss_step3 is "loss" at 3. A bare numeric suffix (fc1.weight.3,
+//     loss_3) is a step only when the same stem occurs with at least two
+//     different numbers in the same directory, so a lone layer_0 keeps its
+//     name.
+//   - A container's member is named <dirs below the step>/<container
+//     stem>/<member>, e.g. step_1/state.npz member fc2.weight.npy is
+//     "state/fc2.weight"; loading a container file alone names its members
+//     by member name only.
+//   - The kind comes from the name (KindOf); a manifest entry can override
+//     name, step, kind and dtype for a file.
+//   - Two files that give the same name and step are an error on the
+//     second, never a silent replacement.
+//
+// Symbolic links are followed; a link back to a directory being walked is
+// reported as a loop.
+func Load(root string, opts Options) (*Run, error) {
+	st, err := os.Stat(root)
+	if err != nil {
+		return nil, &Error{Path: root, Err: unwrapPathError(err)}
+	}
+	run := &Run{Root: root}
+	d := &discovery{run: run, opts: opts, seen: map[stepName]string{}}
+	if !st.IsDir() {
+		tensors, errs, err := OpenFile(root, opts)
+		if err != nil {
+			return nil, err
+		}
+		run.Errors = errs
+		for _, t := range tensors {
+			d.add(&Entry{Name: t.Name, Step: NoStep, Kind: KindOf(t.Name), File: filepath.Base(root), Tensor: t}, nil)
+		}
+		run.sort()
+		return run, nil
+	}
+	if m, err := ReadManifest(filepath.Join(root, ManifestName)); err == nil {
+		run.Manifest = m
+		d.overrides, _ = m.overrides()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		run.Errors = append(run.Errors, err)
+	}
+	if err := d.walk(root, "", []os.FileInfo{st}); err != nil {
+		return nil, err
+	}
+	for key, o := range d.overrides {
+		if !o.used {
+			where := key[0]
+			if key[1] != "" {
+				where += " member " + key[1]
+			}
+			run.Errors = append(run.Errors, &Error{Path: filepath.Join(root, ManifestName),
+				Err: fmt.Errorf("manifest lists %s, which is not a tensor in the run", where)})
+		}
+	}
+	run.sort()
+	return run, nil
+}
+
+type stepName struct {
+	step int
+	name string
+}
+
+type discovery struct {
+	run       *Run
+	opts      Options
+	overrides map[[2]string]*manifestOverride
+	seen      map[stepName]string // name and step -> file that gave them
+}
+
+var (
+	stepDirRE    = regexp.MustCompile(`^.*?(\d+)$`)
+	shardDirRE   = regexp.MustCompile(`^(?i:(rank|local_rank|shard|worker|node)[_-]?\d+|((tp|pp|dp|ep|cp|mp|sp)[_-]?\d+)([_-](tp|pp|dp|ep|cp|mp|sp)[_-]?\d+)*)$`)
+	stepSuffixRE = regexp.MustCompile(`^(.+?)[._-](?i:step|iter|it)[._-]?(\d+)$`)
+	numSuffixRE  = regexp.MustCompile(`^(.+)[._-](\d+)$`)
+)
+
+// walk reads directory dir, at rel below the root, whose ancestors
+// (including itself) are stack.
+func (d *discovery) walk(dir, rel string, stack []os.FileInfo) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		e := &Error{Path: dir, Err: fmt.Errorf("cannot read directory: %w", unwrapPathError(err))}
+		if rel == "" {
+			return e
+		}
+		d.run.Errors = append(d.run.Errors, e)
+		return nil
+	}
+	if len(stack) > maxDepth {
+		d.run.Errors = append(d.run.Errors, &Error{Path: dir, Err: fmt.Errorf("directories nest deeper than %d levels", maxDepth)})
+		return nil
+	}
+	var files []string
+	for _, de := range entries {
+		full := filepath.Join(dir, de.Name())
+		relName := path.Join(rel, de.Name())
+		isDir := de.IsDir()
+		if de.Type()&fs.ModeSymlink != 0 {
+			st, err := os.Stat(full)
+			if err != nil {
+				d.run.Errors = append(d.run.Errors, &Error{Path: full, Err: fmt.Errorf("broken symbolic link: %w", unwrapPathError(err))})
+				continue
+			}
+			if st.IsDir() {
+				if loopsBack(st, stack) {
+					d.run.Errors = append(d.run.Errors, &Error{Path: full, Err: errors.New("symbolic link loop: links back to a directory that contains it")})
+					continue
+				}
+				isDir = true
+			}
+		}
+		switch {
+		case isDir:
+			st, err := os.Stat(full)
+			if err != nil {
+				d.run.Errors = append(d.run.Errors, &Error{Path: full, Err: unwrapPathError(err)})
+				continue
+			}
+			if err := d.walk(full, relName, append(stack, st)); err != nil {
+				return err
+			}
+		case rel == "" && de.Name() == ManifestName:
+		case FormatOf(de.Name()) != "":
+			files = append(files, de.Name())
+		}
+	}
+	d.addFiles(dir, rel, files)
+	return nil
+}
+
+func loopsBack(st os.FileInfo, stack []os.FileInfo) bool {
+	for _, a := range stack {
+		if os.SameFile(st, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitDirs splits a directory path below the root into the shard prefix,
+// the step (NoStep when there is no step directory) and the directories
+// below the step.
+func splitDirs(rel string) (shards []string, step int, below []string) {
+	step = NoStep
+	if rel == "" {
+		return nil, step, nil
+	}
+	parts := strings.Split(rel, "/")
+	i := 0
+	for i < len(parts) && shardDirRE.MatchString(parts[i]) {
+		i++
+	}
+	shards = parts[:i]
+	if i < len(parts) {
+		if m := stepDirRE.FindStringSubmatch(parts[i]); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				return shards, n, parts[i+1:]
+			}
+		}
+	}
+	return shards, step, parts[i:]
+}
+
+// addFiles turns the tensor files of one directory into entries.
+func (d *discovery) addFiles(dir, rel string, files []string) {
+	shards, dirStep, below := splitDirs(rel)
+	// A bare numeric suffix is a step only if its stem occurs with two or
+	// more numbers here.
+	numbers := map[string]map[int]bool{}
+	if dirStep == NoStep {
+		for _, f := range files {
+			if m := numSuffixRE.FindStringSubmatch(stem(f)); m != nil {
+				if n, err := strconv.Atoi(m[2]); err == nil {
+					key := m[1] + filepath.Ext(f)
+					if numbers[key] == nil {
+						numbers[key] = map[int]bool{}
+					}
+					numbers[key][n] = true
+				}
+			}
+		}
+	}
+	for _, f := range files {
+		name, step := stem(f), dirStep
+		if step == NoStep {
+			if m := stepSuffixRE.FindStringSubmatch(name); m != nil {
+				if n, err := strconv.Atoi(m[2]); err == nil {
+					name, step = m[1], n
+				}
+			} else if m := numSuffixRE.FindStringSubmatch(name); m != nil && len(numbers[m[1]+filepath.Ext(f)]) >= 2 {
+				n, _ := strconv.Atoi(m[2])
+				name, step = m[1], n
+			}
+		}
+		prefix := path.Join(path.Join(shards...), path.Join(below...))
+		d.addFile(filepath.Join(dir, f), path.Join(rel, f), path.Join(prefix, name), step)
+	}
+}
+
+func stem(file string) string { return strings.TrimSuffix(file, filepath.Ext(file)) }
+
+// addFile opens one tensor file and adds its tensors.
+func (d *discovery) addFile(full, rel, name string, step int) {
+	opts := d.opts
+	for key, o := range d.overrides {
+		if key[0] == rel && (o.dtype == Float8E4M3FN || o.dtype == Float8E5M2) {
+			opts.V1 = o.dtype
+		}
+	}
+	tensors, errs, err := OpenFile(full, opts)
+	if err != nil {
+		d.run.Errors = append(d.run.Errors, err)
+		return
+	}
+	d.run.Errors = append(d.run.Errors, errs...)
+	container := FormatOf(full) != FormatNPY
+	for _, t := range tensors {
+		e := &Entry{Name: name, Step: step, File: rel, Tensor: t}
+		if container {
+			e.Name = path.Join(name, t.Name)
+		}
+		e.Kind = KindOf(e.Name)
+		d.add(e, d.overrides[[2]string{rel, t.Member}])
+	}
+}
+
+// add applies a manifest override to e and appends it, unless another
+// entry already has its name and step.
+func (d *discovery) add(e *Entry, o *manifestOverride) {
+	r := d.run
+	if o != nil {
+		o.used = true
+		if o.name != "" {
+			e.Name = o.name
+		}
+		if o.step != nil {
+			e.Step = *o.step
+		}
+		if o.kind != "" {
+			e.Kind = o.kind
+		}
+		if err := applyDType(e.Tensor, o.dtype); err != nil {
+			r.Errors = append(r.Errors, &Error{Path: e.Path, Member: e.Member, Err: err})
+			return
+		}
+	}
+	key := stepName{e.Step, e.Name}
+	if prev, dup := d.seen[key]; dup {
+		r.Errors = append(r.Errors, &Error{Path: e.Path, Member: e.Member,
+			Err: fmt.Errorf("tensor %q%s also comes from %s; rename one", e.Name, stepSuffix(e.Step), prev)})
+		return
+	}
+	d.seen[key] = e.File
+	r.Entries = append(r.Entries, e)
+}
+
+func stepSuffix(step int) string {
+	if step == NoStep {
+		return ""
+	}
+	return fmt.Sprintf(" at step %d", step)
+}
+
+// Less orders entries by step (step-less first), kind rank, then name.
+func Less(a, b *Entry) bool {
+	if a.Step != b.Step {
+		return a.Step < b.Step
+	}
+	if ra, rb := a.Kind.Rank(), b.Kind.Rank(); ra != rb {
+		return ra < rb
+	}
+	return a.Name < b.Name
+}
+
+func (r *Run) sort() {
+	sort.SliceStable(r.Entries, func(i, j int) bool { return Less(r.Entries[i], r.Entries[j]) })
+	sort.SliceStable(r.Errors, func(i, j int) bool { return r.Errors[i].Error() < r.Errors[j].Error() })
+}

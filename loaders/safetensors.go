@@ -1,0 +1,156 @@
+package loaders
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// A .safetensors file is
+//
+//	N (little-endian uint64) | N bytes of JSON header | data
+//
+// The header maps each tensor name to {"dtype", "shape", "data_offsets":
+// [begin, end]} with offsets relative to the start of the data, plus an
+// optional "__metadata__" map of strings. graphdiff checks, before trusting
+// any of it: N fits in the file and under maxSafetensorsHeader (the limit of
+// the safetensors library itself), every shape is a list of non-negative
+// integers, end−begin equals the element count times the dtype size,
+// offsets lie inside the data, and no two tensors overlap.
+
+// maxSafetensorsHeader is the header size limit, 100 MB as in the
+// safetensors library.
+const maxSafetensorsHeader = 100 << 20
+
+var safetensorsDTypes = map[string]DType{
+	"BOOL": Bool, "U8": Uint8, "I8": Int8, "I16": Int16, "U16": Uint16,
+	"I32": Int32, "U32": Uint32, "I64": Int64, "U64": Uint64,
+	"F8_E4M3": Float8E4M3FN, "F8_E5M2": Float8E5M2,
+	"F16": Float16, "BF16": BFloat16, "F32": Float32, "F64": Float64,
+	"C64": Complex64,
+}
+
+type safetensorsEntry struct {
+	DType       string        `json:"dtype"`
+	Shape       []json.Number `json:"shape"`
+	DataOffsets []json.Number `json:"data_offsets"`
+}
+
+// readSafetensors lists the tensors of the .safetensors file that open
+// opens; size is the file's size.
+func readSafetensors(open opener, size int64, path string) ([]*Tensor, error) {
+	fail := func(format string, args ...any) ([]*Tensor, error) {
+		return nil, &Error{Path: path, Err: fmt.Errorf(format, args...)}
+	}
+	ra, closer, err := open()
+	if err != nil {
+		return nil, &Error{Path: path, Err: err}
+	}
+	defer closer.Close()
+	if size < 8 {
+		return fail("file of %d bytes is too short for a .safetensors header", size)
+	}
+	var lenBuf [8]byte
+	if _, err := ra.ReadAt(lenBuf[:], 0); err != nil {
+		return fail("reading header length: %w", err)
+	}
+	n := binary.LittleEndian.Uint64(lenBuf[:])
+	if n > uint64(size-8) {
+		return fail("header length %d runs past the end of the file (%d bytes)", n, size)
+	}
+	if n > maxSafetensorsHeader {
+		return fail("header length %d exceeds the %d-byte limit", n, maxSafetensorsHeader)
+	}
+	header := make([]byte, n)
+	if _, err := ra.ReadAt(header, 8); err != nil && !errors.Is(err, io.EOF) {
+		return fail("reading header: %w", err)
+	}
+	dataStart := 8 + int64(n)
+	dataLen := size - dataStart
+
+	var raw map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(header))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return fail("header is not a JSON object: %v", err)
+	}
+	names := make([]string, 0, len(raw))
+	for name := range raw {
+		if name != "__metadata__" {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+
+	type span struct {
+		name       string
+		begin, end int64
+	}
+	spans := make([]span, 0, len(names))
+	tensors := make([]*Tensor, 0, len(names))
+	for _, name := range names {
+		var e safetensorsEntry
+		d := json.NewDecoder(bytes.NewReader(raw[name]))
+		d.UseNumber()
+		d.DisallowUnknownFields()
+		if err := d.Decode(&e); err != nil {
+			return fail("tensor %q: bad entry: %v", name, err)
+		}
+		dt, ok := safetensorsDTypes[e.DType]
+		if !ok {
+			return fail("tensor %q: unsupported dtype %q", name, e.DType)
+		}
+		shape := make([]int, len(e.Shape))
+		if len(shape) > maxDims {
+			return fail("tensor %q: shape has %d dimensions, more than %d", name, len(shape), maxDims)
+		}
+		for i, s := range e.Shape {
+			v, err := s.Int64()
+			if err != nil || v < 0 || int64(int(v)) != v {
+				return fail("tensor %q: shape entry %d (%s) is not a non-negative integer", name, i, s)
+			}
+			shape[i] = int(v)
+		}
+		_, nbytes, err := elementCount(shape, dt.Size())
+		if err != nil {
+			return fail("tensor %q: %v", name, err)
+		}
+		if len(e.DataOffsets) != 2 {
+			return fail("tensor %q: data_offsets must be [begin, end]", name)
+		}
+		begin, err1 := e.DataOffsets[0].Int64()
+		end, err2 := e.DataOffsets[1].Int64()
+		if err1 != nil || err2 != nil || begin < 0 || end < begin {
+			return fail("tensor %q: bad data_offsets %v", name, e.DataOffsets)
+		}
+		if end > dataLen {
+			return fail("tensor %q: data_offsets [%d, %d] run past the end of the data (%d bytes)", name, begin, end, dataLen)
+		}
+		if end-begin != nbytes {
+			return fail("tensor %q: shape %s of %s needs %d bytes but data_offsets span %d", name, FormatShape(shape), e.DType, nbytes, end-begin)
+		}
+		if end > begin { // empty tensors occupy no bytes and overlap nothing
+			spans = append(spans, span{name, begin, end})
+		}
+		tensors = append(tensors, &Tensor{
+			Name:   name,
+			Path:   path,
+			Member: name,
+			DType:  dt,
+			Shape:  shape,
+			Descr:  e.DType,
+			data:   dataRef{open: open, offset: dataStart + begin, size: nbytes},
+		})
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].begin < spans[j].begin })
+	for i := 1; i < len(spans); i++ {
+		if a, b := spans[i-1], spans[i]; b.begin < a.end {
+			return fail("tensors %q [%d, %d) and %q [%d, %d) overlap", a.name, a.begin, a.end, b.name, b.begin, b.end)
+		}
+	}
+	return tensors, nil
+}

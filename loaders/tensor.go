@@ -1,0 +1,210 @@
+package loaders
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Tensor is one array found in a file: its description and where its bytes
+// are. Opening a Tensor reads nothing; Open and OpenRange stream its data.
+type Tensor struct {
+	// Name is the array's name inside its file: the member name of an .npz
+	// (without ".npy") or a .safetensors key; for an .npy file, the file's
+	// name without extension.
+	Name string
+	// Path is the file that holds the array.
+	Path string
+	// Member is the .npz member or .safetensors key, "" for an .npy file.
+	Member string
+	// DType is how the stored bytes are decoded.
+	DType DType
+	// Original is the dtype the training program used when it differs from
+	// DType (a bfloat16 tensor upcast to float32 before saving, as a manifest
+	// says); Invalid when they are the same.
+	Original DType
+	// Shape is the array's shape; empty for a 0-d array.
+	Shape []int
+	// FortranOrder is true when the bytes are in column-major order. Element
+	// indexes that graphdiff reports are always in C (row-major) order.
+	FortranOrder bool
+	// BigEndian is true when multi-byte elements are stored big-endian.
+	BigEndian bool
+	// Descr is the element type as the file spells it ("<f4", "<V2", "BF16").
+	Descr string
+
+	data dataRef
+}
+
+// dataRef locates a tensor's bytes: a byte range of a file that can be read
+// at any offset, or, for compressed .npz members, a stream.
+type dataRef struct {
+	open   opener
+	offset int64 // of the first data byte, when stream is nil
+	size   int64 // bytes of data
+	// stream opens a reader positioned at the first data byte; set for
+	// members that can only be read from the start.
+	stream func() (io.ReadCloser, error)
+}
+
+// opener opens the container file for random access.
+type opener func() (io.ReaderAt, io.Closer, error)
+
+// Len returns the number of elements: the product of the shape, 1 for a 0-d
+// array.
+func (t *Tensor) Len() int64 {
+	n := int64(1)
+	for _, d := range t.Shape {
+		n *= int64(d)
+	}
+	return n
+}
+
+// Size returns the size of the data in bytes.
+func (t *Tensor) Size() int64 { return t.data.size }
+
+// RandomAccess reports whether OpenRange can read any part of the data
+// without reading what comes before it (false for compressed .npz members).
+func (t *Tensor) RandomAccess() bool { return t.data.stream == nil }
+
+// Open returns a Reader over all elements, in storage order.
+func (t *Tensor) Open() (*Reader, error) {
+	if t.data.stream != nil {
+		rc, err := t.data.stream()
+		if err != nil {
+			return nil, t.errorf("%w", err)
+		}
+		r := t.newReader(rc, rc, t.data.size)
+		r.checkEnd = true
+		return r, nil
+	}
+	return t.OpenRange(0, t.Len())
+}
+
+// OpenRange returns a Reader over count elements starting at element first,
+// in storage order. It needs RandomAccess.
+func (t *Tensor) OpenRange(first, count int64) (*Reader, error) {
+	if !t.RandomAccess() {
+		return nil, t.errorf("compressed member can only be read from the start")
+	}
+	if first < 0 || count < 0 || first+count > t.Len() {
+		return nil, t.errorf("element range [%d, %d) outside %d elements", first, first+count, t.Len())
+	}
+	ra, closer, err := t.data.open()
+	if err != nil {
+		return nil, t.errorf("%w", err)
+	}
+	es := int64(t.DType.Size())
+	sr := io.NewSectionReader(ra, t.data.offset+first*es, count*es)
+	return t.newReader(sr, closer, count*es), nil
+}
+
+func (t *Tensor) newReader(r io.Reader, c io.Closer, size int64) *Reader {
+	return &Reader{t: t, r: r, c: c, left: size}
+}
+
+// errorf returns an *Error naming the tensor's file and member.
+func (t *Tensor) errorf(format string, args ...any) error {
+	return &Error{Path: t.Path, Member: t.Member, Err: fmt.Errorf(format, args...)}
+}
+
+// readerChunk is how many bytes a Reader asks its source for at a time.
+const readerChunk = 1 << 20
+
+// Reader decodes a tensor's elements into float64 values, a buffer at a
+// time. It is not safe for concurrent use; open one Reader per goroutine.
+type Reader struct {
+	t    *Tensor
+	r    io.Reader
+	c    io.Closer
+	left int64 // bytes not yet read
+	raw  []byte
+	done int64 // bytes read so far
+	// checkEnd asks for one more byte after the last element, so that a
+	// compressed member that holds more than its header says, or fails its
+	// checksum (verified at end of stream), is an error rather than ignored.
+	checkEnd bool
+}
+
+// Read decodes the next elements into dst and returns how many float64
+// values it wrote: one per element, or two (real, imaginary) for complex
+// types. It returns io.EOF once all elements have been read. A source that
+// ends early gives an error naming the file and how many bytes were missing.
+func (r *Reader) Read(dst []float64) (int, error) {
+	if r.left == 0 {
+		return 0, io.EOF
+	}
+	dt := r.t.DType
+	comps := dt.Components()
+	es := int64(dt.Size())
+	elems := int64(len(dst) / comps)
+	if max := int64(readerChunk) / es; elems > max {
+		elems = max
+	}
+	if elems > r.left/es {
+		elems = r.left / es
+	}
+	if elems == 0 {
+		return 0, r.t.errorf("read buffer smaller than one element")
+	}
+	n := int(elems * es)
+	if cap(r.raw) < n {
+		r.raw = make([]byte, readerChunk)
+	}
+	raw := r.raw[:n]
+	if got, err := io.ReadFull(r.r, raw); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return 0, r.t.errorf("data ends after %d of %d bytes (file truncated or changed while reading)",
+				r.done+int64(got), r.done+r.left)
+		}
+		return 0, r.t.errorf("reading data: %w", err)
+	}
+	r.done += int64(n)
+	r.left -= int64(n)
+	if r.left == 0 && r.checkEnd {
+		var one [1]byte
+		switch m, err := io.ReadFull(r.r, one[:]); {
+		case m > 0:
+			return 0, r.t.errorf("member holds more than the %d data bytes its header describes", r.done)
+		case !errors.Is(err, io.EOF):
+			return 0, r.t.errorf("reading data: %w", err)
+		}
+	}
+	out := dst[:int(elems)*comps]
+	decode(out, raw, dt, r.t.BigEndian)
+	return len(out), nil
+}
+
+// Close releases the file behind the Reader.
+func (r *Reader) Close() error {
+	if r.c == nil {
+		return nil
+	}
+	return r.c.Close()
+}
+
+// Error is a problem with one input: it names the file (and the member
+// inside a container) and says what is wrong.
+type Error struct {
+	Path   string
+	Member string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	if e.Member != "" {
+		return fmt.Sprintf("%s: %s: %v", e.Path, e.Member, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Message returns the error without the path, for reports that show the
+// path in a column of its own.
+func (e *Error) Message() string {
+	if e.Member != "" {
+		return fmt.Sprintf("%s: %v", e.Member, e.Err)
+	}
+	return e.Err.Error()
+}
