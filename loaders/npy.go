@@ -213,6 +213,11 @@ func descrDType(descr string, opts Options) (DType, bool, error) {
 		return Complex128, big, nil
 	case "V2":
 		return opts.v2(), big, nil
+	case "f1":
+		// numpy has no 1-byte float: ml_dtypes registers float8_e5m2 with
+		// kind 'f', so np.save writes '<f1' for it (ml_dtypes 0.6.0 with
+		// numpy 2.5.2), while its other float8 types are '<V1'.
+		return Float8E5M2, false, nil
 	case "V1":
 		if opts.V1 == Invalid {
 			return Invalid, false, fmt.Errorf("1-byte raw dtype %q is float8 data whose format is not recorded: give --float8 e4m3fn|e5m2 or a manifest dtype", descr)

@@ -84,7 +84,7 @@ func fileOpener(path string) opener {
 	return func() (io.ReaderAt, io.Closer, error) {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, unwrapPathError(err)
 		}
 		return f, f, nil
 	}

@@ -300,6 +300,7 @@ func (d *discovery) add(e *Entry, o *manifestOverride) {
 		o.used = true
 		if o.name != "" {
 			e.Name = o.name
+			e.Kind = KindOf(o.name)
 		}
 		if o.step != nil {
 			e.Step = *o.step

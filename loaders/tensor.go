@@ -208,3 +208,34 @@ func (e *Error) Message() string {
 	}
 	return e.Err.Error()
 }
+
+// Index returns the multi-dimensional index of the element at storage
+// position pos (the pos-th element read). For C order the last dimension
+// varies fastest, for Fortran order the first; the index itself is the same
+// logical position either way, as numpy's a[i, j, ...] names it.
+func (t *Tensor) Index(pos int64) []int {
+	idx := make([]int, len(t.Shape))
+	for k := range t.Shape {
+		d := len(t.Shape) - 1 - k // C order: peel the last dimension first
+		if t.FortranOrder {
+			d = k
+		}
+		n := int64(t.Shape[d])
+		if n == 0 {
+			return idx
+		}
+		idx[d] = int(pos % n)
+		pos /= n
+	}
+	return idx
+}
+
+// CPosition returns the C-order (row-major) flat position of a
+// multi-dimensional index, the position numpy's a.flatten() gives it.
+func (t *Tensor) CPosition(idx []int) int64 {
+	var pos int64
+	for d, i := range idx {
+		pos = pos*int64(t.Shape[d]) + int64(i)
+	}
+	return pos
+}

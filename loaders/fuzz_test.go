@@ -1,0 +1,98 @@
+package loaders
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The fuzz targets feed arbitrary bytes to each parser and read whatever it
+// accepts to the end. They check that nothing panics, that every failure is
+// an *Error, and that an accepted tensor yields exactly Len() elements.
+// Seeds are the fixture files under testdata (valid and malformed); inputs
+// that once failed are kept by go test in testdata/fuzz/<target>.
+
+func addSeeds(f *testing.F, patterns ...string) {
+	n := 0
+	for _, p := range patterns {
+		files, err := filepath.Glob(fixture(p))
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data)
+			n++
+		}
+	}
+	if n == 0 {
+		f.Fatalf("no seeds for %v", patterns)
+	}
+}
+
+func fuzzFormat(t *testing.T, data []byte, format Format) {
+	ts, memberErrs, err := OpenBytes(data, "fuzz", format, Options{V1: Float8E4M3FN})
+	for _, e := range append(memberErrs, err) {
+		var le *Error
+		if e != nil && !errors.As(e, &le) {
+			t.Fatalf("error %v is a %T, not an *Error", e, e)
+		}
+	}
+	buf := make([]float64, 4096)
+	for _, tn := range ts {
+		if tn.Size() > int64(len(data))*1100 {
+			// A deflated member can expand about 1000-fold at most.
+			t.Fatalf("tensor of %d bytes from %d input bytes", tn.Size(), len(data))
+		}
+		r, err := tn.Open()
+		if err != nil {
+			continue
+		}
+		values := int64(0)
+		for {
+			n, err := r.Read(buf)
+			values += int64(n)
+			if errors.Is(err, io.EOF) {
+				if want := tn.Len() * int64(tn.DType.Components()); values != want {
+					t.Fatalf("read %d values, want %d", values, want)
+				}
+				break
+			}
+			if err != nil {
+				var le *Error
+				if !errors.As(err, &le) {
+					t.Fatalf("read error %v is a %T", err, err)
+				}
+				break
+			}
+		}
+		r.Close()
+	}
+}
+
+func FuzzNPY(f *testing.F) {
+	addSeeds(f, "npy/*.npy", "bad/*.npy", "dtypes/float8_*_bits.npy")
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzFormat(t, data, FormatNPY) })
+}
+
+func FuzzNPZ(f *testing.F) {
+	addSeeds(f, "npz/*.npz", "bad/*.npz", "runs/tree/step_000001/state.npz")
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzFormat(t, data, FormatNPZ) })
+}
+
+func FuzzSafetensors(f *testing.F) {
+	addSeeds(f, "safetensors/*.safetensors", "bad/st_*.safetensors")
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzFormat(t, data, FormatSafetensors) })
+}
+
+// FuzzManifest checks that any manifest text is accepted or refused with an
+// error, never a panic.
+func FuzzManifest(f *testing.F) {
+	addSeeds(f, "runs/*/manifest.json", "runs/*/*/manifest.json")
+	f.Fuzz(func(t *testing.T, data []byte) { _, _ = ParseManifest(data) })
+}

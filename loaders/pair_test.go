@@ -1,0 +1,76 @@
+package loaders
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestPairRuns pairs a run with a copy that lacks one tensor and has one
+// more: every tensor appears in exactly one pair, none is dropped.
+func TestPairRuns(t *testing.T) {
+	a := t.TempDir()
+	b := t.TempDir()
+	for _, rel := range []string{"step_0/loss.npy", "step_0/grads/w.npy", "step_1/loss.npy", "step_1/grads/w.npy"} {
+		copyFixture(t, fixture("npy", "f4.npy"), a, rel)
+		copyFixture(t, fixture("npy", "f4.npy"), b, rel)
+	}
+	if err := os.Remove(filepath.Join(b, "step_1", "grads", "w.npy")); err != nil {
+		t.Fatal(err)
+	}
+	copyFixture(t, fixture("npy", "f4.npy"), b, "step_1/params/w.npy")
+	ra, err := Load(a, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := Load(b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range PairRuns(ra, rb) {
+		got = append(got, fmt.Sprintf("%d %s %s a=%v b=%v", p.Step, p.Kind, p.Name, p.A != nil, p.B != nil))
+	}
+	want := []string{
+		"0 loss loss a=true b=true",
+		"0 grad grads/w a=true b=true",
+		"1 loss loss a=true b=true",
+		"1 grad grads/w a=true b=false",
+		"1 param params/w a=false b=true",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("pairs\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestTruncatedAfterDiscovery shortens a file between listing and reading:
+// the read fails with a message naming the file and the missing bytes.
+func TestTruncatedAfterDiscovery(t *testing.T) {
+	dir := t.TempDir()
+	copyFixture(t, fixture("npy", "f4_big.npy"), dir, "big.npy")
+	path := filepath.Join(dir, "big.npy")
+	tn := openOne(t, path, Options{})
+	if err := os.Truncate(path, 100_000); err != nil {
+		t.Fatal(err)
+	}
+	r, err := tn.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	buf := make([]float64, 1<<16)
+	for err == nil {
+		_, err = r.Read(buf)
+	}
+	want := path + ": data ends after 99872 of 1200000 bytes"
+	if got := err.Error(); len(got) < len(want) || got[:len(want)] != want {
+		t.Errorf("error %q, want it to start %q", got, want)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tn.Open(); err == nil || err.Error() != path+": open: no such file or directory" {
+		t.Errorf("vanished file: %v", err)
+	}
+}

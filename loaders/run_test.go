@@ -1,0 +1,183 @@
+package loaders
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// entryRow is what discovery made of one tensor, as the tests state it.
+type entryRow struct {
+	file, name string
+	step       int
+	kind       Kind
+}
+
+func rows(run *Run) []entryRow {
+	var out []entryRow
+	for _, e := range run.Entries {
+		file := e.File
+		if e.Member != "" {
+			file += ":" + e.Member
+		}
+		out = append(out, entryRow{file, e.Name, e.Step, e.Kind})
+	}
+	return out
+}
+
+func checkRows(t *testing.T, got, want []entryRow) {
+	t.Helper()
+	g := fmt.Sprint(got)
+	w := fmt.Sprint(want)
+	if g != w {
+		t.Errorf("entries:\n got %s\nwant %s", strings.ReplaceAll(g, "} {", "}\n     {"), strings.ReplaceAll(w, "} {", "}\n     {"))
+	}
+}
+
+// TestLoadTree discovers the layout of testdata/runs/tree (step directories
+// spelt three ways, a shard directory, a container, nested names, a
+// manifest and a non-tensor file), as testdata/runs/README.md tabulates it.
+func TestLoadTree(t *testing.T) {
+	run, err := Load(fixture("runs", "tree"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Errors) > 0 {
+		t.Fatalf("errors: %v", run.Errors)
+	}
+	checkRows(t, rows(run), []entryRow{
+		{"losses.npy", "losses", NoStep, KindLoss},
+		{"params/layer1/w.npy", "params/layer1/w", NoStep, KindParam},
+		{"step_000000/loss.npy", "loss", 0, KindLoss},
+		{"step_000000/grads/fc1.weight.npy", "grads/fc1.weight", 0, KindGrad},
+		{"rank_0/step_000000/grads/w.npy", "rank_0/grads/w", 0, KindGrad},
+		{"step_000000/params/fc1.weight.npy", "params/fc1.weight", 0, KindParam},
+		{"step_000000/inputs/x.npy", "inputs/x", 0, KindInput},
+		{"step_000001/loss.npy", "loss", 1, KindLoss},
+		{"step_000001/grads/fc1.weight.npy", "grads/fc1.weight", 1, KindGrad},
+		{"step_000001/params/fc1.weight.npy", "params/fc1.weight", 1, KindParam},
+		{"step_000001/inputs/x.npy", "inputs/x", 1, KindInput},
+		{"step_000001/state.npz:fc2.bias.npy", "state/fc2.bias", 1, KindTensor},
+		{"step_000001/state.npz:fc2.weight.npy", "state/fc2.weight", 1, KindTensor},
+		{"step_2/loss.npy", "loss", 2, KindLoss},
+		{"iter3/loss.npy", "loss", 3, KindLoss},
+	})
+	if run.Manifest == nil || run.Manifest.Run.Name != "tree" || run.Manifest.Run.ComputeDType != "float32" {
+		t.Errorf("manifest %+v", run.Manifest)
+	}
+	for _, e := range run.Entries {
+		want := Invalid
+		if e.File == "step_000000/grads/fc1.weight.npy" {
+			want = BFloat16 // the manifest says it was bfloat16 before saving
+		}
+		if e.Original != want || e.DType != Float32 {
+			t.Errorf("%s: dtype %s original %s", e.File, e.DType, e.Original)
+		}
+	}
+}
+
+// TestLoadFlat takes steps from file names: a keyword suffix always, a
+// bare number only when the same stem has two or more numbers.
+func TestLoadFlat(t *testing.T) {
+	run, err := Load(fixture("runs", "flat"), Options{})
+	if err != nil || len(run.Errors) > 0 {
+		t.Fatal(err, run.Errors)
+	}
+	checkRows(t, rows(run), []entryRow{
+		{"layer_0.npy", "layer_0", NoStep, KindTensor},
+		{"loss_step0.npy", "loss", 0, KindLoss},
+		{"fc1.weight.0.npy", "fc1.weight", 0, KindTensor},
+		{"loss_step1.npy", "loss", 1, KindLoss},
+		{"fc1.weight.1.npy", "fc1.weight", 1, KindTensor},
+		{"fc1.weight.2.npy", "fc1.weight", 2, KindTensor},
+		{"bias-iter7.npy", "bias", 7, KindTensor},
+	})
+}
+
+// TestLoadContainer names a container's members by member name alone when
+// the container is loaded by itself.
+func TestLoadContainer(t *testing.T) {
+	run, err := Load(fixture("npz", "stored.npz"), Options{})
+	if err != nil || len(run.Errors) > 0 {
+		t.Fatal(err, run.Errors)
+	}
+	checkRows(t, rows(run), []entryRow{
+		{"stored.npz:loss.npy", "loss", NoStep, KindLoss},
+		{"stored.npz:grads/fc1.weight.npy", "grads/fc1.weight", NoStep, KindGrad},
+		{"stored.npz:params/fc1.weight.npy", "params/fc1.weight", NoStep, KindParam},
+		{"stored.npz:mask.npy", "mask", NoStep, KindTensor},
+		{"stored.npz:step_count.npy", "step_count", NoStep, KindTensor},
+	})
+}
+
+// copyFixture copies a numpy-written fixture file into dir/rel.
+func copyFixture(t *testing.T, src, dir, rel string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLoadBadFilesInRun checks that one unreadable file, a broken link, a
+// symlink loop and a duplicate name are each reported, naming the file,
+// while every other tensor is still listed.
+func TestLoadBadFilesInRun(t *testing.T) {
+	dir := t.TempDir()
+	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_1/loss.npy")
+	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_1/grads/w.npy")
+	copyFixture(t, fixture("bad", "truncated.npy"), dir, "step_1/grads/bad.npy")
+	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_2/loss.npy")
+	copyFixture(t, fixture("npy", "f4.npy"), dir, "loss_step2.npy") // same name and step as step_2/loss.npy
+	if err := os.Symlink("..", filepath.Join(dir, "step_1", "loop")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("nowhere.npy", filepath.Join(dir, "step_2", "dangling.npy")); err != nil {
+		t.Fatal(err)
+	}
+	run, err := Load(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Subdirectories are read before the files beside them, so
+	// step_2/loss.npy comes first and loss_step2.npy is the duplicate.
+	checkRows(t, rows(run), []entryRow{
+		{"step_1/loss.npy", "loss", 1, KindLoss},
+		{"step_1/grads/w.npy", "grads/w", 1, KindGrad},
+		{"step_2/loss.npy", "loss", 2, KindLoss},
+	})
+	var msgs []string
+	for _, e := range run.Errors {
+		msgs = append(msgs, e.Error())
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{
+		filepath.Join(dir, "step_1", "grads", "bad.npy") + ": shape (100,) of <f4 needs 400 data bytes",
+		filepath.Join(dir, "step_1", "loop") + ": symbolic link loop",
+		filepath.Join(dir, "step_2", "dangling.npy") + ": broken symbolic link",
+		filepath.Join(dir, "loss_step2.npy") + `: tensor "loss" at step 2 also comes from step_2/loss.npy`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("errors do not say %q:\n%s", want, all)
+		}
+	}
+	if len(run.Errors) != 4 {
+		t.Errorf("%d errors, want 4", len(run.Errors))
+	}
+}
