@@ -132,7 +132,7 @@ func (s *Summary) add(vals, finite []float64, complex bool) {
 
 // chunkElems is how many elements one task summarizes; a tensor larger than
 // this and readable at any offset is split across workers.
-const chunkElems = 1 << 22
+var chunkElems int64 = 1 << 22 // a variable so tests can split small tensors
 
 // bufValues is the size of each worker's decode buffer, in float64 values.
 const bufValues = 1 << 17

@@ -51,8 +51,9 @@ type Run struct {
 const maxDepth = 64
 
 // Load discovers the tensors under path: a run directory, or a single
-// tensor file. The error is non-nil only when path itself cannot be read;
-// problems with files inside a directory are collected in Run.Errors.
+// tensor file. The error is non-nil only when path does not exist or a
+// directory cannot be listed; problems with files (path itself included,
+// when it is a file) are collected in Run.Errors.
 //
 // Discovery rules, for a file at RUN/a/b/c.ext:
 //   - Files whose extension is .npy, .npz or .safetensors are tensors or
@@ -91,7 +92,7 @@ func Load(root string, opts Options) (*Run, error) {
 	if !st.IsDir() {
 		tensors, errs, err := OpenFile(root, opts)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
 		}
 		run.Errors = errs
 		for _, t := range tensors {

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// run runs graphdiff in-process and returns what a user would see: the exit
+// status, stdout and stderr.
+func run(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = Main(args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestGolden runs whole command lines and compares exit status, stdout and
+// stderr with testdata/NAME.golden; `go test -update` rewrites them.
+func TestGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"inspect_tree", []string{"inspect", "../../testdata/runs/tree"}},
+		{"inspect_tree_json", []string{"inspect", "--format", "json", "../../testdata/runs/tree"}},
+		{"inspect_mlp_graph", []string{"inspect", "../../testdata/runs/mlp_fp32/graph"}},
+		{"inspect_bf16_json", []string{"inspect", "--format=json", "../../testdata/runs/mlp_bf16/eager/step_000002"}},
+		{"inspect_safetensors", []string{"inspect", "../../testdata/safetensors/all_dtypes.safetensors"}},
+		{"inspect_npz_partial", []string{"inspect", "../../testdata/bad/not_npy_member.npz"}},
+		{"inspect_npz_partial_json", []string{"inspect", "--format", "json", "../../testdata/bad/not_npy_member.npz"}},
+		{"inspect_truncated", []string{"inspect", "../../testdata/bad/truncated.npy"}},
+		{"inspect_pickle", []string{"inspect", "../../testdata/bad/object.npy"}},
+		{"inspect_float8_needs_hint", []string{"inspect", "../../testdata/dtypes/float8_e4m3fn_bits.npy"}},
+		{"inspect_float8_hint", []string{"inspect", "--float8", "e4m3fn", "../../testdata/dtypes/float8_e4m3fn_bits.npy"}},
+		{"inspect_missing_path", []string{"inspect", "../../testdata/no/such/run"}},
+		{"inspect_no_args", []string{"inspect"}},
+		{"inspect_bad_format", []string{"inspect", "--format", "yaml", "../../testdata/runs/tree"}},
+		{"inspect_bad_float8", []string{"inspect", "--float8", "e3m4", "../../testdata/runs/tree"}},
+		{"inspect_unknown_flag", []string{"inspect", "--bogus", "../../testdata/runs/tree"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := run(tc.args...)
+			got := fmt.Sprintf("$ graphdiff %s\n-- exit %d --\n-- stdout --\n%s-- stderr --\n%s",
+				strings.Join(tc.args, " "), code, stdout, stderr)
+			checkGolden(t, filepath.Join("testdata", tc.name+".golden"), got)
+		})
+	}
+}
+
+func checkGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (-want +got):\n%s", path, lineDiff(string(want), got))
+	}
+}
+
+// lineDiff returns a unified-style diff of two texts: lines only in want
+// start with "-", lines only in got with "+", through a longest common
+// subsequence of lines.
+func lineDiff(want, got string) string {
+	a, b := strings.Split(want, "\n"), strings.Split(got, "\n")
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out strings.Builder
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			out.WriteString("  " + a[i] + "\n")
+			i++
+			j++
+		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
+			out.WriteString("+ " + b[j] + "\n")
+			j++
+		default:
+			out.WriteString("- " + a[i] + "\n")
+			i++
+		}
+	}
+	return out.String()
+}
+
+func TestVersion(t *testing.T) {
+	code, stdout, _ := run("--version")
+	if code != 0 || !strings.HasPrefix(stdout, "graphdiff ") || !strings.Contains(stdout, "go1.") {
+		t.Errorf("--version: exit %d, %q", code, stdout)
+	}
+}
+
+// TestCompletion checks that shell completion scripts are produced and that
+// flag values complete.
+func TestCompletion(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
+		code, stdout, stderr := run("completion", shell)
+		if code != 0 || len(stdout) < 100 {
+			t.Errorf("completion %s: exit %d, %d bytes, %s", shell, code, len(stdout), stderr)
+		}
+	}
+	_, stdout, _ := run("__complete", "inspect", "--format", "")
+	if !strings.Contains(stdout, "text\n") || !strings.Contains(stdout, "json\n") {
+		t.Errorf("--format completion: %q", stdout)
+	}
+	_, stdout, _ = run("__complete", "inspect", "--float8", "")
+	if !strings.Contains(stdout, "e4m3fn\n") || !strings.Contains(stdout, "e5m2\n") {
+		t.Errorf("--float8 completion: %q", stdout)
+	}
+}
