@@ -1,0 +1,55 @@
+package loaders
+
+import (
+	"errors"
+	"io"
+	"testing"
+)
+
+// benchmarkDecode measures decoding throughput of one dtype, in bytes of
+// raw input per second, on a buffer that stays in cache.
+func benchmarkDecode(b *testing.B, dt DType) {
+	const elems = 1 << 16
+	src := make([]byte, elems*dt.Size())
+	for i := range src {
+		src[i] = byte(i * 7)
+	}
+	dst := make([]float64, elems)
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		decode(dst[:elems], src, dt, false)
+	}
+}
+
+func BenchmarkDecodeFloat32(b *testing.B)  { benchmarkDecode(b, Float32) }
+func BenchmarkDecodeBFloat16(b *testing.B) { benchmarkDecode(b, BFloat16) }
+func BenchmarkDecodeFloat16(b *testing.B)  { benchmarkDecode(b, Float16) }
+func BenchmarkDecodeFloat8(b *testing.B)   { benchmarkDecode(b, Float8E4M3FN) }
+func BenchmarkDecodeInt64(b *testing.B)    { benchmarkDecode(b, Int64) }
+
+// BenchmarkReadNPY reads a 1.2 MB float32 .npy file from the page cache
+// through a Reader, as inspect does.
+func BenchmarkReadNPY(b *testing.B) {
+	ts, _, err := OpenFile(fixture("npy", "f4_big.npy"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]float64, 1<<17)
+	b.SetBytes(ts[0].Size())
+	for b.Loop() {
+		r, err := ts[0].Open()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			_, err := r.Read(buf)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		r.Close()
+	}
+}

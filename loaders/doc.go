@@ -1,0 +1,37 @@
+// Package loaders owns everything about reading dumps: the file formats
+// (.npy, .npz, .safetensors), decoding every dtype to float64, discovering
+// the tensors of a run directory, and pairing two runs.
+//
+// # Formats
+//
+// .npy files of format versions 1.0, 2.0 and 3.0 are read with their
+// header parsed here (see npy.go for why not through npyio): dtypes bool,
+// int8–int64, uint8–uint64, float16, float32, float64, complex64 and
+// complex128, either byte order, C or Fortran order, 0-d and empty arrays.
+// numpy's raw 2-byte dtype '<V2' is read as bfloat16 (what np.save writes
+// for ml_dtypes.bfloat16) unless Options.V2 says otherwise; '<f1' is
+// float8_e5m2 (ml_dtypes' descr for it); '<V1' is float8 whose format comes
+// from Options.V1 or a manifest. Object arrays are refused: graphdiff never
+// unpickles. Structured, string and datetime dtypes are refused.
+//
+// .npz archives may hold stored (np.savez) or deflated
+// (np.savez_compressed) members; .safetensors files may hold BOOL, U8–U64,
+// I8–I64, F8_E4M3, F8_E5M2, F16, BF16, F32, F64 and C64 tensors.
+//
+// # Decoding
+//
+// Tensor.Open returns a Reader that decodes a buffer of elements at a time
+// into float64: exact for every float type (float16, bfloat16 and both
+// float8 formats included: subnormals, ±0, ±Inf, NaN) and for integers up
+// to 2^53 in magnitude. Tensor.OpenRange reads any element range of data
+// that is stored uncompressed, so one large tensor can be read by several
+// goroutines.
+//
+// # Bad input
+//
+// Every problem is an *Error naming the file (and member) and what is
+// wrong. No length, shape or offset read from a file is used to allocate or
+// seek before it has been checked against the file's size and fixed caps;
+// element counts are checked for overflow. In a run directory one bad file
+// is reported in Run.Errors and the rest are still read.
+package loaders
