@@ -181,3 +181,39 @@ func TestLoadBadFilesInRun(t *testing.T) {
 		t.Errorf("%d errors, want 4", len(run.Errors))
 	}
 }
+
+// TestUnreadableDirectory reports a directory that cannot be listed and
+// still lists the tensors beside it. Permissions do not stop root, so as
+// root the test simulates the failure with a path that is not a directory.
+func TestUnreadableDirectory(t *testing.T) {
+	dir := t.TempDir()
+	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_0/loss.npy")
+	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_1/loss.npy")
+	locked := filepath.Join(dir, "step_1")
+	d := &discovery{run: &Run{Root: dir}, seen: map[stepName]string{}}
+	if os.Geteuid() == 0 {
+		if err := d.walk(filepath.Join(locked, "loss.npy"), "step_1", nil); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		if err := os.Chmod(locked, 0); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Chmod(locked, 0o755)
+		run, err := Load(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.run = run
+		if len(run.Entries) != 1 || run.Entries[0].File != "step_0/loss.npy" {
+			t.Errorf("entries %v", rows(run))
+		}
+	}
+	if len(d.run.Errors) != 1 || !strings.Contains(d.run.Errors[0].Error(), ": cannot read directory: ") ||
+		!strings.HasPrefix(d.run.Errors[0].Error(), locked) {
+		t.Errorf("errors %v", d.run.Errors)
+	}
+	if _, err := Load(filepath.Join(dir, "missing"), Options{}); err == nil || !strings.Contains(err.Error(), "missing: stat: no such file or directory") {
+		t.Errorf("missing root: %v", err)
+	}
+}

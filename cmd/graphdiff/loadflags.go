@@ -19,7 +19,7 @@ func (f *loadFlags) register(c *cobra.Command) {
 	c.Flags().StringVar(&f.v2, "v2-dtype", "bfloat16",
 		"how to read numpy's raw 2-byte dtype '<V2' (what ml_dtypes.bfloat16 saves as): bfloat16, float16, int16, uint16")
 	c.Flags().StringVar(&f.float8, "float8", "",
-		"float8 format of raw 1-byte data ('|V1'): e4m3fn or e5m2")
+		"float8 format of numpy's raw 1-byte dtype '<V1' (what ml_dtypes.float8_e4m3fn saves as): e4m3fn or e5m2")
 	_ = c.RegisterFlagCompletionFunc("v2-dtype", cobra.FixedCompletions(
 		[]string{"bfloat16", "float16", "int16", "uint16"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("float8", cobra.FixedCompletions(
