@@ -83,7 +83,7 @@ func TestSummaryEdges(t *testing.T) {
 	}{
 		{"empty", nil, false, 0, 0, 0, 0, math.NaN(), 0, 0, math.NaN(), math.NaN()},
 		{"all nan", []float64{math.NaN(), math.NaN()}, false, 2, 0, 2, 0, 0, 0, 0, math.NaN(), math.NaN()},
-		{"single", []float64{-0.0}, false, 1, 1, 0, 0, 1, 0, 0, 0, 0},
+		{"single", []float64{math.Copysign(0, -1)}, false, 1, 1, 0, 0, 1, 0, 0, 0, 0},
 		{"inf only", []float64{math.Inf(-1), 2}, false, 2, 1, 0, 1, 0, 2, 2, 2, 0},
 		// squares of subnormals underflow, as in numpy: the std is 0
 		{"subnormal", []float64{1e-323, 0}, false, 2, 2, 0, 0, 0.5, 0, 1e-323, 5e-324, 0},

@@ -14,10 +14,19 @@ const (
 )
 
 // usageError is a mistake on the command line: a bad flag value or a
-// missing argument. Its message ends with where to find help.
-type usageError struct{ err error }
+// missing argument. With help set, its message ends with where to find
+// help.
+type usageError struct {
+	err  error
+	help string // command path whose --help to point to, or ""
+}
 
-func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Error() string {
+	if e.help != "" {
+		return fmt.Sprintf("%v\nRun '%s --help' for usage.", e.err, e.help)
+	}
+	return e.err.Error()
+}
 func (e *usageError) Unwrap() error { return e.err }
 
 // inputError says that some inputs could not be read; the report, already

@@ -57,10 +57,10 @@ then 2; the other tensors are still reported.`,
 func inspectRun(opts *inspectOptions) error {
 	format, err := report.ParseFormat(opts.Format, report.Text, report.JSON)
 	if err != nil {
-		return &usageError{fmt.Errorf("--format: %w", err)}
+		return &usageError{err: fmt.Errorf("--format: %w", err)}
 	}
 	if opts.Jobs < 1 {
-		return &usageError{fmt.Errorf("--jobs must be at least 1, not %d", opts.Jobs)}
+		return &usageError{err: fmt.Errorf("--jobs must be at least 1, not %d", opts.Jobs)}
 	}
 	lo, err := opts.load.options()
 	if err != nil {

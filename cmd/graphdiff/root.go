@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -35,7 +34,7 @@ Exit status, every command: 0 pass, 1 difference found, 2 usage or input error.`
 	root.SetErr(stderr)
 	root.SetVersionTemplate("graphdiff {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+		return &usageError{err: err, help: c.CommandPath()}
 	})
 	root.AddCommand(NewCmdInspect(stdout, stderr))
 	return root
@@ -46,7 +45,7 @@ Exit status, every command: 0 pass, 1 difference found, 2 usage or input error.`
 func argsUsage(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if err := check(c, args); err != nil {
-			return &usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+			return &usageError{err: err, help: c.CommandPath()}
 		}
 		return nil
 	}
