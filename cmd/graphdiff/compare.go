@@ -1,0 +1,251 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/report"
+	"github.com/graphdiff/graphdiff/tolerances"
+)
+
+type compareOptions struct {
+	A, B         string
+	Format       string
+	Reports      []string
+	RTol, ATol   float64
+	rtolSet      bool
+	atolSet      bool
+	ComputeDType string
+	Policy       string
+	Baseline     string
+	FailFast     bool
+	Jobs         int
+	Top          int
+	load         loadFlags
+
+	Stdout, Stderr io.Writer
+	// terminal reports whether a writer is an interactive terminal, for
+	// colour and the progress bar.
+	terminal func(io.Writer) bool
+}
+
+// NewCmdCompare returns the compare command.
+func NewCmdCompare(stdout, stderr io.Writer) *cobra.Command {
+	opts := &compareOptions{Stdout: stdout, Stderr: stderr, terminal: isTerminal}
+	c := &cobra.Command{
+		Use:   "compare REFERENCE OTHER",
+		Short: "Compare two runs (or two files) tensor by tensor",
+		Long: `compare pairs the tensors of two runs by name and step — REFERENCE is the
+eager run, OTHER the graphed one — and compares every pair with dtype-aware
+tolerances. Each pair gets elementwise statistics (elements beyond
+|a-b| <= atol + rtol*|a|, max abs and rel error with their index, ULP
+distance, NaN/Inf positions) and aggregate ones (relative L2 error, cosine
+similarity, error quantiles). A pair fails when NaN/Inf positions differ, or
+its relative L2 error or its fraction of elements beyond tolerance exceeds
+the dtype's threshold; tensors missing from one run, and differing shapes or
+dtypes, fail too.
+
+REFERENCE and OTHER may also be two files (.npy, .npz, .safetensors); two
+single-tensor files are compared whatever their names.
+
+Exit status: 0 all pairs match, 1 some pair differs, 2 usage error or an input
+that could not be read (the other pairs are still compared and reported).`,
+		Example: `  graphdiff compare runs/eager runs/graph
+  graphdiff compare runs/eager runs/graph --compute-dtype bf16 --baseline runs/eager2
+  graphdiff compare runs/eager runs/graph --report junit=graphdiff.xml --report markdown=summary.md`,
+		Args: argsUsage(cobra.ExactArgs(2)),
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return nil, cobra.ShellCompDirectiveDefault
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.A, opts.B = args[0], args[1]
+			opts.rtolSet, opts.atolSet = c.Flags().Changed("rtol"), c.Flags().Changed("atol")
+			return compareRun(opts)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&opts.Format, "format", "text", "output format: text, json, junit or markdown")
+	f.StringArrayVar(&opts.Reports, "report", nil, "also write a report file, FORMAT=PATH (repeatable), e.g. junit=out.xml")
+	f.Float64Var(&opts.RTol, "rtol", 0, "relative tolerance for every tensor (default: per dtype, torch.testing's)")
+	f.Float64Var(&opts.ATol, "atol", 0, "absolute tolerance for every tensor (default: per dtype, torch.testing's)")
+	f.StringVar(&opts.ComputeDType, "compute-dtype", "", "dtype the math ran in, e.g. bfloat16 under autocast (default: from the manifests)")
+	f.StringVar(&opts.Policy, "policy", "", "YAML file of per-tensor tolerance rules")
+	f.StringVar(&opts.Baseline, "baseline", "", "a second reference run whose difference from REFERENCE is the noise floor")
+	f.BoolVar(&opts.FailFast, "fail-fast", false, "stop after the first step with a failing tensor")
+	f.IntVarP(&opts.Jobs, "jobs", "j", runtime.NumCPU(), "files and chunks compared in parallel")
+	f.IntVar(&opts.Top, "top", 20, "text output: how many tensors to list, worst first (0: all)")
+	opts.load.register(c)
+	_ = c.RegisterFlagCompletionFunc("format", formatCompletion(report.CompareFormats))
+	_ = c.RegisterFlagCompletionFunc("compute-dtype", cobra.FixedCompletions(
+		[]string{"bfloat16", "float16", "float32", "float8_e4m3fn", "float8_e5m2"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("policy", fileCompletion("yaml", "yml"))
+	_ = c.RegisterFlagCompletionFunc("baseline", dirCompletion)
+	return c
+}
+
+func formatCompletion(formats []report.Format) cobra.CompletionFunc {
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = string(f)
+	}
+	return cobra.FixedCompletions(names, cobra.ShellCompDirectiveNoFileComp)
+}
+
+func fileCompletion(exts ...string) cobra.CompletionFunc {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return exts, cobra.ShellCompDirectiveFilterFileExt
+	}
+}
+
+func dirCompletion(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return nil, cobra.ShellCompDirectiveDefault
+}
+
+// reportFile is one --report FORMAT=PATH.
+type reportFile struct {
+	format report.Format
+	path   string
+}
+
+func parseReports(specs []string) ([]reportFile, error) {
+	var out []reportFile
+	for _, s := range specs {
+		name, path, ok := strings.Cut(s, "=")
+		if !ok || path == "" {
+			return nil, &usageError{err: fmt.Errorf("--report %q: want FORMAT=PATH, e.g. junit=graphdiff.xml", s)}
+		}
+		f, err := report.ParseFormat(name, report.CompareFormats...)
+		if err != nil {
+			return nil, &usageError{err: fmt.Errorf("--report %q: %w", s, err)}
+		}
+		out = append(out, reportFile{f, path})
+	}
+	return out, nil
+}
+
+func compareRun(opts *compareOptions) error {
+	format, err := report.ParseFormat(opts.Format, report.CompareFormats...)
+	if err != nil {
+		return &usageError{err: fmt.Errorf("--format: %w", err)}
+	}
+	reports, err := parseReports(opts.Reports)
+	if err != nil {
+		return err
+	}
+	if opts.Jobs < 1 {
+		return &usageError{err: fmt.Errorf("--jobs must be at least 1, not %d", opts.Jobs)}
+	}
+	resolver, err := opts.resolver()
+	if err != nil {
+		return err
+	}
+	lo, err := opts.load.options()
+	if err != nil {
+		return err
+	}
+	a, err := loaders.Load(opts.A, lo)
+	if err != nil {
+		return err
+	}
+	b, err := loaders.Load(opts.B, lo)
+	if err != nil {
+		return err
+	}
+	pairSingleFiles(a, b)
+	copts := compare.Options{Resolver: resolver, Jobs: opts.Jobs, FailFast: opts.FailFast}
+	if opts.Baseline != "" {
+		if copts.Baseline, err = loaders.Load(opts.Baseline, lo); err != nil {
+			return err
+		}
+		pairSingleFiles(a, copts.Baseline)
+	}
+	bar := startProgress(opts.Stderr, opts.terminal(opts.Stderr), a, b)
+	copts.Progress = bar.add
+	result := compare.Runs(a, b, copts)
+	bar.finish()
+
+	text := report.TextOptions{Top: opts.Top, Color: opts.terminal(opts.Stdout) && os.Getenv("NO_COLOR") == ""}
+	var writeErrs []error
+	for _, rf := range reports {
+		err := report.WriteFile(rf.path, func(w io.Writer) error {
+			return report.Compare(w, rf.format, result, report.TextOptions{Top: opts.Top})
+		})
+		writeErrs = append(writeErrs, err)
+	}
+	if err := report.Compare(opts.Stdout, format, result, text); err != nil {
+		return err
+	}
+	if err := errors.Join(writeErrs...); err != nil {
+		return err
+	}
+	switch result.Verdict {
+	case compare.Error:
+		return &inputError{count: len(result.Errors)}
+	case compare.Fail:
+		return errDifference
+	}
+	return nil
+}
+
+// resolver builds the tolerance resolver from the flags and the policy.
+func (opts *compareOptions) resolver() (tolerances.Resolver, error) {
+	var r tolerances.Resolver
+	if opts.rtolSet {
+		if !(opts.RTol >= 0) {
+			return r, &usageError{err: fmt.Errorf("--rtol must be ≥ 0, not %g", opts.RTol)}
+		}
+		r.Overrides.RTol = &opts.RTol
+	}
+	if opts.atolSet {
+		if !(opts.ATol >= 0) {
+			return r, &usageError{err: fmt.Errorf("--atol must be ≥ 0, not %g", opts.ATol)}
+		}
+		r.Overrides.ATol = &opts.ATol
+	}
+	if opts.ComputeDType != "" {
+		d, err := loaders.ParseDType(opts.ComputeDType)
+		if err != nil {
+			return r, &usageError{err: fmt.Errorf("--compute-dtype: %w", err)}
+		}
+		r.Overrides.ComputeDType = d
+	}
+	if opts.Policy != "" {
+		p, err := tolerances.ReadPolicy(opts.Policy)
+		if err != nil {
+			return r, &usageError{err: err}
+		}
+		r.Policy = p
+	}
+	return r, nil
+}
+
+// pairSingleFiles lets two single-tensor files be compared whatever their
+// names: the second takes the first's name.
+func pairSingleFiles(a, b *loaders.Run) {
+	if isFile(a.Root) && isFile(b.Root) && len(a.Entries) == 1 && len(b.Entries) == 1 {
+		b.Entries[0].Name = a.Entries[0].Name
+		b.Entries[0].Kind = a.Entries[0].Kind
+	}
+}
+
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"io"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// progressMinBytes is how much data a comparison must read before a
+// progress bar is worth showing: below it, a comparison takes well under a
+// second.
+const progressMinBytes = 256 << 20
+
+// progress is a byte-count progress bar on stderr, or nothing.
+type progress struct {
+	p   *mpb.Progress
+	bar *mpb.Bar
+}
+
+// startProgress shows a bar when stderr is a terminal and the runs hold
+// enough data for the comparison to take a while; otherwise it returns a
+// progress that does nothing.
+func startProgress(stderr io.Writer, terminal bool, a, b *loaders.Run) *progress {
+	var total int64
+	for _, p := range loaders.PairRuns(a, b) {
+		if p.A != nil && p.B != nil {
+			total += p.A.Size() + p.B.Size()
+		}
+	}
+	if !terminal || total < progressMinBytes {
+		return &progress{}
+	}
+	p := mpb.New(mpb.WithOutput(stderr), mpb.WithWidth(40))
+	bar := p.AddBar(total,
+		mpb.PrependDecorators(decor.Name("comparing "), decor.CountersKibiByte("% .1f / % .1f")),
+		mpb.AppendDecorators(decor.Percentage(), decor.Name(" "), decor.AverageSpeed(decor.SizeB1024(0), "% .0f")),
+		mpb.BarRemoveOnComplete(),
+	)
+	return &progress{p: p, bar: bar}
+}
+
+func (pr *progress) add(n int64) {
+	if pr.bar != nil {
+		pr.bar.IncrInt64(n)
+	}
+}
+
+func (pr *progress) finish() {
+	if pr.p == nil {
+		return
+	}
+	pr.bar.SetTotal(-1, true) // complete, whatever was counted
+	pr.p.Wait()
+}

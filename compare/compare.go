@@ -1,0 +1,579 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/tolerances"
+)
+
+// Status is the outcome for one tensor pair.
+type Status string
+
+// The statuses. Every status but StatusMatch counts against the verdict.
+const (
+	StatusMatch         Status = "match"
+	StatusMismatch      Status = "mismatch"       // compared, and beyond the thresholds
+	StatusMissing       Status = "missing"        // only in the first run
+	StatusExtra         Status = "extra"          // only in the second run
+	StatusShapeMismatch Status = "shape_mismatch" // shapes differ: not compared
+	StatusDTypeMismatch Status = "dtype_mismatch" // dtypes differ (compared when both are real or both complex)
+	StatusError         Status = "error"          // could not be read; see Err
+)
+
+// Verdict is the outcome of a whole comparison.
+type Verdict string
+
+// The verdicts: error when some pair could not be checked (the others are
+// still reported), else fail when some pair did not match, else pass.
+const (
+	Pass  Verdict = "pass"
+	Fail  Verdict = "fail"
+	Error Verdict = "error"
+)
+
+// TensorResult is the comparison of one tensor pair.
+type TensorResult struct {
+	Name string
+	Step int
+	Kind loaders.Kind
+	// A and B are the two runs' entries; nil for a missing (B) or extra
+	// (A) tensor.
+	A, B     *loaders.Entry
+	Status   Status
+	Settings tolerances.Settings
+	// Metrics are nil when the pair was not compared.
+	Metrics *Metrics
+	// Noise compares the first run with the baseline run, when one was
+	// given and holds this tensor.
+	Noise *Metrics
+	// MaxRelL2 and MaxMismatchFraction are the thresholds applied: the
+	// settings', raised to the noise floor when a baseline shows more.
+	MaxRelL2, MaxMismatchFraction float64
+	// Reasons say why a pair did not match, one line per violated limit.
+	Reasons []string
+	// Err is set for StatusError.
+	Err error
+}
+
+// Failed reports whether the pair counts against the verdict.
+func (t *TensorResult) Failed() bool { return t.Status != StatusMatch }
+
+// diverged reports whether the pair's numbers differ (as opposed to a
+// tensor missing from one run or unreadable).
+func (t *TensorResult) diverged() bool {
+	switch t.Status {
+	case StatusMismatch, StatusShapeMismatch, StatusDTypeMismatch:
+		return true
+	}
+	return false
+}
+
+// Result is a finished comparison of two runs.
+type Result struct {
+	// A and B are the paths of the reference and the compared run.
+	A, B    string
+	Verdict Verdict
+	// FirstDivergence is the first pair whose numbers differ: the earliest
+	// step, and within it the first tensor in kind order (loss, grads,
+	// params, inputs, outputs, others); tensors outside any step come after
+	// all steps. Nil when none differs.
+	FirstDivergence *TensorResult
+	// Tensors are all compared, missing, extra and unreadable pairs, in
+	// step, kind and name order.
+	Tensors []*TensorResult
+	// Ignored are the pairs a policy told to ignore.
+	Ignored []*TensorResult
+	// Errors are the inputs that could not be read, from either run.
+	Errors []error
+	// StoppedAfterStep is set when --fail-fast stopped the comparison after
+	// a failing step; NotCompared pairs of later steps were not looked at.
+	StoppedAfterStep *int
+	NotCompared      int
+}
+
+// Options control a comparison.
+type Options struct {
+	// Resolver decides each pair's tolerance and thresholds.
+	Resolver tolerances.Resolver
+	// Jobs is the number of goroutines (all CPUs when ≤ 0). Results do not
+	// depend on it.
+	Jobs int
+	// FailFast stops after the first step with a failing pair.
+	FailFast bool
+	// Baseline is a second reference run (eager again); its difference from
+	// the first run is each tensor's noise floor.
+	Baseline *loaders.Run
+	// Progress, when set, is called with the number of bytes each finished
+	// piece of work read, from several goroutines.
+	Progress func(bytes int64)
+}
+
+// NoiseFactor is how far beyond the baseline's noise a pair may go: the
+// thresholds applied are max(default, NoiseFactor × baseline's value). A
+// second eager run is one sample of legitimate noise; the graphed run is
+// another, so it may land somewhat above it.
+const NoiseFactor = 3
+
+// Runs compares run b against the reference run a.
+func Runs(a, b *loaders.Run, opts Options) *Result {
+	res := &Result{A: a.Root, B: b.Root}
+	res.Errors = append(append(res.Errors, a.Errors...), b.Errors...)
+	compute := manifestCompute(a, b)
+	var baseline map[[2]any]*loaders.Entry
+	if opts.Baseline != nil {
+		res.Errors = append(res.Errors, opts.Baseline.Errors...)
+		baseline = map[[2]any]*loaders.Entry{}
+		for _, e := range opts.Baseline.Entries {
+			baseline[[2]any{e.Step, e.Name}] = e
+		}
+	}
+
+	var steps [][]*TensorResult // pairs to compare, grouped by step
+	stepIndex := map[int]int{}
+	for _, p := range loaders.PairRuns(a, b) {
+		t := &TensorResult{Name: p.Name, Step: p.Step, Kind: p.Kind, A: p.A, B: p.B}
+		switch {
+		case p.B == nil:
+			t.Status = StatusMissing
+		case p.A == nil:
+			t.Status = StatusExtra
+		default:
+			t.Settings = opts.Resolver.Resolve(p.Name, p.Kind, effective(p.A), effective(p.B), compute)
+			if t.Settings.Ignore {
+				res.Ignored = append(res.Ignored, t)
+				continue
+			}
+		}
+		res.Tensors = append(res.Tensors, t)
+		if t.Status != "" {
+			continue
+		}
+		if !sameShape(p.A.Shape, p.B.Shape) {
+			t.Status = StatusShapeMismatch
+			t.Reasons = []string{fmt.Sprintf("shape %s in %s, %s in %s",
+				loaders.FormatShape(p.A.Shape), a.Root, loaders.FormatShape(p.B.Shape), b.Root)}
+			continue
+		}
+		if p.A.DType.Components() != p.B.DType.Components() {
+			t.Status = StatusDTypeMismatch
+			t.Reasons = []string{fmt.Sprintf("dtype %s in %s, %s in %s", p.A.DType, a.Root, p.B.DType, b.Root)}
+			continue
+		}
+		i, ok := stepIndex[p.Step]
+		if !ok {
+			i = len(steps)
+			stepIndex[p.Step] = i
+			steps = append(steps, nil)
+		}
+		steps[i] = append(steps[i], t)
+	}
+	// Steps in order, with step-less tensors last.
+	sort.SliceStable(steps, func(i, j int) bool { return stepKey(steps[i][0].Step) < stepKey(steps[j][0].Step) })
+
+	for i, group := range steps {
+		var jobs []*job
+		for _, t := range group {
+			jobs = append(jobs, &job{result: t, a: t.A.Tensor, b: t.B.Tensor, settings: t.Settings})
+			if e := baseline[[2]any{t.Step, t.Name}]; e != nil && sameShape(e.Shape, t.A.Shape) &&
+				e.DType.Components() == t.A.DType.Components() {
+				jobs = append(jobs, &job{result: t, a: t.A.Tensor, b: e.Tensor, settings: t.Settings, noise: true})
+			}
+		}
+		runJobs(jobs, opts.Jobs, opts.Progress)
+		failed := false
+		for _, t := range group {
+			judge(t)
+			failed = failed || t.Failed()
+		}
+		if opts.FailFast && failed && i+1 < len(steps) {
+			step := group[0].Step
+			res.StoppedAfterStep = &step
+			for _, later := range steps[i+1:] {
+				res.NotCompared += len(later)
+				res.Tensors = removeAll(res.Tensors, later)
+			}
+			break
+		}
+	}
+	res.finish()
+	return res
+}
+
+// effective returns the dtype a tensor had in the training program.
+func effective(e *loaders.Entry) loaders.DType {
+	if e.Original != loaders.Invalid {
+		return e.Original
+	}
+	return e.DType
+}
+
+// manifestCompute returns the coarser compute dtype the runs' manifests
+// state, Invalid when neither states one.
+func manifestCompute(runs ...*loaders.Run) loaders.DType {
+	d := loaders.Invalid
+	for _, r := range runs {
+		if r.Manifest == nil || r.Manifest.Run.ComputeDType == "" {
+			continue
+		}
+		c, err := loaders.ParseDType(r.Manifest.Run.ComputeDType)
+		if err == nil && tolerances.Epsilon(c) > tolerances.Epsilon(d) {
+			d = c
+		}
+	}
+	return d
+}
+
+func stepKey(step int) int {
+	if step == loaders.NoStep {
+		return int(^uint(0) >> 1)
+	}
+	return step
+}
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func removeAll(ts []*TensorResult, drop []*TensorResult) []*TensorResult {
+	gone := map[*TensorResult]bool{}
+	for _, t := range drop {
+		gone[t] = true
+	}
+	out := ts[:0]
+	for _, t := range ts {
+		if !gone[t] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// judge decides a compared pair's status from its metrics. The rule:
+//
+//	fail if NaN/±Inf positions differ between the runs, or
+//	        rel_l2 > max_rel_l2, or
+//	        beyond_fraction > max_mismatch_fraction
+//
+// where max_rel_l2 and max_mismatch_fraction are the dtype's defaults (or the
+// policy's), each raised to NoiseFactor times the baseline's value when a
+// baseline run shows more noise. Differing dtypes fail as dtype_mismatch,
+// with the metrics still reported.
+func judge(t *TensorResult) {
+	if t.Status != "" || t.Metrics == nil {
+		return
+	}
+	m, s := t.Metrics, t.Settings
+	t.MaxRelL2, t.MaxMismatchFraction = s.MaxRelL2, s.MaxMismatchFraction
+	if t.Noise != nil {
+		t.MaxRelL2 = max(t.MaxRelL2, NoiseFactor*t.Noise.RelL2)
+		t.MaxMismatchFraction = max(t.MaxMismatchFraction, min(1, NoiseFactor*t.Noise.MismatchFraction()))
+	}
+	if m.SpecialMismatches > 0 {
+		t.Reasons = append(t.Reasons, fmt.Sprintf("NaN/Inf at different positions in %d elements (NaN %d vs %d, Inf %d vs %d)",
+			m.SpecialMismatches, m.NaNA, m.NaNB, m.InfA, m.InfB))
+	}
+	if m.RelL2 > t.MaxRelL2 {
+		t.Reasons = append(t.Reasons, fmt.Sprintf("relative L2 error %.3g > %.3g", m.RelL2, t.MaxRelL2))
+	}
+	if f := m.MismatchFraction(); f > t.MaxMismatchFraction {
+		t.Reasons = append(t.Reasons, fmt.Sprintf("%.3g%% of elements beyond rtol %.3g, atol %.3g (limit %.3g%%)",
+			100*f, s.RTol, s.ATol, 100*t.MaxMismatchFraction))
+	}
+	switch {
+	case effective(t.A) != effective(t.B):
+		t.Status = StatusDTypeMismatch
+		t.Reasons = append([]string{fmt.Sprintf("dtype %s vs %s", effective(t.A), effective(t.B))}, t.Reasons...)
+	case len(t.Reasons) > 0:
+		t.Status = StatusMismatch
+	default:
+		t.Status = StatusMatch
+	}
+}
+
+// finish sets the verdict and the first divergence.
+func (r *Result) finish() {
+	failed, errored := false, len(r.Errors) > 0
+	for _, t := range r.Tensors {
+		switch {
+		case t.Status == StatusError:
+			errored = true
+			r.Errors = append(r.Errors, t.Err)
+		case t.Failed():
+			failed = true
+		}
+		if t.diverged() && (r.FirstDivergence == nil || stepKey(t.Step) < stepKey(r.FirstDivergence.Step)) {
+			r.FirstDivergence = t
+		}
+	}
+	switch {
+	case errored:
+		r.Verdict = Error
+	case failed:
+		r.Verdict = Fail
+	default:
+		r.Verdict = Pass
+	}
+}
+
+// job compares one tensor pair (or the first run against the baseline).
+type job struct {
+	result   *TensorResult
+	a, b     *loaders.Tensor
+	settings tolerances.Settings
+	noise    bool
+
+	mu    sync.Mutex
+	parts []*acc
+	hist  *errorHistogram // for pairs split into chunks
+	err   error
+}
+
+type chunkTask struct {
+	job          *job
+	chunk        int
+	first, count int64
+	whole        bool
+}
+
+// runJobs compares every job, splitting large pairs that can be read at
+// any offset into chunks, on up to workers goroutines.
+func runJobs(jobs []*job, workers int, progress func(int64)) {
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	var tasks []chunkTask
+	for _, j := range jobs {
+		n := j.a.Len()
+		if j.a.FortranOrder != j.b.FortranOrder || !j.a.RandomAccess() || !j.b.RandomAccess() || n <= chunkElems {
+			j.parts = make([]*acc, 1)
+			tasks = append(tasks, chunkTask{job: j, whole: true})
+			continue
+		}
+		chunks := int((n + chunkElems - 1) / chunkElems)
+		j.parts = make([]*acc, chunks)
+		j.hist = &errorHistogram{}
+		for c := range chunks {
+			first := int64(c) * chunkElems
+			tasks = append(tasks, chunkTask{job: j, chunk: c, first: first, count: min(chunkElems, n-first)})
+		}
+	}
+	next := make(chan chunkTask)
+	var wg sync.WaitGroup
+	for range min(workers, max(len(tasks), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := newWorker()
+			for tk := range next {
+				w.run(tk)
+				if progress != nil {
+					progress(int64(tk.job.a.DType.Size()+tk.job.b.DType.Size()) * taskLen(tk))
+				}
+			}
+		}()
+	}
+	for _, tk := range tasks {
+		next <- tk
+	}
+	close(next)
+	wg.Wait()
+	for _, j := range jobs {
+		j.finish()
+	}
+}
+
+func taskLen(tk chunkTask) int64 {
+	if tk.whole {
+		return tk.job.a.Len()
+	}
+	return tk.count
+}
+
+// pairBufElems is how many elements a worker decodes from each side at a
+// time: small enough that a Reader of any dtype returns exactly this many.
+const pairBufElems = 1 << 16
+
+type worker struct {
+	bufA, bufB []float64
+	hist       errorHistogram
+}
+
+func newWorker() *worker {
+	return &worker{bufA: make([]float64, 2*pairBufElems), bufB: make([]float64, 2*pairBufElems)}
+}
+
+func (w *worker) run(tk chunkTask) {
+	j := tk.job
+	hist := &w.hist
+	hist.reset()
+	c, err := w.compare(tk, hist)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err != nil {
+		if j.err == nil {
+			j.err = err
+		}
+		return
+	}
+	j.parts[tk.chunk] = c
+	if tk.whole {
+		m := c.metrics(hist, j.index())
+		j.store(&m)
+		return
+	}
+	j.hist.merge(hist)
+}
+
+// compare reads the task's elements from both sides in lock-step.
+func (w *worker) compare(tk chunkTask, hist *errorHistogram) (*acc, error) {
+	j := tk.job
+	key := ulpKeyFor(j.settings.DType)
+	complex := j.a.DType.IsComplex()
+	useULP := true
+	if j.a.FortranOrder != j.b.FortranOrder {
+		return compareInMemory(j, key, complex, hist)
+	}
+	var ra, rb *loaders.Reader
+	var err error
+	if tk.whole {
+		ra, err = j.a.Open()
+	} else {
+		ra, err = j.a.OpenRange(tk.first, tk.count)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer ra.Close()
+	if tk.whole {
+		rb, err = j.b.Open()
+	} else {
+		rb, err = j.b.OpenRange(tk.first, tk.count)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rb.Close()
+	c := newAcc(j.settings.Tolerance, key, complex, useULP, hist, tk.first)
+	comps := j.a.DType.Components()
+	bufA, bufB := w.bufA[:pairBufElems*comps], w.bufB[:pairBufElems*comps]
+	for {
+		na, errA := ra.Read(bufA)
+		nb, errB := rb.Read(bufB)
+		if errA != nil && !errors.Is(errA, io.EOF) {
+			return nil, errA
+		}
+		if errB != nil && !errors.Is(errB, io.EOF) {
+			return nil, errB
+		}
+		if na != nb {
+			return nil, fmt.Errorf("%s: internal error: read %d and %d values", j.a.Path, na, nb)
+		}
+		if na == 0 {
+			return c, nil
+		}
+		if complex {
+			c.addComplex(bufA[:na], bufB[:nb])
+		} else {
+			c.addReal(bufA[:na], bufB[:nb])
+		}
+	}
+}
+
+// compareInMemory handles a pair stored in different orders (one C, one
+// Fortran): both are read whole into memory in C order. This is the one
+// case whose memory grows with the tensor.
+func compareInMemory(j *job, key ulpKey, complex bool, hist *errorHistogram) (*acc, error) {
+	va, err := readC(j.a)
+	if err != nil {
+		return nil, err
+	}
+	vb, err := readC(j.b)
+	if err != nil {
+		return nil, err
+	}
+	c := newAcc(j.settings.Tolerance, key, complex, true, hist, 0)
+	if complex {
+		c.addComplex(va, vb)
+	} else {
+		c.addReal(va, vb)
+	}
+	return c, nil
+}
+
+// readC reads a whole tensor into memory in C order.
+func readC(t *loaders.Tensor) ([]float64, error) {
+	r, err := t.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	comps := int64(t.DType.Components())
+	out := make([]float64, t.Len()*comps)
+	buf := make([]float64, pairBufElems*comps)
+	var pos int64
+	for {
+		n, err := r.Read(buf)
+		for i := 0; i < n; i += int(comps) {
+			c := t.CPosition(t.Index(pos))
+			copy(out[c*comps:], buf[i:i+int(comps)])
+			pos++
+		}
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// index maps a storage position of the compared stream to a C-order index.
+func (j *job) index() func(int64) []int {
+	if j.a.FortranOrder != j.b.FortranOrder {
+		c := &loaders.Tensor{Shape: j.a.Shape} // compared in C order
+		return c.Index
+	}
+	return j.a.Index
+}
+
+func (j *job) store(m *Metrics) {
+	if j.noise {
+		j.result.Noise = m
+	} else {
+		j.result.Metrics = m
+	}
+}
+
+// finish merges a chunked pair's parts in order, or records its error.
+func (j *job) finish() {
+	if j.err != nil {
+		if !j.noise {
+			j.result.Status = StatusError
+			j.result.Err = j.err
+		}
+		return
+	}
+	if j.hist == nil {
+		return // a whole-tensor task stored its metrics already
+	}
+	total := j.parts[0]
+	for _, p := range j.parts[1:] {
+		total.merge(p)
+	}
+	m := total.metrics(j.hist, j.index())
+	j.store(&m)
+}

@@ -1,0 +1,105 @@
+package compare
+
+import "math"
+
+// errorHistogram counts absolute errors |a−b| in logarithmic buckets, for
+// quantiles in one pass with fixed memory. A positive float64's bit pattern
+// grows with its value, so its top 16 bits (sign, 11 exponent bits and the
+// 4 leading mantissa bits) index a bucket: 16 buckets per power of two.
+// Reporting a bucket's midpoint is within 1/32 (3.1%) of any value in it.
+// Exact zeros are counted apart, and quantiles that fall on them are 0.
+type errorHistogram struct {
+	zeros  int64
+	counts []uint32 // indexed by bits>>48; allocated on first use
+	lo, hi int      // touched range of counts, for a cheap reset and walk
+}
+
+const histBuckets = 1 << 15 // positive finite float64s: bits>>48 < 0x7FF0
+
+// add counts one finite, non-negative error.
+func (h *errorHistogram) add(e float64) {
+	if e == 0 {
+		h.zeros++
+		return
+	}
+	if h.counts == nil {
+		h.counts = make([]uint32, histBuckets)
+		h.lo, h.hi = histBuckets, -1
+	}
+	k := int(math.Float64bits(e) >> 48)
+	h.counts[k]++
+	if k < h.lo {
+		h.lo = k
+	}
+	if k > h.hi {
+		h.hi = k
+	}
+}
+
+// total returns how many errors were counted.
+func (h *errorHistogram) total() int64 {
+	n := h.zeros
+	for k := h.lo; k <= h.hi; k++ {
+		n += int64(h.counts[k])
+	}
+	return n
+}
+
+// merge adds the counts of o into h. Addition of counts is exact and
+// commutative, so partial histograms merge in any order.
+func (h *errorHistogram) merge(o *errorHistogram) {
+	h.zeros += o.zeros
+	if o.counts == nil || o.hi < o.lo {
+		return
+	}
+	if h.counts == nil {
+		h.counts = make([]uint32, histBuckets)
+		h.lo, h.hi = histBuckets, -1
+	}
+	for k := o.lo; k <= o.hi; k++ {
+		h.counts[k] += o.counts[k]
+	}
+	h.lo, h.hi = min(h.lo, o.lo), max(h.hi, o.hi)
+}
+
+// reset empties h, keeping its memory.
+func (h *errorHistogram) reset() {
+	if h.counts != nil && h.hi >= h.lo {
+		clear(h.counts[h.lo : h.hi+1])
+	}
+	h.zeros = 0
+	h.lo, h.hi = histBuckets, -1
+}
+
+// quantiles returns the nearest-rank p-quantile for each p in ps: the
+// smallest counted error x such that at least ⌈p·n⌉ errors are ≤ x, as the
+// midpoint of its bucket (0 for zeros). maxErr, the exact largest error,
+// caps the result so that no quantile exceeds it. With no errors counted,
+// every quantile is NaN.
+func (h *errorHistogram) quantiles(maxErr float64, ps ...float64) []float64 {
+	out := make([]float64, len(ps))
+	n := h.total()
+	for i, p := range ps {
+		if n == 0 {
+			out[i] = math.NaN()
+			continue
+		}
+		rank := int64(math.Ceil(p * float64(n)))
+		rank = max(rank, 1)
+		seen := h.zeros
+		if seen >= rank {
+			out[i] = 0
+			continue
+		}
+		for k := h.lo; k <= h.hi; k++ {
+			seen += int64(h.counts[k])
+			if seen >= rank {
+				lo := math.Float64frombits(uint64(k) << 48)
+				hi := math.Float64frombits(uint64(k+1) << 48)
+				out[i] = math.Min((lo+hi)/2, maxErr)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,288 @@
+package compare
+
+import (
+	"math"
+
+	"github.com/graphdiff/graphdiff/tolerances"
+)
+
+// Metrics describe how one tensor of the second run (b) differs from the
+// same tensor of the reference run (a). All sums are accumulated in
+// float64, in one pass, in storage order within fixed chunks that are
+// merged in order, so the result is the same whatever the parallelism.
+//
+// An element pair is "finite" when both values are finite; the aggregate
+// statistics below are over finite pairs. NaN and ±Inf are counted per
+// side; a position where the two sides differ in NaN-ness, or where one is
+// ±Inf and the other is not the same infinity, is a special mismatch and
+// counts as an element beyond the tolerance.
+//
+// For complex tensors a and b are complex numbers: |a−b| and |a| are moduli,
+// a·b is Re(a·conj(b)), and the values reported at the maxima are moduli.
+type Metrics struct {
+	// Count is the number of elements compared.
+	Count int64
+	// Mismatched counts elements outside the tolerance:
+	// |a−b| > atol + rtol·|a|, plus special mismatches.
+	Mismatched int64
+	// FirstMismatch is the C-order index of the first element beyond the
+	// tolerance, nil when none is.
+	FirstMismatch []int
+	// MaxAbs is the largest |a−b| over finite pairs; MaxRel the largest
+	// |a−b|/|a| (+Inf where a = 0 ≠ b, 0 where a = b = 0). Ties keep the
+	// first element in storage order.
+	MaxAbs Extreme
+	MaxRel Extreme
+	// RelL2 is ‖a−b‖₂/‖a‖₂ over finite pairs: 0 when both are zero
+	// vectors, +Inf when only a is.
+	RelL2 float64
+	// Cosine is a·b/(‖a‖₂‖b‖₂) over finite pairs: 1 when both are zero
+	// vectors, NaN when exactly one is.
+	Cosine float64
+	// P50, P90, P99 are nearest-rank quantiles of |a−b| over finite pairs,
+	// from a logarithmic histogram: within 3.1% of the exact quantile (see
+	// errorHistogram). NaN when there is no finite pair.
+	P50, P90, P99 float64
+	// MaxULP is the largest distance in units in the last place of the
+	// comparison dtype (the coarser of the two); for integer and bool
+	// tensors it is the largest |a−b|.
+	MaxULP uint64
+	// NaN and Inf counts per side, and special mismatches.
+	NaNA, NaNB, InfA, InfB int64
+	SpecialMismatches      int64
+	// finite-pair sums, kept for merging and noise floors
+	finite int64
+}
+
+// MismatchFraction returns Mismatched/Count, or 0 for an empty tensor.
+func (m *Metrics) MismatchFraction() float64 {
+	if m.Count == 0 {
+		return 0
+	}
+	return float64(m.Mismatched) / float64(m.Count)
+}
+
+// SpecialsAgree reports whether NaN and ±Inf sit at the same positions on
+// both sides.
+func (m *Metrics) SpecialsAgree() bool { return m.SpecialMismatches == 0 }
+
+// Extreme is an element where a metric peaks: its value, the element's
+// C-order index and the two values there.
+type Extreme struct {
+	Value float64
+	Index []int // nil when there is no finite pair
+	A, B  float64
+	pos   int64 // storage position, -1 when none
+}
+
+// acc accumulates the metrics of one chunk of a tensor pair.
+type acc struct {
+	tol      tolerances.Tolerance
+	key      ulpKey
+	complex  bool
+	useULP   bool
+	hist     *errorHistogram
+	base     int64 // storage position of the chunk's first element
+	n        int64 // elements so far
+	beyond   int64
+	first    int64 // storage position of the first element beyond, -1
+	sumSqD   float64
+	sumSqA   float64
+	sumSqB   float64
+	sumAB    float64
+	finite   int64
+	maxAbs   Extreme
+	maxRel   Extreme
+	maxULP   uint64
+	nanA     int64
+	nanB     int64
+	infA     int64
+	infB     int64
+	specials int64
+}
+
+func newAcc(tol tolerances.Tolerance, key ulpKey, complex, useULP bool, hist *errorHistogram, base int64) *acc {
+	return &acc{tol: tol, key: key, complex: complex, useULP: useULP, hist: hist, base: base, first: -1,
+		maxAbs: Extreme{pos: -1, Value: math.Inf(-1)}, maxRel: Extreme{pos: -1, Value: math.Inf(-1)}}
+}
+
+// addReal folds a buffer of paired real values into the accumulator.
+func (c *acc) addReal(va, vb []float64) {
+	for i, a := range va {
+		b := vb[i]
+		pos := c.base + c.n + int64(i)
+		if !isFinite(a) || !isFinite(b) {
+			c.special(a, b, pos)
+			continue
+		}
+		c.pair(math.Abs(a-b), math.Abs(a), a*a, b*b, a*b, a, b, pos)
+		if c.useULP && a != b {
+			if u := ulpDistance(c.key, a, b); u > c.maxULP {
+				c.maxULP = u
+			}
+		}
+	}
+	c.n += int64(len(va))
+}
+
+// addComplex folds a buffer of paired complex values (re, im interleaved).
+func (c *acc) addComplex(va, vb []float64) {
+	for i := 0; i+1 < len(va); i += 2 {
+		ar, ai, br, bi := va[i], va[i+1], vb[i], vb[i+1]
+		pos := c.base + c.n + int64(i/2)
+		fa, fb := isFinite(ar) && isFinite(ai), isFinite(br) && isFinite(bi)
+		if !fa || !fb {
+			c.special(complexClass(ar, ai), complexClass(br, bi), pos)
+			continue
+		}
+		absA, absB := math.Hypot(ar, ai), math.Hypot(br, bi)
+		c.pair(math.Hypot(ar-br, ai-bi), absA, ar*ar+ai*ai, br*br+bi*bi, ar*br+ai*bi, absA, absB, pos)
+		if c.useULP {
+			u := max(ulpDistance(c.key, ar, br), ulpDistance(c.key, ai, bi))
+			c.maxULP = max(c.maxULP, u)
+		}
+	}
+	c.n += int64(len(va) / 2)
+}
+
+// pair folds one finite element pair: d = |a−b|, scale = |a|, the squared
+// norms and dot product terms, and the values to report at the maxima.
+func (c *acc) pair(d, scale, sqA, sqB, ab, showA, showB float64, pos int64) {
+	c.finite++
+	c.sumSqD += d * d
+	c.sumSqA += sqA
+	c.sumSqB += sqB
+	c.sumAB += ab
+	c.hist.add(d)
+	if d > c.maxAbs.Value {
+		c.maxAbs = Extreme{Value: d, A: showA, B: showB, pos: pos}
+	}
+	var rel float64
+	switch {
+	case d == 0:
+		rel = 0
+	case scale == 0:
+		rel = math.Inf(1)
+	default:
+		rel = d / scale
+	}
+	if rel > c.maxRel.Value {
+		c.maxRel = Extreme{Value: rel, A: showA, B: showB, pos: pos}
+	}
+	if d > c.tol.ATol+c.tol.RTol*scale {
+		c.markBeyond(pos)
+	}
+}
+
+// special handles a pair where either side is NaN or ±Inf. For complex
+// elements a and b are complexClass codes.
+func (c *acc) special(a, b float64, pos int64) {
+	aNaN, bNaN := a != a, b != b
+	if aNaN {
+		c.nanA++
+	} else if math.IsInf(a, 0) {
+		c.infA++
+	}
+	if bNaN {
+		c.nanB++
+	} else if math.IsInf(b, 0) {
+		c.infB++
+	}
+	if aNaN && bNaN || !aNaN && !bNaN && a == b {
+		return // same NaN-ness, or the same infinity
+	}
+	c.specials++
+	c.markBeyond(pos)
+}
+
+func (c *acc) markBeyond(pos int64) {
+	c.beyond++
+	if c.first < 0 {
+		c.first = pos
+	}
+}
+
+// complexClass reduces a complex value to what special() compares: NaN if
+// either part is NaN, +Inf if either part is infinite, else 0 (finite).
+func complexClass(re, im float64) float64 {
+	switch {
+	case re != re || im != im:
+		return math.NaN()
+	case math.IsInf(re, 0) || math.IsInf(im, 0):
+		return math.Inf(1)
+	}
+	return 0
+}
+
+func isFinite(v float64) bool { return v-v == 0 }
+
+// merge adds a later chunk's accumulator into c (chunks must be merged in
+// storage order for ties and sums to be reproducible).
+func (c *acc) merge(o *acc) {
+	c.n += o.n
+	c.beyond += o.beyond
+	if c.first < 0 {
+		c.first = o.first
+	}
+	c.sumSqD += o.sumSqD
+	c.sumSqA += o.sumSqA
+	c.sumSqB += o.sumSqB
+	c.sumAB += o.sumAB
+	c.finite += o.finite
+	if o.maxAbs.Value > c.maxAbs.Value {
+		c.maxAbs = o.maxAbs
+	}
+	if o.maxRel.Value > c.maxRel.Value {
+		c.maxRel = o.maxRel
+	}
+	c.maxULP = max(c.maxULP, o.maxULP)
+	c.nanA += o.nanA
+	c.nanB += o.nanB
+	c.infA += o.infA
+	c.infB += o.infB
+	c.specials += o.specials
+}
+
+// metrics finishes the accumulated sums; index maps a storage position to
+// a C-order index.
+func (c *acc) metrics(hist *errorHistogram, index func(int64) []int) Metrics {
+	m := Metrics{
+		Count: c.n, Mismatched: c.beyond, MaxULP: c.maxULP,
+		NaNA: c.nanA, NaNB: c.nanB, InfA: c.infA, InfB: c.infB,
+		SpecialMismatches: c.specials, finite: c.finite,
+	}
+	if c.first >= 0 {
+		m.FirstMismatch = index(c.first)
+	}
+	for _, e := range []struct{ in, out *Extreme }{{&c.maxAbs, &m.MaxAbs}, {&c.maxRel, &m.MaxRel}} {
+		*e.out = *e.in
+		switch {
+		case e.in.pos >= 0 && e.in.Value == 0:
+			e.out.A, e.out.B = math.NaN(), math.NaN() // no difference: no place to point at
+		case e.in.pos >= 0:
+			e.out.Index = index(e.in.pos)
+		default:
+			e.out.Value, e.out.A, e.out.B = math.NaN(), math.NaN(), math.NaN()
+		}
+	}
+	normD, normA, normB := math.Sqrt(c.sumSqD), math.Sqrt(c.sumSqA), math.Sqrt(c.sumSqB)
+	switch {
+	case normA == 0 && normD == 0:
+		m.RelL2 = 0
+	case normA == 0:
+		m.RelL2 = math.Inf(1)
+	default:
+		m.RelL2 = normD / normA
+	}
+	switch {
+	case normA == 0 && normB == 0:
+		m.Cosine = 1
+	case normA == 0 || normB == 0:
+		m.Cosine = math.NaN()
+	default:
+		m.Cosine = c.sumAB / (normA * normB)
+	}
+	q := hist.quantiles(c.maxAbs.Value, 0.5, 0.9, 0.99)
+	m.P50, m.P90, m.P99 = q[0], q[1], q[2]
+	return m
+}

@@ -1,0 +1,68 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/graphdiff/graphdiff/compare"
+)
+
+// More output formats, for comparisons.
+const (
+	JUnit    Format = "junit"
+	Markdown Format = "markdown"
+)
+
+// CompareFormats are the formats a comparison can be written in.
+var CompareFormats = []Format{Text, JSON, JUnit, Markdown}
+
+// Compare writes a comparison in format f; o applies to text only.
+func Compare(w io.Writer, f Format, r *compare.Result, o TextOptions) error {
+	switch f {
+	case Text:
+		return compareText(w, r, o)
+	case JSON:
+		return compareJSON(w, r)
+	case JUnit:
+		return compareJUnit(w, r)
+	case Markdown:
+		return compareMarkdown(w, r)
+	}
+	return fmt.Errorf("compare has no %s output", f)
+}
+
+// WriteFile writes a report file whole or not at all: into a temporary file
+// beside path, synced to disk, then renamed over path. On any error the
+// temporary file is removed and path is left as it was.
+func WriteFile(path string, write func(io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			err = fmt.Errorf("report %s: %w", path, err)
+		}
+	}()
+	if err = write(f); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

@@ -1,0 +1,294 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// CompareJSON is the JSON form of a comparison, the contract that scripts
+// and CI read:
+//
+//	verdict            "pass", "fail" or "error" (some pair could not be checked)
+//	a, b               the reference and the compared run, as given
+//	first_divergence   {"step", "tensor", "kind", "reasons"} of the first pair
+//	                   whose numbers differ, or null
+//	causes             likely causes, highest confidence first; empty on a pass
+//	summary            counts: pairs = compared + missing + extra + errors +
+//	                   ignored + not_compared
+//	tensors            every pair but the ignored, in step, kind, name order
+//	ignored            pairs a policy excluded, {"name", "step"}
+//	errors             inputs that could not be read, {"path", "member", "message"}
+//	stopped_after_step set when --fail-fast stopped early, else null
+//
+// Each tensor has name, step (null outside any step), kind, status
+// (match, mismatch, missing, extra, shape_mismatch, dtype_mismatch, error),
+// dtype and shape (the first run's, or the second's for an extra tensor),
+// dtype_b and shape_b when they differ, files, limits, metrics (null when
+// not compared), noise (with --baseline), reasons and error.
+//
+// Numbers are JSON numbers, except that a metric that does not exist is
+// null (the cosine of a zero vector with a non-zero one) and an infinite
+// one is the string "inf" or "-inf" (max_rel where the reference is 0).
+type CompareJSON struct {
+	Verdict          string          `json:"verdict"`
+	A                string          `json:"a"`
+	B                string          `json:"b"`
+	FirstDivergence  *DivergenceJSON `json:"first_divergence"`
+	Causes           []CauseJSON     `json:"causes"`
+	Summary          SummaryJSON     `json:"summary"`
+	Tensors          []TensorJSON    `json:"tensors"`
+	Ignored          []NameStepJSON  `json:"ignored"`
+	Errors           []ErrorJSON     `json:"errors"`
+	StoppedAfterStep *int            `json:"stopped_after_step"`
+}
+
+// DivergenceJSON locates the first divergence.
+type DivergenceJSON struct {
+	Step    *int     `json:"step"`
+	Tensor  string   `json:"tensor"`
+	Kind    string   `json:"kind"`
+	Reasons []string `json:"reasons"`
+}
+
+// CauseJSON is a likely cause of a failure.
+type CauseJSON struct {
+	ID         string   `json:"id"`
+	Confidence float64  `json:"confidence"`
+	Evidence   []string `json:"evidence"`
+	Fix        string   `json:"fix"`
+}
+
+// SummaryJSON counts pairs by outcome.
+type SummaryJSON struct {
+	Pairs         int `json:"pairs"`
+	Compared      int `json:"compared"`
+	Match         int `json:"match"`
+	Mismatch      int `json:"mismatch"`
+	ShapeMismatch int `json:"shape_mismatch"`
+	DTypeMismatch int `json:"dtype_mismatch"`
+	Missing       int `json:"missing"`
+	Extra         int `json:"extra"`
+	Errors        int `json:"errors"`
+	Ignored       int `json:"ignored"`
+	NotCompared   int `json:"not_compared"`
+}
+
+// NameStepJSON names a pair.
+type NameStepJSON struct {
+	Name string `json:"name"`
+	Step *int   `json:"step"`
+}
+
+// TensorJSON is one pair.
+type TensorJSON struct {
+	Name    string       `json:"name"`
+	Step    *int         `json:"step"`
+	Kind    string       `json:"kind"`
+	Status  string       `json:"status"`
+	DType   string       `json:"dtype"`
+	DTypeB  string       `json:"dtype_b,omitempty"`
+	Shape   []int        `json:"shape"`
+	ShapeB  []int        `json:"shape_b,omitempty"`
+	FileA   string       `json:"file_a,omitempty"`
+	FileB   string       `json:"file_b,omitempty"`
+	Limits  *LimitsJSON  `json:"limits,omitempty"`
+	Metrics *MetricsJSON `json:"metrics"`
+	Noise   *NoiseJSON   `json:"noise,omitempty"`
+	Reasons []string     `json:"reasons,omitempty"`
+	Error   string       `json:"error,omitempty"`
+}
+
+// LimitsJSON are the tolerance and thresholds a pair was judged by.
+type LimitsJSON struct {
+	CompareDType        string  `json:"compare_dtype"`
+	RTol                Float   `json:"rtol"`
+	ATol                Float   `json:"atol"`
+	MaxRelL2            Float   `json:"max_rel_l2"`
+	MaxMismatchFraction Float   `json:"max_mismatch_fraction"`
+}
+
+// MetricsJSON are a compared pair's metrics (see compare.Metrics).
+type MetricsJSON struct {
+	Count             int64   `json:"count"`
+	Mismatched        int64   `json:"mismatched"`
+	MismatchFraction  Float   `json:"mismatch_fraction"`
+	FirstMismatch     []int   `json:"first_mismatch_index"`
+	MaxAbs            Float   `json:"max_abs"`
+	MaxAbsIndex       []int   `json:"max_abs_index"`
+	MaxAbsValues      []Float `json:"max_abs_values"`
+	MaxRel            Float   `json:"max_rel"`
+	MaxRelIndex       []int   `json:"max_rel_index"`
+	MaxRelValues      []Float `json:"max_rel_values"`
+	RelL2             Float   `json:"rel_l2"`
+	Cosine            Float   `json:"cosine"`
+	P50               Float   `json:"p50_abs"`
+	P90               Float   `json:"p90_abs"`
+	P99               Float   `json:"p99_abs"`
+	MaxULP            uint64  `json:"max_ulp"`
+	NaNA              int64   `json:"nan_a"`
+	NaNB              int64   `json:"nan_b"`
+	InfA              int64   `json:"inf_a"`
+	InfB              int64   `json:"inf_b"`
+	SpecialsAgree     bool    `json:"nan_inf_positions_agree"`
+	SpecialMismatches int64   `json:"nan_inf_mismatches"`
+}
+
+// NoiseJSON is the first run against the baseline run.
+type NoiseJSON struct {
+	RelL2            Float `json:"rel_l2"`
+	MismatchFraction Float `json:"mismatch_fraction"`
+	MaxAbs           Float `json:"max_abs"`
+}
+
+// Float is a float64 that JSON-encodes NaN as null and ±Inf as "inf" and
+// "-inf".
+type Float float64
+
+// MarshalJSON implements json.Marshaler.
+func (f Float) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	switch {
+	case math.IsNaN(v):
+		return []byte("null"), nil
+	case math.IsInf(v, 1):
+		return []byte(`"inf"`), nil
+	case math.IsInf(v, -1):
+		return []byte(`"-inf"`), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+}
+
+// NewCompareJSON builds the JSON form of a comparison.
+func NewCompareJSON(r *compare.Result) CompareJSON {
+	out := CompareJSON{
+		Verdict: string(r.Verdict), A: r.A, B: r.B,
+		Causes:  []CauseJSON{},
+		Tensors: []TensorJSON{}, Ignored: []NameStepJSON{}, Errors: errorsJSON(r.Errors),
+		StoppedAfterStep: r.StoppedAfterStep,
+	}
+	if d := r.FirstDivergence; d != nil {
+		out.FirstDivergence = &DivergenceJSON{Step: stepPtr(d.Step), Tensor: d.Name, Kind: string(d.Kind), Reasons: d.Reasons}
+	}
+	out.Summary = summarize(r)
+	for _, t := range r.Tensors {
+		out.Tensors = append(out.Tensors, tensorJSON(t))
+	}
+	for _, t := range r.Ignored {
+		out.Ignored = append(out.Ignored, NameStepJSON{Name: t.Name, Step: stepPtr(t.Step)})
+	}
+	return out
+}
+
+func summarize(r *compare.Result) SummaryJSON {
+	s := SummaryJSON{Ignored: len(r.Ignored), NotCompared: r.NotCompared}
+	for _, t := range r.Tensors {
+		if t.Metrics != nil {
+			s.Compared++
+		}
+		switch t.Status {
+		case compare.StatusMatch:
+			s.Match++
+		case compare.StatusMismatch:
+			s.Mismatch++
+		case compare.StatusShapeMismatch:
+			s.ShapeMismatch++
+		case compare.StatusDTypeMismatch:
+			s.DTypeMismatch++
+		case compare.StatusMissing:
+			s.Missing++
+		case compare.StatusExtra:
+			s.Extra++
+		case compare.StatusError:
+			s.Errors++
+		}
+	}
+	s.Pairs = len(r.Tensors) + s.Ignored + s.NotCompared
+	return s
+}
+
+func tensorJSON(t *compare.TensorResult) TensorJSON {
+	out := TensorJSON{Name: t.Name, Step: stepPtr(t.Step), Kind: string(t.Kind), Status: string(t.Status), Reasons: t.Reasons}
+	first, second := t.A, t.B
+	if first == nil {
+		first, second = t.B, nil
+	}
+	out.DType, out.Shape = first.DType.String(), append([]int{}, first.Shape...)
+	if t.A != nil {
+		out.FileA = entryFile(t.A)
+	}
+	if t.B != nil {
+		out.FileB = entryFile(t.B)
+	}
+	if second != nil {
+		if second.DType != first.DType {
+			out.DTypeB = second.DType.String()
+		}
+		if !equalInts(second.Shape, first.Shape) {
+			out.ShapeB = append([]int{}, second.Shape...)
+		}
+	}
+	if t.Err != nil {
+		out.Error = t.Err.Error()
+	}
+	if t.Metrics != nil {
+		s := t.Settings
+		out.Limits = &LimitsJSON{CompareDType: s.DType.String(), RTol: Float(s.RTol), ATol: Float(s.ATol),
+			MaxRelL2: Float(t.MaxRelL2), MaxMismatchFraction: Float(t.MaxMismatchFraction)}
+		out.Metrics = metricsJSON(t.Metrics)
+	}
+	if n := t.Noise; n != nil {
+		out.Noise = &NoiseJSON{RelL2: Float(n.RelL2), MismatchFraction: Float(n.MismatchFraction()), MaxAbs: Float(n.MaxAbs.Value)}
+	}
+	return out
+}
+
+func metricsJSON(m *compare.Metrics) *MetricsJSON {
+	return &MetricsJSON{
+		Count: m.Count, Mismatched: m.Mismatched, MismatchFraction: Float(m.MismatchFraction()),
+		FirstMismatch: m.FirstMismatch,
+		MaxAbs:        Float(m.MaxAbs.Value), MaxAbsIndex: m.MaxAbs.Index, MaxAbsValues: extremeValues(m.MaxAbs),
+		MaxRel: Float(m.MaxRel.Value), MaxRelIndex: m.MaxRel.Index, MaxRelValues: extremeValues(m.MaxRel),
+		RelL2: Float(m.RelL2), Cosine: Float(m.Cosine),
+		P50: Float(m.P50), P90: Float(m.P90), P99: Float(m.P99), MaxULP: m.MaxULP,
+		NaNA: m.NaNA, NaNB: m.NaNB, InfA: m.InfA, InfB: m.InfB,
+		SpecialsAgree: m.SpecialsAgree(), SpecialMismatches: m.SpecialMismatches,
+	}
+}
+
+// extremeValues returns [a, b] at a metric's peak, nil when it has none.
+func extremeValues(e compare.Extreme) []Float {
+	if e.Index == nil {
+		return nil
+	}
+	return []Float{Float(e.A), Float(e.B)}
+}
+
+func entryFile(e *loaders.Entry) string {
+	if e.Member != "" {
+		return e.File + ":" + e.Member
+	}
+	return e.File
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func compareJSON(w io.Writer, r *compare.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(NewCompareJSON(r))
+}

@@ -1,0 +1,94 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/graphdiff/graphdiff/compare"
+)
+
+// compareMarkdown writes a report for a CI job summary (GitHub-flavoured
+// Markdown): the verdict, the first divergence, counts, the failing pairs
+// with their reasons, and the worst matching pairs in a collapsed section.
+func compareMarkdown(w io.Writer, r *compare.Result) error {
+	icon := map[compare.Verdict]string{compare.Pass: "✅", compare.Fail: "❌", compare.Error: "⚠️"}[r.Verdict]
+	fmt.Fprintf(w, "## graphdiff: %s %s\n\n", icon, r.Verdict)
+	fmt.Fprintf(w, "`%s` (reference) vs `%s`\n\n", mdCode(r.A), mdCode(r.B))
+	if d := r.FirstDivergence; d != nil {
+		fmt.Fprintf(w, "**First divergence:** %s, `%s` (%s): %s\n\n", stepWords(d.Step), mdCode(d.Name), d.Kind, mdEscape(strings.Join(d.Reasons, "; ")))
+	}
+	if r.StoppedAfterStep != nil {
+		fmt.Fprintf(w, "Stopped after %s (`--fail-fast`): %d pairs of later steps not compared.\n\n", stepWords(*r.StoppedAfterStep), r.NotCompared)
+	}
+	s := summarize(r)
+	fmt.Fprintln(w, "| pairs | match | mismatch | shape | dtype | missing | extra | unreadable | ignored |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintf(w, "| %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n",
+		s.Pairs, s.Match, s.Mismatch, s.ShapeMismatch, s.DTypeMismatch, s.Missing, s.Extra, s.Errors, s.Ignored)
+
+	rows := worstFirst(r.Tensors)
+	var failing, matching []*compare.TensorResult
+	for _, t := range rows {
+		if t.Failed() {
+			failing = append(failing, t)
+		} else {
+			matching = append(matching, t)
+		}
+	}
+	if len(failing) > 0 {
+		fmt.Fprintln(w, "### Failing tensors")
+		fmt.Fprintln(w)
+		mdTable(w, failing, 50, true)
+	}
+	if len(matching) > 0 {
+		fmt.Fprintf(w, "<details><summary>Matching tensors, worst first (%d)</summary>\n\n", len(matching))
+		mdTable(w, matching, 20, false)
+		fmt.Fprintln(w, "</details>")
+		fmt.Fprintln(w)
+	}
+	if len(r.Errors) > 0 {
+		fmt.Fprintln(w, "### Unreadable inputs")
+		fmt.Fprintln(w)
+		for _, err := range r.Errors {
+			fmt.Fprintf(w, "- `%s`\n", mdCode(err.Error()))
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+func mdTable(w io.Writer, rows []*compare.TensorResult, limit int, reasons bool) {
+	head := "| step | tensor | kind | status | dtype | rel L2 | mismatched | max abs |"
+	rule := "|---:|---|---|---|---|---:|---:|---:|"
+	if reasons {
+		head += " why |"
+		rule += "---|"
+	}
+	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, rule)
+	for i, t := range rows {
+		if i == limit {
+			fmt.Fprintf(w, "\n… and %d more.\n", len(rows)-limit)
+			break
+		}
+		relL2, mism, maxAbs := "-", "-", "-"
+		if m := t.Metrics; m != nil {
+			relL2, mism, maxAbs = sci(m.RelL2), percent(m.MismatchFraction()), sci(m.MaxAbs.Value)
+		}
+		fmt.Fprintf(w, "| %s | `%s` | %s | %s | %s | %s | %s | %s |", stepCell(t.Step), mdCode(t.Name), t.Kind, t.Status, dtypeCell(t), relL2, mism, maxAbs)
+		if reasons {
+			fmt.Fprintf(w, " %s |", mdEscape(strings.Join(t.Reasons, "; ")))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+}
+
+// mdCode makes text safe inside a code span in a table cell.
+func mdCode(s string) string { return strings.NewReplacer("`", "'", "|", "\\|", "\n", " ").Replace(s) }
+
+// mdEscape makes text safe in a table cell.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_").Replace(s)
+}

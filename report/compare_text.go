@@ -1,0 +1,205 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// TextOptions shape the text report.
+type TextOptions struct {
+	// Color adds ANSI colours (for a terminal; the caller honours NO_COLOR).
+	Color bool
+	// Top is how many pairs the table shows, worst first; 0 shows all.
+	Top int
+}
+
+const (
+	ansiRed   = "\x1b[31m"
+	ansiGreen = "\x1b[32m"
+	ansiBold  = "\x1b[1m"
+	ansiReset = "\x1b[0m"
+)
+
+func (o TextOptions) paint(code, s string) string {
+	if !o.Color {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+// compareText writes the report for people: the verdict and the first
+// divergence, a table of pairs worst first, and a one-line summary.
+func compareText(w io.Writer, r *compare.Result, o TextOptions) error {
+	verdict := strings.ToUpper(string(r.Verdict))
+	switch r.Verdict {
+	case compare.Pass:
+		verdict = o.paint(ansiGreen+ansiBold, verdict)
+	default:
+		verdict = o.paint(ansiRed+ansiBold, verdict)
+	}
+	fmt.Fprintf(w, "%s  %s vs %s\n", verdict, r.A, r.B)
+	if d := r.FirstDivergence; d != nil {
+		fmt.Fprintf(w, "first divergence: %s, %s (%s): %s\n", stepWords(d.Step), d.Name, d.Kind, strings.Join(d.Reasons, "; "))
+	}
+	if r.StoppedAfterStep != nil {
+		fmt.Fprintf(w, "stopped after %s (--fail-fast): %s of later steps not compared\n",
+			stepWords(*r.StoppedAfterStep), plural(r.NotCompared, "pair"))
+	}
+
+	rows := worstFirst(r.Tensors)
+	shown := rows
+	if o.Top > 0 && len(rows) > o.Top {
+		shown = rows[:o.Top]
+	}
+	if len(shown) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "STEP\tNAME\tKIND\tSTATUS\tDTYPE\tREL_L2\tMISMATCHED\tMAX_ABS\tAT\tCOSINE")
+		// Colour stays out of the table: escape codes would upset the
+		// column widths.
+		for _, t := range shown {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", stepCell(t.Step), t.Name, t.Kind, t.Status, dtypeCell(t), metricCells(t.Metrics))
+		}
+		tw.Flush()
+		if len(rows) > len(shown) {
+			fmt.Fprintf(w, "... %d more (--top 0 shows all)\n", len(rows)-len(shown))
+		}
+	}
+	failing := 0
+	for _, t := range rows {
+		if t.Failed() && len(t.Reasons) > 0 {
+			if failing == 0 {
+				fmt.Fprintln(w, "\nwhy:")
+			}
+			if failing++; failing <= 10 {
+				fmt.Fprintf(w, "  %s %s: %s\n", stepWords(t.Step), o.paint(ansiRed, t.Name), strings.Join(t.Reasons, "; "))
+			}
+		}
+	}
+	if failing > 10 {
+		fmt.Fprintf(w, "  ... and %d more\n", failing-10)
+	}
+	if len(r.Errors) > 0 {
+		fmt.Fprintf(w, "\n%s could not be read:\n", plural(len(r.Errors), "input"))
+		for _, err := range r.Errors {
+			fmt.Fprintf(w, "  %v\n", err)
+		}
+	}
+	s := summarize(r)
+	fmt.Fprintf(w, "\n%s: %d match, %d mismatch", plural(s.Pairs, "pair"), s.Match, s.Mismatch)
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{s.ShapeMismatch, "shape mismatch"}, {s.DTypeMismatch, "dtype mismatch"}, {s.Missing, "missing"},
+		{s.Extra, "extra"}, {s.Errors, "unreadable"}, {s.Ignored, "ignored"}, {s.NotCompared, "not compared"}} {
+		if c.n > 0 {
+			fmt.Fprintf(w, ", %d %s", c.n, c.what)
+		}
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// worstFirst orders pairs for people: failing before matching, and within
+// each, the larger relative L2 error first; ties keep step order.
+func worstFirst(ts []*compare.TensorResult) []*compare.TensorResult {
+	out := append([]*compare.TensorResult(nil), ts...)
+	severity := func(t *compare.TensorResult) float64 {
+		if t.Metrics == nil {
+			return math.Inf(1)
+		}
+		if math.IsNaN(t.Metrics.RelL2) {
+			return math.Inf(1)
+		}
+		return t.Metrics.RelL2
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Failed() != b.Failed() {
+			return a.Failed()
+		}
+		return severity(a) > severity(b)
+	})
+	return out
+}
+
+func stepWords(step int) string {
+	if step == loaders.NoStep {
+		return "no step"
+	}
+	return fmt.Sprintf("step %d", step)
+}
+
+func stepCell(step int) string {
+	if step == loaders.NoStep {
+		return "-"
+	}
+	return fmt.Sprint(step)
+}
+
+func dtypeCell(t *compare.TensorResult) string {
+	switch {
+	case t.A == nil:
+		return t.B.DType.String()
+	case t.B == nil || t.A.DType == t.B.DType:
+		return t.A.DType.String()
+	}
+	return t.A.DType.String() + "/" + t.B.DType.String()
+}
+
+// metricCells returns the REL_L2, MISMATCHED, MAX_ABS, AT and COSINE cells.
+func metricCells(m *compare.Metrics) string {
+	if m == nil {
+		return "-\t-\t-\t-\t-"
+	}
+	at := "-"
+	if m.MaxAbs.Index != nil {
+		at = indexString(m.MaxAbs.Index)
+	}
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s", sci(m.RelL2), percent(m.MismatchFraction()), sci(m.MaxAbs.Value), at, cosine(m.Cosine))
+}
+
+func sci(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "-"
+	case v == 0:
+		return "0"
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+func percent(f float64) string {
+	if f == 0 {
+		return "0%"
+	}
+	if f < 0.001 {
+		return fmt.Sprintf("%.2g%%", 100*f)
+	}
+	return fmt.Sprintf("%.1f%%", 100*f)
+}
+
+func cosine(c float64) string {
+	if math.IsNaN(c) {
+		return "-"
+	}
+	return fmt.Sprintf("%.6f", c)
+}
+
+func indexString(idx []int) string {
+	if len(idx) == 0 {
+		return "()"
+	}
+	parts := make([]string, len(idx))
+	for i, v := range idx {
+		parts[i] = fmt.Sprint(v)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
