@@ -154,3 +154,12 @@ func decode(dst []float64, src []byte, dt DType, bigEndian bool) {
 		panic("loaders: decode of " + dt.String())
 	}
 }
+
+// Float8Value returns the value of a float8 bit pattern in format d
+// (Float8E4M3FN or Float8E5M2).
+func Float8Value(d DType, code uint8) float64 {
+	if d == Float8E5M2 {
+		return e5m2Table[code]
+	}
+	return e4m3Table[code]
+}

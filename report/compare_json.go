@@ -105,11 +105,11 @@ type TensorJSON struct {
 
 // LimitsJSON are the tolerance and thresholds a pair was judged by.
 type LimitsJSON struct {
-	CompareDType        string  `json:"compare_dtype"`
-	RTol                Float   `json:"rtol"`
-	ATol                Float   `json:"atol"`
-	MaxRelL2            Float   `json:"max_rel_l2"`
-	MaxMismatchFraction Float   `json:"max_mismatch_fraction"`
+	CompareDType        string `json:"compare_dtype"`
+	RTol                Float  `json:"rtol"`
+	ATol                Float  `json:"atol"`
+	MaxRelL2            Float  `json:"max_rel_l2"`
+	MaxMismatchFraction Float  `json:"max_mismatch_fraction"`
 }
 
 // MetricsJSON are a compared pair's metrics (see compare.Metrics).

@@ -63,7 +63,7 @@ type junitSkipped struct {
 
 func compareJUnit(w io.Writer, r *compare.Result) error {
 	suite := junitSuite{
-		Name: r.A + " vs " + r.B,
+		Name:       r.A + " vs " + r.B,
 		Properties: []junitProperty{{"verdict", string(r.Verdict)}, {"reference", r.A}, {"compared", r.B}},
 	}
 	if d := r.FirstDivergence; d != nil {

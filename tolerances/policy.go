@@ -40,12 +40,12 @@ type Policy struct {
 
 // Rule sets some of a tensor's settings.
 type Rule struct {
-	Match             Match    `yaml:"match"`
-	RTol              *float64 `yaml:"rtol"`
-	ATol              *float64 `yaml:"atol"`
-	MaxRelL2          *float64 `yaml:"max_rel_l2"`
+	Match               Match    `yaml:"match"`
+	RTol                *float64 `yaml:"rtol"`
+	ATol                *float64 `yaml:"atol"`
+	MaxRelL2            *float64 `yaml:"max_rel_l2"`
 	MaxMismatchFraction *float64 `yaml:"max_mismatch_fraction"`
-	Ignore            *bool    `yaml:"ignore"`
+	Ignore              *bool    `yaml:"ignore"`
 
 	name  *regexp.Regexp
 	kind  loaders.Kind

@@ -15,7 +15,7 @@ type Settings struct {
 	Tolerance
 	// MaxRelL2 and MaxMismatchFraction are the aggregate thresholds of the
 	// verdict (see the compare package).
-	MaxRelL2          float64
+	MaxRelL2            float64
 	MaxMismatchFraction float64
 	// Ignore leaves the pair out of the comparison.
 	Ignore bool
