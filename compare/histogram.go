@@ -36,10 +36,20 @@ func (h *errorHistogram) add(e float64) {
 	}
 }
 
+// span returns the touched bucket range, empty (0, -1) when nothing
+// non-zero was counted.
+func (h *errorHistogram) span() (lo, hi int) {
+	if h.counts == nil {
+		return 0, -1
+	}
+	return h.lo, h.hi
+}
+
 // total returns how many errors were counted.
 func (h *errorHistogram) total() int64 {
 	n := h.zeros
-	for k := h.lo; k <= h.hi; k++ {
+	lo, hi := h.span()
+	for k := lo; k <= hi; k++ {
 		n += int64(h.counts[k])
 	}
 	return n
@@ -49,23 +59,24 @@ func (h *errorHistogram) total() int64 {
 // commutative, so partial histograms merge in any order.
 func (h *errorHistogram) merge(o *errorHistogram) {
 	h.zeros += o.zeros
-	if o.counts == nil || o.hi < o.lo {
+	olo, ohi := o.span()
+	if ohi < olo {
 		return
 	}
 	if h.counts == nil {
 		h.counts = make([]uint32, histBuckets)
 		h.lo, h.hi = histBuckets, -1
 	}
-	for k := o.lo; k <= o.hi; k++ {
+	for k := olo; k <= ohi; k++ {
 		h.counts[k] += o.counts[k]
 	}
-	h.lo, h.hi = min(h.lo, o.lo), max(h.hi, o.hi)
+	h.lo, h.hi = min(h.lo, olo), max(h.hi, ohi)
 }
 
 // reset empties h, keeping its memory.
 func (h *errorHistogram) reset() {
-	if h.counts != nil && h.hi >= h.lo {
-		clear(h.counts[h.lo : h.hi+1])
+	if lo, hi := h.span(); hi >= lo {
+		clear(h.counts[lo : hi+1])
 	}
 	h.zeros = 0
 	h.lo, h.hi = histBuckets, -1
@@ -91,7 +102,8 @@ func (h *errorHistogram) quantiles(maxErr float64, ps ...float64) []float64 {
 			out[i] = 0
 			continue
 		}
-		for k := h.lo; k <= h.hi; k++ {
+		lo, hi := h.span()
+		for k := lo; k <= hi; k++ {
 			seen += int64(h.counts[k])
 			if seen >= rank {
 				lo := math.Float64frombits(uint64(k) << 48)

@@ -62,7 +62,10 @@ NPY_DIR = os.path.join(TESTDATA, "npy")
 NPZ_DIR = os.path.join(TESTDATA, "npz")
 BAD_DIR = os.path.join(TESTDATA, "bad")
 RUNS_DIR = os.path.join(TESTDATA, "runs")
-OWNED_DIRS = [NPY_DIR, NPZ_DIR, BAD_DIR, RUNS_DIR]
+# Directories this script recreates whole. testdata/bad/ and testdata/runs/
+# are shared with gpu_fixtures.py, so there only this script's own files
+# are removed (see clean_shared).
+OWNED_DIRS = [NPY_DIR, NPZ_DIR, os.path.join(RUNS_DIR, "tree"), os.path.join(RUNS_DIR, "flat")]
 
 MAGIC = b"\x93NUMPY"
 FIXED_DATE_TIME = (2020, 1, 1, 0, 0, 0)
@@ -268,6 +271,10 @@ def gen_npy():
     f4_23 = np.array([[0.0, -0.0, 1.5], [-2.25, np.nan, np.inf]], dtype=np.float32)
     files.append(("f4_fortran.npy",
                   np.asfortranarray(np.arange(24, dtype=np.float32).reshape(2, 3, 4) * 0.5 - 3),
+                  None))
+    # the same values in C order, to compare against the Fortran-order file
+    files.append(("f4_corder.npy",
+                  np.ascontiguousarray(np.arange(24, dtype=np.float32).reshape(2, 3, 4) * 0.5 - 3),
                   None))
     files.append(("i2_fortran.npy",
                   np.asfortranarray(np.array([[1, -2], [3, -4], [32767, -32768]], dtype=np.int16)),
@@ -708,6 +715,22 @@ No step directories; steps come from file names.
 
 # --------------------------------------------------------------------------
 
+def owned_by_us(name):
+    """Files in the shared bad/ directory that gpu_fixtures.py writes are
+    st_*.safetensors and README_safetensors.md; every other one is ours."""
+    return not (name.startswith("st_") or name == "README_safetensors.md")
+
+
+def clean_shared():
+    if os.path.isdir(BAD_DIR):
+        for name in os.listdir(BAD_DIR):
+            if owned_by_us(name):
+                os.remove(os.path.join(BAD_DIR, name))
+    readme = os.path.join(RUNS_DIR, "README.md")
+    if os.path.exists(readme):
+        os.remove(readme)
+
+
 def main():
     if not np.__version__.startswith("1.24"):
         print("warning: fixtures were made with numpy 1.24.x, this is %s" % np.__version__,
@@ -715,14 +738,15 @@ def main():
     for d in OWNED_DIRS:
         if os.path.isdir(d):
             shutil.rmtree(d)
+    clean_shared()
     gen_npy()
     gen_npz()
     gen_bad()
     gen_runs()
     total = 0
-    for d in OWNED_DIRS:
+    for d in OWNED_DIRS + [BAD_DIR]:
         for dp, _, fns in os.walk(d):
-            total += sum(os.path.getsize(os.path.join(dp, f)) for f in fns)
+            total += sum(os.path.getsize(os.path.join(dp, f)) for f in fns if owned_by_us(f))
     assert total < 3_000_000, total
     print("wrote fixtures under %s (%d bytes)" % (TESTDATA, total))
 
