@@ -141,8 +141,10 @@ func Runs(a, b *loaders.Run, opts Options) *Result {
 		switch {
 		case p.B == nil:
 			t.Status = StatusMissing
+			t.Reasons = []string{"not in " + b.Root}
 		case p.A == nil:
 			t.Status = StatusExtra
+			t.Reasons = []string{"not in " + a.Root}
 		default:
 			t.Settings = opts.Resolver.Resolve(p.Name, p.Kind, effective(p.A), effective(p.B), compute)
 			if t.Settings.Ignore {

@@ -67,7 +67,7 @@ func compareJUnit(w io.Writer, r *compare.Result) error {
 		Properties: []junitProperty{{"verdict", string(r.Verdict)}, {"reference", r.A}, {"compared", r.B}},
 	}
 	if d := r.FirstDivergence; d != nil {
-		suite.Properties = append(suite.Properties, junitProperty{"first_divergence", fmt.Sprintf("%s %s", stepWords(d.Step), d.Name)})
+		suite.Properties = append(suite.Properties, junitProperty{"first_divergence", where(d.Step, d.Name)})
 	}
 	for _, t := range r.Tensors {
 		c := junitCase{ClassName: junitClass(t.Step), Name: t.Name, Time: "0"}

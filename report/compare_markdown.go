@@ -16,7 +16,7 @@ func compareMarkdown(w io.Writer, r *compare.Result) error {
 	fmt.Fprintf(w, "## graphdiff: %s %s\n\n", icon, r.Verdict)
 	fmt.Fprintf(w, "`%s` (reference) vs `%s`\n\n", mdCode(r.A), mdCode(r.B))
 	if d := r.FirstDivergence; d != nil {
-		fmt.Fprintf(w, "**First divergence:** %s, `%s` (%s): %s\n\n", stepWords(d.Step), mdCode(d.Name), d.Kind, mdEscape(strings.Join(d.Reasons, "; ")))
+		fmt.Fprintf(w, "**First divergence:** `%s` (%s): %s\n\n", mdCode(where(d.Step, d.Name)), d.Kind, mdEscape(strings.Join(d.Reasons, "; ")))
 	}
 	if r.StoppedAfterStep != nil {
 		fmt.Fprintf(w, "Stopped after %s (`--fail-fast`): %d pairs of later steps not compared.\n\n", stepWords(*r.StoppedAfterStep), r.NotCompared)

@@ -46,7 +46,7 @@ func compareText(w io.Writer, r *compare.Result, o TextOptions) error {
 	}
 	fmt.Fprintf(w, "%s  %s vs %s\n", verdict, r.A, r.B)
 	if d := r.FirstDivergence; d != nil {
-		fmt.Fprintf(w, "first divergence: %s, %s (%s): %s\n", stepWords(d.Step), d.Name, d.Kind, strings.Join(d.Reasons, "; "))
+		fmt.Fprintf(w, "first divergence: %s (%s): %s\n", where(d.Step, d.Name), d.Kind, strings.Join(d.Reasons, "; "))
 	}
 	if r.StoppedAfterStep != nil {
 		fmt.Fprintf(w, "stopped after %s (--fail-fast): %s of later steps not compared\n",
@@ -79,7 +79,7 @@ func compareText(w io.Writer, r *compare.Result, o TextOptions) error {
 				fmt.Fprintln(w, "\nwhy:")
 			}
 			if failing++; failing <= 10 {
-				fmt.Fprintf(w, "  %s %s: %s\n", stepWords(t.Step), o.paint(ansiRed, t.Name), strings.Join(t.Reasons, "; "))
+				fmt.Fprintf(w, "  %s: %s\n", o.paint(ansiRed, where(t.Step, t.Name)), strings.Join(t.Reasons, "; "))
 			}
 		}
 	}
@@ -128,6 +128,15 @@ func worstFirst(ts []*compare.TensorResult) []*compare.TensorResult {
 		return severity(a) > severity(b)
 	})
 	return out
+}
+
+// where names a tensor for people: "step 3, grads/fc1.weight", or the
+// name alone outside any step.
+func where(step int, name string) string {
+	if step == loaders.NoStep {
+		return name
+	}
+	return fmt.Sprintf("step %d, %s", step, name)
 }
 
 func stepWords(step int) string {

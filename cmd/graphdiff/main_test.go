@@ -43,6 +43,22 @@ func TestGolden(t *testing.T) {
 		{"inspect_bad_format", []string{"inspect", "--format", "yaml", "../../testdata/runs/tree"}},
 		{"inspect_bad_float8", []string{"inspect", "--float8", "e3m4", "../../testdata/runs/tree"}},
 		{"inspect_unknown_flag", []string{"inspect", "--bogus", "../../testdata/runs/tree"}},
+
+		{"compare_fp32_adam", []string{"compare", "--top", "5", "../../testdata/runs/mlp_fp32/eager", "../../testdata/runs/mlp_fp32/graph"}},
+		{"compare_fp32_adam_json", []string{"compare", "--format", "json", "../../testdata/runs/mlp_fp32/eager/step_000003/params", "../../testdata/runs/mlp_fp32/graph/step_000003/params"}},
+		{"compare_bf16_markdown", []string{"compare", "--format", "markdown", "../../testdata/runs/mlp_bf16/eager", "../../testdata/runs/mlp_bf16/graph"}},
+		{"compare_missing_extra", []string{"compare", "../../testdata/runs/tree", "../../testdata/runs/flat"}},
+		{"compare_missing_extra_junit", []string{"compare", "--format", "junit", "../../testdata/runs/tree", "../../testdata/runs/flat"}},
+		{"compare_fortran_vs_c", []string{"compare", "../../testdata/npy/f4_fortran.npy", "../../testdata/npy/f4_corder.npy"}},
+		{"compare_byte_orders", []string{"compare", "--format", "json", "../../testdata/npy/c16.npy", "../../testdata/npy/c16_be.npy"}},
+		{"compare_shape_mismatch", []string{"compare", "../../testdata/npy/f4.npy", "../../testdata/npy/f4_2x3.npy"}},
+		{"compare_dtype_mismatch", []string{"compare", "../../testdata/npy/f8.npy", "../../testdata/npy/f2.npy"}},
+		{"compare_containers", []string{"compare", "../../testdata/npz/stored.npz", "../../testdata/safetensors/all_dtypes.safetensors"}},
+		{"compare_unreadable", []string{"compare", "--format", "json", "../../testdata/bad/not_npy_member.npz", "../../testdata/bad/not_npy_member.npz"}},
+		{"compare_one_arg", []string{"compare", "../../testdata/runs/tree"}},
+		{"compare_bad_report", []string{"compare", "--report", "html", "../../testdata/runs/tree", "../../testdata/runs/tree"}},
+		{"compare_bad_rtol", []string{"compare", "--rtol", "-1", "../../testdata/runs/tree", "../../testdata/runs/tree"}},
+		{"compare_bad_compute_dtype", []string{"compare", "--compute-dtype", "tf32x", "../../testdata/runs/tree", "../../testdata/runs/tree"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
