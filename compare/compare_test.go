@@ -1,0 +1,144 @@
+package compare
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+func load(t *testing.T, path string) *loaders.Run {
+	t.Helper()
+	r, err := loaders.Load(path, loaders.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// copyTree copies a fixture run directory into a temporary one.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// sameMetrics reports whether two metrics are identical, NaN equal to NaN.
+func sameMetrics(x, y *Metrics) bool { return fmt.Sprintf("%#v", *x) == fmt.Sprintf("%#v", *y) }
+
+// TestJobsGiveIdenticalResults compares real runs split into many chunks
+// with 1 and with 4 workers: every metric must be identical, bit for bit.
+func TestJobsGiveIdenticalResults(t *testing.T) {
+	defer func(old int64) { chunkElems = old }(chunkElems)
+	chunkElems = 97 // split even the small tensors into chunks
+	a, b := load(t, fixture("runs", "mlp_fp32", "eager")), load(t, fixture("runs", "mlp_fp32", "graph"))
+	one := Runs(a, b, Options{Jobs: 1})
+	four := Runs(a, b, Options{Jobs: 4})
+	if len(one.Tensors) != 61 || len(four.Tensors) != 61 {
+		t.Fatalf("%d and %d tensors", len(one.Tensors), len(four.Tensors))
+	}
+	for i := range one.Tensors {
+		x, y := one.Tensors[i], four.Tensors[i]
+		if x.Metrics == nil || !sameMetrics(x.Metrics, y.Metrics) {
+			t.Errorf("%s step %d: 1 worker %+v\n4 workers %+v", x.Name, x.Step, x.Metrics, y.Metrics)
+		}
+	}
+}
+
+// TestUnreadablePairStillReportsTheRest truncates one gradient of the
+// second run: that pair is an error, every other pair is still compared,
+// and the verdict is error.
+func TestUnreadablePairStillReportsTheRest(t *testing.T) {
+	dir := copyTree(t, fixture("runs", "mlp_fp32", "graph"))
+	b := load(t, dir)
+	victim := filepath.Join(dir, "step_000002", "grads", "fc2.weight.npy")
+	if err := os.Truncate(victim, 1000); err != nil { // after discovery: fails when read
+		t.Fatal(err)
+	}
+	r := Runs(load(t, fixture("runs", "mlp_fp32", "eager")), b, Options{})
+	if r.Verdict != Error {
+		t.Errorf("verdict %s, want error", r.Verdict)
+	}
+	compared, errs := 0, 0
+	for _, tr := range r.Tensors {
+		switch tr.Status {
+		case StatusError:
+			errs++
+			if tr.Name != "grads/fc2.weight" || tr.Step != 2 {
+				t.Errorf("error on %s step %d", tr.Name, tr.Step)
+			}
+		case StatusMatch:
+			compared++
+		}
+	}
+	if compared != 60 || errs != 1 || len(r.Errors) != 1 {
+		t.Errorf("%d compared, %d errors, %d listed errors", compared, errs, len(r.Errors))
+	}
+}
+
+// TestFailFast stops after the first step with a failing pair and counts
+// what it left out.
+func TestFailFast(t *testing.T) {
+	dir := copyTree(t, fixture("runs", "mlp_fp32", "graph"))
+	// step 1's fc1 gradient of the graph run becomes the eager run's step 2 one
+	src := fixture("runs", "mlp_fp32", "eager", "step_000002", "grads", "fc1.weight.npy")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "step_000001", "grads", "fc1.weight.npy"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, b := load(t, fixture("runs", "mlp_fp32", "eager")), load(t, dir)
+	full := Runs(a, b, Options{})
+	fast := Runs(a, b, Options{FailFast: true})
+	for _, r := range []*Result{full, fast} {
+		if r.Verdict != Fail || r.FirstDivergence == nil || r.FirstDivergence.Name != "grads/fc1.weight" || r.FirstDivergence.Step != 1 {
+			t.Fatalf("verdict %s, first divergence %+v", r.Verdict, r.FirstDivergence)
+		}
+	}
+	// steps 0 and 1 compared (15 pairs each); steps 2 and 3 (30) and the
+	// step-less losses (1) not
+	if fast.StoppedAfterStep == nil || *fast.StoppedAfterStep != 1 || fast.NotCompared != 31 || len(fast.Tensors) != 30 {
+		t.Errorf("stopped after %v, %d not compared, %d tensors", fast.StoppedAfterStep, fast.NotCompared, len(fast.Tensors))
+	}
+}
+
+// TestBaselineRaisesThresholds compares with a baseline run that differs
+// from the reference as much as the compared run does: the thresholds rise
+// to NoiseFactor times the baseline's noise, and the noise is reported.
+func TestBaselineRaisesThresholds(t *testing.T) {
+	a, b := load(t, fixture("runs", "mlp_fp32", "eager")), load(t, fixture("runs", "mlp_fp32", "graph"))
+	r := Runs(a, b, Options{Baseline: b})
+	for _, tr := range r.Tensors {
+		if tr.Noise == nil {
+			t.Fatalf("%s: no noise", tr.Name)
+		}
+		if !sameMetrics(tr.Noise, tr.Metrics) {
+			t.Errorf("%s: noise %+v differs from metrics %+v", tr.Name, tr.Noise, tr.Metrics)
+		}
+		want := max(tr.Settings.MaxRelL2, NoiseFactor*tr.Metrics.RelL2)
+		if tr.MaxRelL2 != want {
+			t.Errorf("%s: threshold %g, want %g", tr.Name, tr.MaxRelL2, want)
+		}
+	}
+}
