@@ -12,7 +12,7 @@ import (
 // progressMinBytes is how much data a comparison must read before a
 // progress bar is worth showing: below it, a comparison takes well under a
 // second.
-const progressMinBytes = 256 << 20
+var progressMinBytes int64 = 256 << 20 // a variable so tests can lower it
 
 // progress is a byte-count progress bar on stderr, or nothing.
 type progress struct {
@@ -33,11 +33,12 @@ func startProgress(stderr io.Writer, terminal bool, a, b *loaders.Run) *progress
 	if !terminal || total < progressMinBytes {
 		return &progress{}
 	}
-	p := mpb.New(mpb.WithOutput(stderr), mpb.WithWidth(40))
+	// The caller has decided that stderr is a terminal, so refresh whatever
+	// mpb makes of the writer.
+	p := mpb.New(mpb.WithOutput(stderr), mpb.WithWidth(40), mpb.WithAutoRefresh())
 	bar := p.AddBar(total,
 		mpb.PrependDecorators(decor.Name("comparing "), decor.CountersKibiByte("% .1f / % .1f")),
 		mpb.AppendDecorators(decor.Percentage(), decor.Name(" "), decor.AverageSpeed(decor.SizeB1024(0), "% .0f")),
-		mpb.BarRemoveOnComplete(),
 	)
 	return &progress{p: p, bar: bar}
 }

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/graphdiff/graphdiff/report"
+)
+
+const (
+	eagerRun = "../../testdata/runs/mlp_fp32/eager"
+	graphRun = "../../testdata/runs/mlp_fp32/graph"
+)
+
+// TestReportFiles writes every format with --report in one run and checks
+// each file holds what --format would print, and that no temporary file is
+// left behind.
+func TestReportFiles(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"compare", eagerRun, graphRun}
+	for _, f := range []string{"json", "junit", "markdown", "text"} {
+		args = append(args, "--report", f+"="+filepath.Join(dir, "out."+f))
+	}
+	code, _, stderr := run(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, f := range []string{"json", "junit", "markdown", "text"} {
+		data, err := os.ReadFile(filepath.Join(dir, "out."+f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, want, _ := run("compare", "--format", f, eagerRun, graphRun)
+		if string(data) != want {
+			t.Errorf("%s report differs from --format %s output", f, f)
+		}
+	}
+	var doc struct{ Verdict string }
+	data, _ := os.ReadFile(filepath.Join(dir, "out.json"))
+	if err := json.Unmarshal(data, &doc); err != nil || doc.Verdict != "pass" {
+		t.Errorf("json report: %v %q", err, doc.Verdict)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 4 {
+		t.Errorf("%d files in the report directory, want 4", len(entries))
+	}
+}
+
+// TestReportUnwritable asks for a report in a directory that does not
+// exist: exit 2 naming the file, the other report and stdout still whole.
+func TestReportUnwritable(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	bad := filepath.Join(dir, "missing", "bad.xml")
+	code, stdout, stderr := run("compare", "--report", "junit="+bad, "--report", "json="+good, eagerRun, graphRun)
+	if code != 2 || !strings.Contains(stderr, "report "+bad) || !strings.HasPrefix(stdout, "PASS") {
+		t.Errorf("exit %d, stderr %q, stdout %.40q", code, stderr, stdout)
+	}
+	if _, err := os.Stat(good); err != nil {
+		t.Errorf("good report: %v", err)
+	}
+}
+
+// TestWriteFileAtomic checks that a failing renderer leaves neither a
+// partial file nor a temporary one, and that an existing report survives.
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.json")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := report.WriteFile(path, func(w io.Writer) error {
+		io.WriteString(w, "partial")
+		return errors.New("renderer failed")
+	})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	data, _ := os.ReadFile(path)
+	entries, _ := os.ReadDir(dir)
+	if string(data) != "old" || len(entries) != 1 {
+		t.Errorf("file %q, %d entries", data, len(entries))
+	}
+}
+
+// TestProgressOnlyOnATerminal runs a comparison with stderr taken for a
+// terminal and the size threshold lowered: a bar is drawn; not otherwise.
+func TestProgressOnlyOnATerminal(t *testing.T) {
+	defer func(old int64) { progressMinBytes = old }(progressMinBytes)
+	progressMinBytes = 1
+	for _, terminal := range []bool{true, false} {
+		var stdout, stderr bytes.Buffer
+		opts := &compareOptions{A: eagerRun, B: graphRun, Format: "json", Jobs: 2, Top: 20,
+			Stdout: &stdout, Stderr: &stderr, terminal: func(w io.Writer) bool { return terminal && w == &stderr }}
+		opts.load.v2 = "bfloat16"
+		if err := compareRun(opts); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(stderr.String(), "comparing"); got != terminal {
+			t.Errorf("terminal %v: progress shown %v (%q)", terminal, got, stderr.String())
+		}
+		if strings.Contains(stdout.String(), "\x1b[") {
+			t.Errorf("colour in JSON output")
+		}
+	}
+}
+
+// TestColourOnlyOnATerminal checks that text output is coloured on a
+// terminal unless NO_COLOR is set, and never otherwise.
+func TestColourOnlyOnATerminal(t *testing.T) {
+	for _, tc := range []struct {
+		terminal bool
+		noColor  string
+		want     bool
+	}{{true, "", true}, {true, "1", false}, {false, "", false}} {
+		t.Setenv("NO_COLOR", tc.noColor)
+		var stdout, stderr bytes.Buffer
+		opts := &compareOptions{A: eagerRun, B: graphRun, Format: "text", Jobs: 1, Top: 3,
+			Stdout: &stdout, Stderr: &stderr, terminal: func(w io.Writer) bool { return tc.terminal && w == &stdout }}
+		opts.load.v2 = "bfloat16"
+		if err := compareRun(opts); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(stdout.String(), "\x1b["); got != tc.want {
+			t.Errorf("terminal %v NO_COLOR %q: colour %v", tc.terminal, tc.noColor, got)
+		}
+	}
+}
