@@ -123,7 +123,7 @@ var defaultThresholds = map[loaders.DType]struct{ relL2, beyond float64 }{
 	loaders.Float32:      {3e-4, 0.05},
 	loaders.Complex64:    {3e-4, 0.05},
 	loaders.Float16:      {1e-2, 0.25},
-	loaders.BFloat16:     {4e-2, 0.30},
+	loaders.BFloat16:     {4e-2, 0.25},
 	loaders.Float8E4M3FN: {0.25, 0.50},
 	loaders.Float8E5M2:   {0.50, 0.50},
 }

@@ -1,0 +1,112 @@
+package compare
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// scenario is what testdata/gen/scenarios.py recorded about a real
+// eager-vs-CUDA-graph run pair made on an H200.
+type scenario struct {
+	Name     string `json:"name"`
+	Bug      string `json:"bug"`
+	Expected string `json:"expected_first_divergent_step"`
+	DType    string `json:"dtype"`
+}
+
+func scenarios(t *testing.T) []scenario {
+	t.Helper()
+	dirs, err := filepath.Glob(fixture("scenarios", "*", "scenario.json"))
+	if err != nil || len(dirs) < 17 {
+		t.Fatalf("%d scenarios (%v)", len(dirs), err)
+	}
+	var out []scenario
+	for _, f := range dirs {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s scenario
+		if err := json.Unmarshal(data, &s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestScenarios compares every real run pair with default settings: the
+// correct ones (fp32 Adam vs capturable Adam, pure bf16 Adam vs capturable
+// Adam, autocast, dropout, identical SGD) pass; each bug fails, and the
+// first divergence is the step where the generator measured the graph
+// going wrong.
+func TestScenarios(t *testing.T) {
+	for _, sc := range scenarios(t) {
+		t.Run(sc.Name, func(t *testing.T) {
+			dir := fixture("scenarios", sc.Name)
+			r := Runs(load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph")), Options{})
+			if sc.Bug == "none" {
+				if r.Verdict != Pass {
+					t.Fatalf("correct run: verdict %s, first divergence %+v", r.Verdict, r.FirstDivergence)
+				}
+				return
+			}
+			want, err := strconv.Atoi(sc.Expected)
+			if err != nil {
+				t.Fatalf("expected step %q", sc.Expected)
+			}
+			if r.Verdict != Fail || r.FirstDivergence == nil || r.FirstDivergence.Step != want {
+				t.Fatalf("%s: verdict %s, first divergence %+v; want fail at step %d", sc.Bug, r.Verdict, r.FirstDivergence, want)
+			}
+			t.Logf("%s: first divergence step %d %s: %v", sc.Bug, want, r.FirstDivergence.Name, r.FirstDivergence.Reasons)
+		})
+	}
+}
+
+// TestBeatsElementwiseVerdict shows, on real runs, why graphdiff does not
+// fail a pair for any element beyond tolerance, as
+// torch.testing.assert_close does with the same tolerances: that rule
+// fails the correct pure-bf16 Adam run (and even a second eager run against
+// the first), while graphdiff passes them and still fails every bug.
+func TestBeatsElementwiseVerdict(t *testing.T) {
+	elementwiseFails := func(r *Result) bool {
+		for _, tr := range r.Tensors {
+			if tr.Metrics != nil && tr.Metrics.Mismatched > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for _, pair := range [][2]string{{"bf16_adam", "graph"}, {"bf16_adam", "baseline"}} {
+		dir := fixture("scenarios", pair[0])
+		r := Runs(load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, pair[1])), Options{})
+		if !elementwiseFails(r) {
+			t.Errorf("%s eager vs %s: the elementwise rule passes; this test no longer shows anything", pair[0], pair[1])
+		}
+		if r.Verdict != Pass {
+			t.Errorf("%s eager vs %s: verdict %s, first divergence %+v", pair[0], pair[1], r.Verdict, r.FirstDivergence)
+		}
+	}
+}
+
+// TestBaselineScenarios uses the second eager run of the correct Adam
+// scenarios as the noise floor: they still pass, and every tensor reports
+// its noise.
+func TestBaselineScenarios(t *testing.T) {
+	for _, name := range []string{"fp32_adam", "bf16_adam"} {
+		dir := fixture("scenarios", name)
+		r := Runs(load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph")),
+			Options{Baseline: load(t, filepath.Join(dir, "baseline"))})
+		if r.Verdict != Pass {
+			t.Errorf("%s: verdict %s", name, r.Verdict)
+		}
+		for _, tr := range r.Tensors {
+			if tr.Noise == nil {
+				t.Errorf("%s: %s step %d has no noise floor", name, tr.Name, tr.Step)
+			}
+		}
+	}
+}
