@@ -1,0 +1,34 @@
+package tolerances
+
+import (
+	"os"
+	"testing"
+
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// FuzzPolicy feeds arbitrary text to the policy parser and resolves a few
+// tensors with whatever it accepts: no panic, and accepted limits stay in
+// their documented ranges.
+func FuzzPolicy(f *testing.F) {
+	seed, err := os.ReadFile("testdata/example_policy.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte(examplePolicy))
+	f.Add([]byte("rules: [{match: {name: '[a-'}}]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := ParsePolicy(data)
+		if err != nil {
+			return
+		}
+		r := Resolver{Policy: p}
+		for _, name := range []string{"grads/fc1.weight", "params/x/fc1.bias", "inputs/x", ""} {
+			s := r.Resolve(name, loaders.KindGrad, loaders.BFloat16, loaders.Float32, loaders.Invalid)
+			if s.RTol < 0 || s.ATol < 0 || s.MaxRelL2 < 0 || s.MaxMismatchFraction < 0 || s.MaxMismatchFraction > 1 {
+				t.Fatalf("limits out of range: %+v", s)
+			}
+		}
+	})
+}
