@@ -24,7 +24,8 @@ type Settings struct {
 // Overrides are settings given on the command line; they win over the
 // defaults and the policy.
 type Overrides struct {
-	RTol, ATol *float64
+	RTol, ATol                    *float64
+	MaxRelL2, MaxMismatchFraction *float64
 	// ComputeDType is the dtype the math ran in (autocast), Invalid when
 	// not given.
 	ComputeDType loaders.DType
@@ -65,6 +66,8 @@ func (r Resolver) Resolve(name string, kind loaders.Kind, a, b, compute loaders.
 	}
 	set(&s.RTol, r.Overrides.RTol)
 	set(&s.ATol, r.Overrides.ATol)
+	set(&s.MaxRelL2, r.Overrides.MaxRelL2)
+	set(&s.MaxMismatchFraction, r.Overrides.MaxMismatchFraction)
 	return s
 }
 

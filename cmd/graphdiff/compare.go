@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/loaders"
@@ -21,8 +23,9 @@ type compareOptions struct {
 	Format       string
 	Reports      []string
 	RTol, ATol   float64
-	rtolSet      bool
-	atolSet      bool
+	MaxRelL2     float64
+	MaxMismatch  float64
+	set          map[string]bool // flags given on the command line
 	ComputeDType string
 	Policy       string
 	Baseline     string
@@ -67,7 +70,8 @@ that could not be read (the other pairs are still compared and reported).`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.A, opts.B = args[0], args[1]
-			opts.rtolSet, opts.atolSet = c.Flags().Changed("rtol"), c.Flags().Changed("atol")
+			opts.set = map[string]bool{}
+			c.Flags().Visit(func(f *pflag.Flag) { opts.set[f.Name] = true })
 			return compareRun(opts)
 		},
 	}
@@ -76,6 +80,8 @@ that could not be read (the other pairs are still compared and reported).`,
 	f.StringArrayVar(&opts.Reports, "report", nil, "also write a report file, FORMAT=PATH (repeatable), e.g. junit=out.xml")
 	f.Float64Var(&opts.RTol, "rtol", 0, "relative tolerance for every tensor (default: per dtype, torch.testing's)")
 	f.Float64Var(&opts.ATol, "atol", 0, "absolute tolerance for every tensor (default: per dtype, torch.testing's)")
+	f.Float64Var(&opts.MaxRelL2, "max-rel-l2", 0, "relative L2 error above which every tensor fails (default: per dtype)")
+	f.Float64Var(&opts.MaxMismatch, "max-mismatch-fraction", 0, "fraction of elements beyond tolerance above which every tensor fails (default: per dtype)")
 	f.StringVar(&opts.ComputeDType, "compute-dtype", "", "dtype the math ran in, e.g. bfloat16 under autocast (default: from the manifests)")
 	f.StringVar(&opts.Policy, "policy", "", "YAML file of per-tensor tolerance rules")
 	f.StringVar(&opts.Baseline, "baseline", "", "a second reference run whose difference from REFERENCE is the noise floor")
@@ -198,17 +204,28 @@ func compareRun(opts *compareOptions) error {
 // resolver builds the tolerance resolver from the flags and the policy.
 func (opts *compareOptions) resolver() (tolerances.Resolver, error) {
 	var r tolerances.Resolver
-	if opts.rtolSet {
-		if !(opts.RTol >= 0) {
-			return r, &usageError{err: fmt.Errorf("--rtol must be ≥ 0, not %g", opts.RTol)}
+	for _, f := range []struct {
+		name string
+		val  *float64
+		max  float64
+		dst  **float64
+	}{
+		{"rtol", &opts.RTol, math.Inf(1), &r.Overrides.RTol},
+		{"atol", &opts.ATol, math.Inf(1), &r.Overrides.ATol},
+		{"max-rel-l2", &opts.MaxRelL2, math.Inf(1), &r.Overrides.MaxRelL2},
+		{"max-mismatch-fraction", &opts.MaxMismatch, 1, &r.Overrides.MaxMismatchFraction},
+	} {
+		if !opts.set[f.name] {
+			continue
 		}
-		r.Overrides.RTol = &opts.RTol
-	}
-	if opts.atolSet {
-		if !(opts.ATol >= 0) {
-			return r, &usageError{err: fmt.Errorf("--atol must be ≥ 0, not %g", opts.ATol)}
+		if !(*f.val >= 0 && *f.val <= f.max) {
+			limit := "≥ 0"
+			if !math.IsInf(f.max, 1) {
+				limit = fmt.Sprintf("between 0 and %g", f.max)
+			}
+			return r, &usageError{err: fmt.Errorf("--%s must be %s, not %g", f.name, limit, *f.val)}
 		}
-		r.Overrides.ATol = &opts.ATol
+		*f.dst = f.val
 	}
 	if opts.ComputeDType != "" {
 		d, err := loaders.ParseDType(opts.ComputeDType)
