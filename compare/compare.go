@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 
@@ -157,7 +158,7 @@ func Runs(a, b *loaders.Run, opts Options) *Result {
 		if t.Status != "" {
 			continue
 		}
-		if !sameShape(p.A.Shape, p.B.Shape) {
+		if !slices.Equal(p.A.Shape, p.B.Shape) {
 			t.Status = StatusShapeMismatch
 			t.Reasons = []string{fmt.Sprintf("shape %s in %s, %s in %s",
 				loaders.FormatShape(p.A.Shape), a.Root, loaders.FormatShape(p.B.Shape), b.Root)}
@@ -183,7 +184,7 @@ func Runs(a, b *loaders.Run, opts Options) *Result {
 		var jobs []*job
 		for _, t := range group {
 			jobs = append(jobs, &job{result: t, a: t.A.Tensor, b: t.B.Tensor, settings: t.Settings})
-			if e := baseline[[2]any{t.Step, t.Name}]; e != nil && sameShape(e.Shape, t.A.Shape) &&
+			if e := baseline[[2]any{t.Step, t.Name}]; e != nil && slices.Equal(e.Shape, t.A.Shape) &&
 				e.DType.Components() == t.A.DType.Components() {
 				jobs = append(jobs, &job{result: t, a: t.A.Tensor, b: e.Tensor, settings: t.Settings, noise: true})
 			}
@@ -237,18 +238,6 @@ func stepKey(step int) int {
 		return int(^uint(0) >> 1)
 	}
 	return step
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func removeAll(ts []*TensorResult, drop []*TensorResult) []*TensorResult {

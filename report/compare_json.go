@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/graphdiff/graphdiff/compare"
@@ -228,7 +229,7 @@ func tensorJSON(t *compare.TensorResult) TensorJSON {
 		if second.DType != first.DType {
 			out.DTypeB = second.DType.String()
 		}
-		if !equalInts(second.Shape, first.Shape) {
+		if !slices.Equal(second.Shape, first.Shape) {
 			out.ShapeB = append([]int{}, second.Shape...)
 		}
 	}
@@ -273,18 +274,6 @@ func entryFile(e *loaders.Entry) string {
 		return e.File + ":" + e.Member
 	}
 	return e.File
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func compareJSON(w io.Writer, r *compare.Result) error {
