@@ -97,6 +97,9 @@ type Result struct {
 	// a failing step; NotCompared pairs of later steps were not looked at.
 	StoppedAfterStep *int
 	NotCompared      int
+	// ComputeDType is the compute dtype the comparison assumed (from the
+	// options or the manifests), Invalid when none was given.
+	ComputeDType loaders.DType
 }
 
 // Options control a comparison.
@@ -127,6 +130,10 @@ func Runs(a, b *loaders.Run, opts Options) *Result {
 	res := &Result{A: a.Root, B: b.Root}
 	res.Errors = append(append(res.Errors, a.Errors...), b.Errors...)
 	compute := manifestCompute(a, b)
+	res.ComputeDType = compute
+	if c := opts.Resolver.Overrides.ComputeDType; c != loaders.Invalid {
+		res.ComputeDType = c
+	}
 	var baseline map[[2]any]*loaders.Entry
 	if opts.Baseline != nil {
 		res.Errors = append(res.Errors, opts.Baseline.Errors...)
@@ -259,6 +266,7 @@ func removeAll(ts []*TensorResult, drop []*TensorResult) []*TensorResult {
 //	fail if NaN/±Inf positions differ between the runs, or
 //	        rel_l2 > max_rel_l2, or
 //	        wilson(mismatched, count) > max_mismatch_fraction
+//	          and rel_l2 > max_rel_l2 / 3
 //
 // where wilson(k, n) is the lower end of the one-sided 95% Wilson score
 // interval of the fraction k/n (z = 1.645):
@@ -288,7 +296,7 @@ func judge(t *TensorResult) {
 	if m.RelL2 > t.MaxRelL2 {
 		t.Reasons = append(t.Reasons, fmt.Sprintf("relative L2 error %.3g > %.3g", m.RelL2, t.MaxRelL2))
 	}
-	if lo := wilsonLower(m.Mismatched, m.Count); lo > t.MaxMismatchFraction {
+	if lo := wilsonLower(m.Mismatched, m.Count); lo > t.MaxMismatchFraction && m.RelL2 > t.MaxRelL2/fractionFloor {
 		t.Reasons = append(t.Reasons, fmt.Sprintf("%d of %d elements (%.3g%%) beyond rtol %.3g, atol %.3g (limit %.3g%%)",
 			m.Mismatched, m.Count, 100*m.MismatchFraction(), s.RTol, s.ATol, 100*t.MaxMismatchFraction))
 	}
@@ -302,6 +310,13 @@ func judge(t *TensorResult) {
 		t.Status = StatusMatch
 	}
 }
+
+// fractionFloor: the fraction test fails a pair only when its relative L2
+// error is at least 1/fractionFloor of the limit. torch's elementwise
+// tolerance for float32 (atol 1e-5) is stricter than the aggregate limit
+// for values near 0.1, so without this floor a 4-element bias 1e-4 off
+// would fail a run whose tensors are otherwise well inside the limits.
+const fractionFloor = 3
 
 // wilsonZ is the one-sided 95% normal quantile.
 const wilsonZ = 1.645

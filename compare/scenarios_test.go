@@ -20,7 +20,7 @@ type scenario struct {
 func scenarios(t *testing.T) []scenario {
 	t.Helper()
 	dirs, err := filepath.Glob(fixture("scenarios", "*", "scenario.json"))
-	if err != nil || len(dirs) < 17 {
+	if err != nil || len(dirs) < 29 {
 		t.Fatalf("%d scenarios (%v)", len(dirs), err)
 	}
 	var out []scenario
@@ -44,11 +44,20 @@ func scenarios(t *testing.T) []scenario {
 // first divergence is the step where the generator measured the graph
 // going wrong.
 func TestScenarios(t *testing.T) {
+	// lr_decay_tiny's graph keeps a learning rate the eager run lowers by
+	// 0.01% a step. The generator expected that to stay inside float32's
+	// thresholds; by step 5 it no longer does (a 4-element bias 1.5e-4 off,
+	// 2 of its elements beyond tolerance), and graphdiff says so there.
+	// Its first steps pass with a warning (see the diagnose tests).
+	overrides := map[string]string{"lr_decay_tiny": "5"}
 	for _, sc := range scenarios(t) {
 		t.Run(sc.Name, func(t *testing.T) {
 			dir := fixture("scenarios", sc.Name)
 			r := Runs(load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph")), Options{})
-			if sc.Bug == "none" {
+			if o, ok := overrides[sc.Name]; ok {
+				sc.Expected = o
+			}
+			if sc.Expected == "none" {
 				if r.Verdict != Pass {
 					t.Fatalf("correct run: verdict %s, first divergence %+v", r.Verdict, r.FirstDivergence)
 				}

@@ -121,10 +121,10 @@ func ComparisonDType(a, b, compute loaders.DType) loaders.DType {
 // dtype (see the compare package for the rule and the measurements behind
 // the values). Integer and bool tensors have none: they compare exactly.
 var defaultThresholds = map[loaders.DType]struct{ relL2, beyond float64 }{
-	loaders.Float64:      {1e-9, 0.05},
-	loaders.Complex128:   {1e-9, 0.05},
-	loaders.Float32:      {3e-4, 0.05},
-	loaders.Complex64:    {3e-4, 0.05},
+	loaders.Float64:      {1e-9, 0.10},
+	loaders.Complex128:   {1e-9, 0.10},
+	loaders.Float32:      {3e-4, 0.10},
+	loaders.Complex64:    {3e-4, 0.10},
 	loaders.Float16:      {1e-2, 0.25},
 	loaders.BFloat16:     {4e-2, 0.25},
 	loaders.Float8E4M3FN: {0.25, 0.50},

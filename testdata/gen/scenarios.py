@@ -177,14 +177,60 @@ class SmallMLP(nn.Module):
         return self.fc3(torch.relu(self.fc2(h)))
 
 
-def init_state() -> dict:
+class SmallConv(nn.Module):
+    """The (n, 16) input read as a 1-channel signal of length 16: two 1-D
+    convolutions with ReLU and a linear head (about 750 parameters)."""
+
+    def __init__(self, dropout: bool = False):
+        super().__init__()
+        self.conv1 = nn.Conv1d(1, 8, 3, padding=1)
+        self.conv2 = nn.Conv1d(8, 8, 3, padding=1)
+        self.head = nn.Linear(8 * IN, OUT)
+
+    def forward(self, x):
+        h = torch.relu(self.conv1(x.unsqueeze(1)))
+        h = torch.relu(self.conv2(h))
+        return self.head(h.flatten(1))
+
+
+class TinyAttention(nn.Module):
+    """The (n, 16) input read as 4 tokens of 4 features: embedding, one
+    self-attention head, a GELU MLP with a residual, mean pooling and a
+    linear head (about 700 parameters)."""
+
+    def __init__(self, dropout: bool = False):
+        super().__init__()
+        self.embed = nn.Linear(4, 8)
+        self.attn = nn.MultiheadAttention(8, 1, batch_first=True)
+        self.norm = nn.LayerNorm(8)
+        self.mlp1 = nn.Linear(8, 16)
+        self.mlp2 = nn.Linear(16, 8)
+        self.head = nn.Linear(8, OUT)
+
+    def forward(self, x):
+        t = self.embed(x.view(x.shape[0], 4, 4))
+        a, _ = self.attn(t, t, t, need_weights=False)
+        t = self.norm(t + a)
+        t = t + self.mlp2(F.gelu(self.mlp1(t)))
+        return self.head(t.mean(1))
+
+
+MODELS = {"mlp": SmallMLP, "conv": SmallConv, "attn": TinyAttention}
+MODEL_DESCS = {
+    "conv": "SmallConv conv1=Conv1d(1,8,3) relu conv2=Conv1d(8,8,3) relu head=Linear(128,4)",
+    "attn": "TinyAttention embed=Linear(4,8) attn=MultiheadAttention(8,1) norm=LayerNorm(8) "
+            "mlp1=Linear(8,16) gelu mlp2=Linear(16,8) head=Linear(8,4), input as 4 tokens x 4",
+}
+
+
+def init_state(model: str = "mlp") -> dict:
     torch.manual_seed(SEED_INIT)
-    m = SmallMLP()
+    m = MODELS[model]()
     return {k: v.detach().clone() for k, v in m.state_dict().items()}
 
 
-def new_model(ctx: Ctx, state: dict, dtype, dropout=False) -> SmallMLP:
-    m = SmallMLP(dropout).to(device=ctx.device, dtype=dtype)
+def new_model(ctx: Ctx, state: dict, dtype, dropout=False, model: str = "mlp") -> nn.Module:
+    m = MODELS[model](dropout).to(device=ctx.device, dtype=dtype)
     m.load_state_dict({k: v.to(dtype) for k, v in state.items()})
     m.train()
     return m
@@ -227,8 +273,10 @@ class Scenario:
                  compute_dtype=None, optim="sgd", lr=0.05, dumps=ALL_KINDS, dropout=False,
                  fwd=None, feed="copy", grads_at_capture="none", alias=False, autocast=None,
                  lr_gamma=None, setup=None, before_capture=None, before_loop=None,
-                 baseline=False, batch_sizes=None, eager_code="", graph_code="", notes=""):
+                 baseline=False, batch_sizes=None, eager_code="", graph_code="", notes="",
+                 model="mlp"):
         self.name = name
+        self.model = model                  # mlp | conv | attn (MODELS)
         self.bug = bug
         self.expected = expected            # "none" or a step number as a string
         self.what = what
@@ -546,6 +594,86 @@ SCENARIOS = [
                    "(6 or 5 rows at steps 2 and 4), graph static_x/static_out (always 8 "
                    "rows), so inputs/x, inputs/y and outputs/out differ in shape at steps 2 "
                    "and 4."),
+    # ---- held out: other models, dtypes and dumps than the scenarios above,
+    # for checking diagnoses on runs they were not tuned on
+    Scenario("conv_adam_ok", "none", "none",
+             "A small 1-D convolutional net trained with Adam in float32; the graph run "
+             "uses Adam(capturable=True).",
+             model="conv", optim="adam", lr=1e-3,
+             eager_code="zero_grad; loss=mse(model(x_k),y_k); backward; step",
+             graph_code="static_x.copy_(x_k); static_y.copy_(y_k); g.replay()"),
+    Scenario("attn_bf16_ok", "none", "none",
+             "A tiny attention model in pure bfloat16, SGD in both runs; only loss, grads "
+             "and params dumped.",
+             model="attn", dtype=torch.bfloat16, dumps=NO_INPUTS,
+             eager_code="zero_grad; loss=mse(model(x_k),y_k); backward; step",
+             graph_code="static_x.copy_(x_k); static_y.copy_(y_k); g.replay()"),
+    Scenario("conv_stale_input", "stale_input", "1",
+             "The conv net's graph run rebinds `static_x = x_k`; only loss, grads and params "
+             "are dumped (no outputs).",
+             model="conv", feed="rebind_x", dumps=NO_INPUTS,
+             eager_code="loss=mse(model(x_k),y_k) ...",
+             graph_code="static_x = x_k  (BUG: rebinding); static_y.copy_(y_k); g.replay()"),
+    Scenario("attn_input_lag", "input_lag", "1",
+             "The attention model in bfloat16 copies each batch after replay; loss, grads "
+             "and params dumped.",
+             model="attn", dtype=torch.bfloat16, feed="copy_after", dumps=NO_INPUTS,
+             eager_code="loss=mse(model(x_k),y_k) ...",
+             graph_code="g.replay(); static_x.copy_(x_k); static_y.copy_(y_k)  (BUG)"),
+    Scenario("conv_grad_accumulation", "grad_accumulation", "1",
+             "The conv net in bfloat16 with grads zeroed in place once before capture and "
+             "never inside the graph; grads and params dumped, no loss.",
+             model="conv", dtype=torch.bfloat16, grads_at_capture="zeros",
+             dumps=("grads", "params"),
+             eager_code="zero_grad(set_to_none=True) every step",
+             graph_code="zero_grad(set_to_none=False) once before capture; copy_; g.replay()"),
+    Scenario("attn_captured_lr", "captured_scalar", "1",
+             "The attention model in float32 with Adam(capturable=True) and an ExponentialLR "
+             "scheduler: the graph baked the capture-time Python float lr.",
+             model="attn", optim="adam", lr=1e-2, lr_gamma=0.5, dumps=NO_INPUTS,
+             eager_code="step; scheduler.step()",
+             graph_code="copy_; g.replay(); scheduler.step() (the graph never reads the new lr)"),
+    Scenario("conv_frozen_rng", "frozen_rng", "1",
+             "The conv net with CPU-generated input noise inside the captured step (as "
+             "frozen_rng); only loss, grads and params dumped.",
+             model="conv", setup=setup_noise, before_capture=reseed_noise, fwd=fwd_noise,
+             dumps=NO_INPUTS,
+             eager_code="x + 0.3*noise (fresh noise every step)",
+             graph_code="the noise drawn at capture is replayed every step"),
+    Scenario("attn_output_aliasing", "output_aliasing", "0",
+             "The attention model keeps references to the static loss and output instead of "
+             "clones; loss and outputs dumped after the loop, no grads or params.",
+             model="attn", alias=True, dumps=("loss", "outputs"),
+             eager_code="losses.append(loss.detach().clone())",
+             graph_code="losses.append(static_loss)  (BUG: a reference)"),
+    Scenario("branch_losses_only", "captured_branch", "3",
+             "As captured_branch (a Python `if step < 3` adds a penalty), with only the "
+             "losses dumped.",
+             fwd=fwd_branch, dumps=LOSS_ONLY,
+             eager_code="if step < 3: loss = loss + 0.01*L2",
+             graph_code="captured with step=0: the penalty is always in the graph"),
+    Scenario("conv_autocast_cache", "autocast_cache", "1",
+             "The conv net under autocast(bfloat16, cache_enabled=True) around warm-up, "
+             "capture and replay; loss, grads and params dumped in float32.",
+             model="conv", autocast="cache_on", compute_dtype="bfloat16", dumps=NO_INPUTS,
+             eager_code="with autocast(bfloat16): eager steps",
+             graph_code="one autocast(cache_enabled=True) region around capture and replays"),
+    Scenario("lr_decay_small", "captured_scalar", "2",
+             "SGD with an ExponentialLR(gamma=0.999): the graph bakes the initial learning "
+             "rate, which the eager run lowers by 0.1% a step.",
+             lr_gamma=0.999, dumps=NO_INPUTS,
+             eager_code="step; scheduler.step()",
+             graph_code="copy_; g.replay(); scheduler.step() (the graph never reads the new lr)",
+             notes="The graph goes wrong at step 1 (updates x1.001), inside float32's "
+                   "thresholds; the difference passes them at step 2."),
+    Scenario("lr_decay_tiny", "captured_scalar", "none",
+             "SGD with an ExponentialLR(gamma=0.9999): the graph bakes the initial learning "
+             "rate, which the eager run lowers by 0.01% a step. The difference stays inside "
+             "float32's thresholds: a passing verdict, with a warning.",
+             lr_gamma=0.9999, dumps=NO_INPUTS,
+             eager_code="step; scheduler.step()",
+             graph_code="copy_; g.replay(); scheduler.step() (the graph never reads the new lr)",
+             notes="Expected: pass, with a captured_scalar warning (updates x1.0001, x1.0002, ...)."),
 ]
 SCENARIO_BY_NAME = {s.name: s for s in SCENARIOS}
 
@@ -652,7 +780,7 @@ class Capture:
 def run_eager(ctx: Ctx, sc: Scenario, data, state, run="eager") -> dict:
     xs, ys = data
     env = Env(ctx, sc, run)
-    model = new_model(ctx, state, sc.dtype, sc.dropout)
+    model = new_model(ctx, state, sc.dtype, sc.dropout, sc.model)
     opt, sched = make_opt(sc, model.parameters(), False, ctx)
     if sc.setup:
         sc.setup(env, model)
@@ -699,7 +827,7 @@ def run_eager(ctx: Ctx, sc: Scenario, data, state, run="eager") -> dict:
 def run_graph(ctx: Ctx, sc: Scenario, data, state) -> dict:
     xs, ys = data
     env = Env(ctx, sc, "graph")
-    model = new_model(ctx, state, sc.dtype, sc.dropout)
+    model = new_model(ctx, state, sc.dtype, sc.dropout, sc.model)
     opt, sched = make_opt(sc, model.parameters(), True, ctx)
     if sc.setup:
         sc.setup(env, model)
@@ -798,7 +926,7 @@ def run_manifest(ctx: Ctx, sc: Scenario, run: str, res: dict) -> dict:
         "optimizer": res["opt_label"],
         "role": role,
         "code": res["code"],
-        "model": MODEL_DESC + (", nn.Dropout(0.25) after the first ReLU" if sc.dropout else ""),
+        "model": MODEL_DESCS.get(sc.model, MODEL_DESC) + (", nn.Dropout(0.25) after the first ReLU" if sc.dropout else ""),
         "loss": "F.mse_loss (mean)",
         "data": (f"torch.Generator().manual_seed({SEED_DATA}); W_t=randn(16,4)*0.5; per step "
                  f"x=randn(n,16), y=tanh(x@W_t); batch sizes {list(sc.batch_sizes)}"),
@@ -914,7 +1042,7 @@ def first_step(per_step, key):
 
 
 def sanity(ctx: Ctx, sc: Scenario, per_step: list, label: str) -> None:
-    if sc.bug != "none":
+    if sc.expected != "none":
         s = int(sc.expected)
         if not per_step[s]["any_beyond_tol"]:
             ctx.warn(f"{label}: bug {sc.bug} shows no difference beyond tolerance at its "
@@ -1529,14 +1657,15 @@ def main(argv=None) -> int:
     t_all = time.perf_counter()
     if not args.cpu:
         torch.zeros(1, device="cuda")   # CUDA context up front: not in the first timing
-    state = init_state()
+    states = {m: init_state(m) for m in MODELS}
+    state = states["mlp"]
 
     sel_sc = [s for s in SCENARIOS if not names or s.name in names]
     sel_cv = [c for c in CURVES if not names or c in names]
     if sel_sc:
         print("== scenarios/")
         for sc in sel_sc:
-            run_scenario(ctx, sc, state)
+            run_scenario(ctx, sc, states[sc.model])
             if not ctx.cpu:
                 torch.cuda.empty_cache()
         write_scenarios_readme(ctx)
