@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/diagnose"
 )
 
 // More output formats, for comparisons.
@@ -15,11 +16,20 @@ const (
 	Markdown Format = "markdown"
 )
 
+// Comparison is a finished comparison with its diagnosis: what the
+// compare renderers take.
+type Comparison struct {
+	*compare.Result
+	// Causes are the likely causes, highest confidence first; Warnings the
+	// structured differences found inside the thresholds.
+	Causes, Warnings []diagnose.Cause
+}
+
 // CompareFormats are the formats a comparison can be written in.
 var CompareFormats = []Format{Text, JSON, JUnit, Markdown}
 
 // Compare writes a comparison in format f; o applies to text only.
-func Compare(w io.Writer, f Format, r *compare.Result, o TextOptions) error {
+func Compare(w io.Writer, f Format, r *Comparison, o TextOptions) error {
 	switch f {
 	case Text:
 		return compareText(w, r, o)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/loaders"
 )
 
@@ -18,7 +19,11 @@ import (
 //	a, b               the reference and the compared run, as given
 //	first_divergence   {"step", "tensor", "kind", "reasons"} of the first pair
 //	                   whose numbers differ, or null
-//	causes             likely causes, highest confidence first; empty on a pass
+//	causes             likely causes {"id", "confidence", "evidence", "fix"},
+//	                   highest confidence first; on a pass at most
+//	                   precision_noise (the differences are rounding)
+//	warnings           structured differences inside the thresholds (same
+//	                   fields as causes); they fail the verdict only with --strict
 //	summary            counts: pairs = compared + missing + extra + errors +
 //	                   ignored + not_compared
 //	tensors            every pair but the ignored, in step, kind, name order
@@ -41,6 +46,7 @@ type CompareJSON struct {
 	B                string          `json:"b"`
 	FirstDivergence  *DivergenceJSON `json:"first_divergence"`
 	Causes           []CauseJSON     `json:"causes"`
+	Warnings         []CauseJSON     `json:"warnings"`
 	Summary          SummaryJSON     `json:"summary"`
 	Tensors          []TensorJSON    `json:"tensors"`
 	Ignored          []NameStepJSON  `json:"ignored"`
@@ -165,22 +171,30 @@ func (f Float) MarshalJSON() ([]byte, error) {
 }
 
 // NewCompareJSON builds the JSON form of a comparison.
-func NewCompareJSON(r *compare.Result) CompareJSON {
+func NewCompareJSON(r *Comparison) CompareJSON {
 	out := CompareJSON{
 		Verdict: string(r.Verdict), A: r.A, B: r.B,
-		Causes:  []CauseJSON{},
+		Causes: causesJSON(r.Causes), Warnings: causesJSON(r.Warnings),
 		Tensors: []TensorJSON{}, Ignored: []NameStepJSON{}, Errors: errorsJSON(r.Errors),
 		StoppedAfterStep: r.StoppedAfterStep,
 	}
 	if d := r.FirstDivergence; d != nil {
 		out.FirstDivergence = &DivergenceJSON{Step: stepPtr(d.Step), Tensor: d.Name, Kind: string(d.Kind), Reasons: d.Reasons}
 	}
-	out.Summary = summarize(r)
+	out.Summary = summarize(r.Result)
 	for _, t := range r.Tensors {
 		out.Tensors = append(out.Tensors, tensorJSON(t))
 	}
 	for _, t := range r.Ignored {
 		out.Ignored = append(out.Ignored, NameStepJSON{Name: t.Name, Step: stepPtr(t.Step)})
+	}
+	return out
+}
+
+func causesJSON(cs []diagnose.Cause) []CauseJSON {
+	out := []CauseJSON{}
+	for _, c := range cs {
+		out = append(out, CauseJSON{ID: c.ID, Confidence: c.Confidence, Evidence: c.Evidence, Fix: c.Fix})
 	}
 	return out
 }
@@ -276,7 +290,7 @@ func entryFile(e *loaders.Entry) string {
 	return e.File
 }
 
-func compareJSON(w io.Writer, r *compare.Result) error {
+func compareJSON(w io.Writer, r *Comparison) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(NewCompareJSON(r))

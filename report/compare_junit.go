@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/loaders"
 )
 
@@ -34,6 +35,7 @@ type junitSuite struct {
 	Skipped    int             `xml:"skipped,attr"`
 	Properties []junitProperty `xml:"properties>property"`
 	Cases      []junitCase     `xml:"testcase"`
+	SystemOut  string          `xml:"system-out,omitempty"`
 	SystemErr  string          `xml:"system-err,omitempty"`
 }
 
@@ -61,7 +63,7 @@ type junitSkipped struct {
 	Message string `xml:"message,attr"`
 }
 
-func compareJUnit(w io.Writer, r *compare.Result) error {
+func compareJUnit(w io.Writer, r *Comparison) error {
 	suite := junitSuite{
 		Name:       r.A + " vs " + r.B,
 		Properties: []junitProperty{{"verdict", string(r.Verdict)}, {"reference", r.A}, {"compared", r.B}},
@@ -69,6 +71,12 @@ func compareJUnit(w io.Writer, r *compare.Result) error {
 	if d := r.FirstDivergence; d != nil {
 		suite.Properties = append(suite.Properties, junitProperty{"first_divergence", where(d.Step, d.Name)})
 	}
+	var out []string
+	for _, c := range append(append([]diagnose.Cause(nil), r.Causes...), r.Warnings...) {
+		suite.Properties = append(suite.Properties, junitProperty{"cause", fmt.Sprintf("%s %.2f", c.ID, c.Confidence)})
+		out = append(out, fmt.Sprintf("%s (confidence %.2f):\n  %s\n  fix: %s", c.ID, c.Confidence, strings.Join(c.Evidence, "\n  "), c.Fix))
+	}
+	suite.SystemOut = strings.Join(out, "\n")
 	for _, t := range r.Tensors {
 		c := junitCase{ClassName: junitClass(t.Step), Name: t.Name, Time: "0"}
 		switch {

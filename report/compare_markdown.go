@@ -6,22 +6,41 @@ import (
 	"strings"
 
 	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/diagnose"
 )
 
 // compareMarkdown writes a report for a CI job summary (GitHub-flavoured
 // Markdown): the verdict, the first divergence, counts, the failing pairs
 // with their reasons, and the worst matching pairs in a collapsed section.
-func compareMarkdown(w io.Writer, r *compare.Result) error {
+func compareMarkdown(w io.Writer, r *Comparison) error {
 	icon := map[compare.Verdict]string{compare.Pass: "✅", compare.Fail: "❌", compare.Error: "⚠️"}[r.Verdict]
 	fmt.Fprintf(w, "## graphdiff: %s %s\n\n", icon, r.Verdict)
 	fmt.Fprintf(w, "`%s` (reference) vs `%s`\n\n", mdCode(r.A), mdCode(r.B))
 	if d := r.FirstDivergence; d != nil {
 		fmt.Fprintf(w, "**First divergence:** `%s` (%s): %s\n\n", mdCode(where(d.Step, d.Name)), d.Kind, mdEscape(strings.Join(d.Reasons, "; ")))
 	}
+	for i, c := range r.Causes {
+		if i == 0 {
+			title := ""
+			if e, ok := diagnose.Explain(c.ID); ok {
+				title = " — " + e.Title
+			}
+			fmt.Fprintf(w, "**Likely cause:** `%s` (confidence %.2f)%s\n\n", c.ID, c.Confidence, title)
+			for _, e := range c.Evidence {
+				fmt.Fprintf(w, "- %s\n", mdEscape(e))
+			}
+			fmt.Fprintf(w, "\n**Fix:** %s\n\n", mdEscape(c.Fix))
+			continue
+		}
+		fmt.Fprintf(w, "Also possible: `%s` (confidence %.2f)\n\n", c.ID, c.Confidence)
+	}
+	for _, c := range r.Warnings {
+		fmt.Fprintf(w, "**Warning:** `%s` (confidence %.2f): %s\n\n", c.ID, c.Confidence, mdEscape(strings.Join(c.Evidence, "; ")))
+	}
 	if r.StoppedAfterStep != nil {
 		fmt.Fprintf(w, "Stopped after %s (`--fail-fast`): %d pairs of later steps not compared.\n\n", stepWords(*r.StoppedAfterStep), r.NotCompared)
 	}
-	s := summarize(r)
+	s := summarize(r.Result)
 	fmt.Fprintln(w, "| pairs | match | mismatch | shape | dtype | missing | extra | unreadable | ignored |")
 	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	fmt.Fprintf(w, "| %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n",

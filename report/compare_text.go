@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/loaders"
 )
 
@@ -36,7 +37,7 @@ func (o TextOptions) paint(code, s string) string {
 
 // compareText writes the report for people: the verdict and the first
 // divergence, a table of pairs worst first, and a one-line summary.
-func compareText(w io.Writer, r *compare.Result, o TextOptions) error {
+func compareText(w io.Writer, r *Comparison, o TextOptions) error {
 	verdict := strings.ToUpper(string(r.Verdict))
 	switch r.Verdict {
 	case compare.Pass:
@@ -78,13 +79,13 @@ func compareText(w io.Writer, r *compare.Result, o TextOptions) error {
 			if failing == 0 {
 				fmt.Fprintln(w, "\nwhy:")
 			}
-			if failing++; failing <= 10 {
+			if failing++; failing <= whyLines {
 				fmt.Fprintf(w, "  %s: %s\n", o.paint(ansiRed, where(t.Step, t.Name)), strings.Join(t.Reasons, "; "))
 			}
 		}
 	}
-	if failing > 10 {
-		fmt.Fprintf(w, "  ... and %d more\n", failing-10)
+	if failing > whyLines {
+		fmt.Fprintf(w, "  ... and %d more\n", failing-whyLines)
 	}
 	if len(r.Errors) > 0 {
 		fmt.Fprintf(w, "\n%s could not be read:\n", plural(len(r.Errors), "input"))
@@ -92,7 +93,7 @@ func compareText(w io.Writer, r *compare.Result, o TextOptions) error {
 			fmt.Fprintf(w, "  %v\n", err)
 		}
 	}
-	s := summarize(r)
+	s := summarize(r.Result)
 	fmt.Fprintf(w, "\n%s: %d match, %d mismatch", plural(s.Pairs, "pair"), s.Match, s.Mismatch)
 	for _, c := range []struct {
 		n    int
@@ -104,7 +105,33 @@ func compareText(w io.Writer, r *compare.Result, o TextOptions) error {
 		}
 	}
 	fmt.Fprintln(w)
+	causesText(w, "likely cause", r.Causes, o)
+	causesText(w, "warning", r.Warnings, o)
 	return nil
+}
+
+// whyLines is how many failing pairs the text report explains.
+const whyLines = 5
+
+// causesText writes the top cause in full (evidence, fix, where to read
+// more) and names the others.
+func causesText(w io.Writer, label string, cs []diagnose.Cause, o TextOptions) {
+	for i, c := range cs {
+		title := ""
+		if e, ok := diagnose.Explain(c.ID); ok {
+			title = " — " + e.Title
+		}
+		if i > 0 {
+			fmt.Fprintf(w, "also possible: %s (confidence %.2f)%s\n", c.ID, c.Confidence, title)
+			continue
+		}
+		fmt.Fprintf(w, "\n%s: %s (confidence %.2f)%s\n", label, o.paint(ansiBold, c.ID), c.Confidence, title)
+		for _, e := range c.Evidence {
+			fmt.Fprintf(w, "  - %s\n", e)
+		}
+		fmt.Fprintf(w, "  fix: %s\n", c.Fix)
+		fmt.Fprintf(w, "  more: graphdiff explain %s\n", c.ID)
+	}
 }
 
 // worstFirst orders pairs for people: failing before matching, and within

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/report"
 	"github.com/graphdiff/graphdiff/tolerances"
@@ -30,6 +31,7 @@ type compareOptions struct {
 	Policy       string
 	Baseline     string
 	FailFast     bool
+	Strict       bool
 	Jobs         int
 	Top          int
 	load         loadFlags
@@ -86,6 +88,7 @@ that could not be read (the other pairs are still compared and reported).`,
 	f.StringVar(&opts.Policy, "policy", "", "YAML file of per-tensor tolerance rules")
 	f.StringVar(&opts.Baseline, "baseline", "", "a second reference run whose difference from REFERENCE is the noise floor")
 	f.BoolVar(&opts.FailFast, "fail-fast", false, "stop after the first step with a failing tensor")
+	f.BoolVar(&opts.Strict, "strict", false, "fail on warnings too: structured differences inside the thresholds")
 	f.IntVarP(&opts.Jobs, "jobs", "j", runtime.NumCPU(), "files and chunks compared in parallel")
 	f.IntVar(&opts.Top, "top", 20, "text output: how many tensors to list, worst first (0: all)")
 	opts.load.register(c)
@@ -177,16 +180,22 @@ func compareRun(opts *compareOptions) error {
 	copts.Progress = bar.add
 	result := compare.Runs(a, b, copts)
 	bar.finish()
+	diag := diagnose.Diagnose(result)
+	if opts.Strict && result.Verdict == compare.Pass && len(diag.Warnings) > 0 {
+		result.Verdict = compare.Fail
+		diag.Causes = append(diag.Warnings, diag.Causes...)
+	}
+	full := &report.Comparison{Result: result, Causes: diag.Causes, Warnings: diag.Warnings}
 
 	text := report.TextOptions{Top: opts.Top, Color: opts.terminal(opts.Stdout) && os.Getenv("NO_COLOR") == ""}
 	var writeErrs []error
 	for _, rf := range reports {
 		err := report.WriteFile(rf.path, func(w io.Writer) error {
-			return report.Compare(w, rf.format, result, report.TextOptions{Top: opts.Top})
+			return report.Compare(w, rf.format, full, report.TextOptions{Top: opts.Top})
 		})
 		writeErrs = append(writeErrs, err)
 	}
-	if err := report.Compare(opts.Stdout, format, result, text); err != nil {
+	if err := report.Compare(opts.Stdout, format, full, text); err != nil {
 		return err
 	}
 	if err := errors.Join(writeErrs...); err != nil {

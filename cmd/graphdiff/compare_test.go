@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -129,6 +130,53 @@ func TestColourOnlyOnATerminal(t *testing.T) {
 		}
 		if got := strings.Contains(stdout.String(), "\x1b["); got != tc.want {
 			t.Errorf("terminal %v NO_COLOR %q: colour %v", tc.terminal, tc.noColor, got)
+		}
+	}
+}
+
+// TestStrictFailsOnWarnings compares the first five steps of a real run
+// whose graph froze a learning rate the eager run lowers by 0.01% a step:
+// inside the thresholds, so it passes with a captured_scalar warning, and
+// --strict turns the warning into a failure.
+func TestStrictFailsOnWarnings(t *testing.T) {
+	src := "../../testdata/scenarios/lr_decay_tiny"
+	var dirs []string
+	for _, run := range []string{"eager", "graph"} {
+		dir := t.TempDir()
+		for step := 0; step <= 4; step++ {
+			name := fmt.Sprintf("step_%06d", step)
+			if err := os.CopyFS(filepath.Join(dir, name), os.DirFS(filepath.Join(src, run, name))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dirs = append(dirs, dir)
+	}
+	for _, tc := range []struct {
+		strict  bool
+		code    int
+		verdict string
+	}{{false, 0, "pass"}, {true, 1, "fail"}} {
+		args := []string{"compare", "--format", "json", dirs[0], dirs[1]}
+		if tc.strict {
+			args = append(args, "--strict")
+		}
+		code, stdout, stderr := run(args...)
+		var doc struct {
+			Verdict  string
+			Causes   []struct{ ID string }
+			Warnings []struct {
+				ID       string
+				Evidence []string
+			}
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatalf("%v: %s", err, stderr)
+		}
+		if code != tc.code || doc.Verdict != tc.verdict || len(doc.Warnings) != 1 || doc.Warnings[0].ID != "captured_scalar" {
+			t.Errorf("strict %v: exit %d, verdict %s, warnings %+v", tc.strict, code, doc.Verdict, doc.Warnings)
+		}
+		if tc.strict && (len(doc.Causes) == 0 || doc.Causes[0].ID != "captured_scalar") {
+			t.Errorf("strict: causes %+v", doc.Causes)
 		}
 	}
 }

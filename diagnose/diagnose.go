@@ -1,0 +1,207 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/tolerances"
+)
+
+// Cause is a likely reason for what a comparison found.
+type Cause struct {
+	ID string
+	// Confidence is in [0, 1]: how strongly the dumps show the cause's
+	// signature (see each detector for how it is set).
+	Confidence float64
+	// Evidence quotes the numbers that point to the cause, and says what
+	// was not dumped that would have made the diagnosis surer.
+	Evidence []string
+	// Fix is the remedy, in one paragraph.
+	Fix string
+}
+
+// Report is what diagnosis found.
+type Report struct {
+	// Causes are the likely causes of a failing comparison, highest
+	// confidence first. On a passing comparison only precision_noise can
+	// appear, saying that the differences are rounding.
+	Causes []Cause
+	// Warnings are structured differences found in a passing comparison —
+	// updates or gradients exactly proportional to the eager ones by a
+	// factor other than 1, say — that stay inside the thresholds. They do
+	// not change the verdict (see graphdiff compare --strict).
+	Warnings []Cause
+}
+
+// facts is what the detectors share.
+type facts struct {
+	r         *compare.Result
+	s         *sampleSet
+	failed    bool
+	firstStep int // first sampled step of the runs
+	div       int // first divergent step, loaders.NoStep when none
+	// diverged lists, per kind, the steps at which a pair of that kind did
+	// not match.
+	diverged map[loaders.Kind][]int
+	found    map[string]float64 // confidence of causes found so far
+}
+
+// Diagnose looks at a whole comparison — all steps, all tensors, and
+// samples of both runs' raw values — and returns the likely causes of what
+// it found, each with evidence and a fix.
+func Diagnose(r *compare.Result) Report {
+	f := &facts{r: r, s: takeSamples(r), failed: r.Verdict != compare.Pass, div: loaders.NoStep,
+		diverged: map[loaders.Kind][]int{}, found: map[string]float64{}}
+	if len(f.s.steps) > 0 {
+		f.firstStep = f.s.steps[0]
+	}
+	if r.FirstDivergence != nil {
+		f.div = r.FirstDivergence.Step
+	}
+	for _, t := range r.Tensors {
+		if t.Status == compare.StatusMismatch && t.Step != loaders.NoStep {
+			f.diverged[t.Kind] = appendUnique(f.diverged[t.Kind], t.Step)
+		}
+	}
+	var rep Report
+	if !f.failed {
+		rep.Warnings = f.run(proportionalWarning)
+		rep.Causes = f.run(precisionNoise)
+		return rep
+	}
+	// Order matters: later detectors discount what earlier ones explain.
+	rep.Causes = f.run(dynamicShape, outputAliasing, gradAccumulation, inputLag, staleInput,
+		capturedScalar, capturedBranch, uninitializedMemory, autocastCache, frozenRNG, precisionNoise)
+	return rep
+}
+
+type detector func(f *facts) *Cause
+
+// run applies detectors in order and returns what they found, highest
+// confidence first (ties keep detector order).
+func (f *facts) run(ds ...detector) []Cause {
+	var out []Cause
+	for _, d := range ds {
+		c := d(f)
+		if c == nil || c.Confidence <= 0 {
+			continue
+		}
+		c.Confidence = math.Round(min(c.Confidence, 1)*100) / 100
+		c.Fix = fixOf(c.ID)
+		f.found[c.ID] = c.Confidence
+		out = append(out, *c)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Confidence > out[j].Confidence })
+	return out
+}
+
+// explained returns the highest confidence among causes already found.
+func (f *facts) explained(ids ...string) float64 {
+	best := 0.0
+	for _, id := range ids {
+		best = max(best, f.found[id])
+	}
+	return best
+}
+
+// missing returns the evidence line naming kinds that were not dumped
+// (in both runs) and would have helped.
+func (f *facts) missing(kinds ...loaders.Kind) string {
+	var names []string
+	for _, k := range kinds {
+		if !f.s.kinds[k] {
+			names = append(names, kindWord(k))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "not dumped, and would make this surer: " + strings.Join(names, ", ")
+}
+
+func kindWord(k loaders.Kind) string {
+	switch k {
+	case loaders.KindGrad:
+		return "gradients"
+	case loaders.KindParam:
+		return "parameters"
+	case loaders.KindInput:
+		return "inputs"
+	case loaders.KindOutput:
+		return "outputs"
+	case loaders.KindLoss:
+		return "per-step losses"
+	}
+	return string(k)
+}
+
+func appendUnique(xs []int, x int) []int {
+	for _, v := range xs {
+		if v == x {
+			return xs
+		}
+	}
+	return append(xs, x)
+}
+
+// evidence collects evidence lines, skipping empty ones.
+type evidence []string
+
+func (e *evidence) add(format string, args ...any) {
+	if line := fmt.Sprintf(format, args...); line != "" {
+		*e = append(*e, line)
+	}
+}
+
+// g formats a number compactly for evidence.
+func g(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "n/a"
+	case math.IsInf(v, 1):
+		return "inf"
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// oneLine folds a paragraph of explanation text into one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// steps formats a list of steps: "1, 2, 3".
+func steps(ks []int) string {
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = fmt.Sprint(k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// compareDType returns the comparison dtype of the first compared pair of
+// a kind, Invalid when none.
+func (f *facts) compareDType(kind loaders.Kind) loaders.DType {
+	for _, t := range f.r.Tensors {
+		if t.Kind == kind && t.Metrics != nil {
+			return t.Settings.DType
+		}
+	}
+	return loaders.Invalid
+}
+
+// storedFloat returns the widest floating-point dtype stored for grads or
+// params (the kinds autocast affects), Invalid when none.
+func (f *facts) storedFloat() loaders.DType {
+	d := loaders.Invalid
+	for _, t := range f.r.Tensors {
+		if t.A == nil || (t.Kind != loaders.KindGrad && t.Kind != loaders.KindParam) || !t.A.DType.IsFloat() {
+			continue
+		}
+		if d == loaders.Invalid || tolerances.Epsilon(t.A.DType) < tolerances.Epsilon(d) {
+			d = t.A.DType
+		}
+	}
+	return d
+}

@@ -1,0 +1,29 @@
+// Package diagnose names the most likely CUDA-graph bug behind a
+// comparison, with the numbers that point to it and the fix.
+//
+// It looks at the whole comparison: every pair's metrics, and samples of
+// both runs' raw values (the first elements of every tensor, the same
+// positions at every step, up to 65,536 values per step and kind), so that
+// it can compare the graphed run's step k with the eager run's step k−1
+// (input_lag), with its own step k−1 (stale_input, grad_accumulation,
+// output_aliasing), or look for a scale factor (captured_scalar). Each
+// detector returns a cause with a confidence in [0, 1] and evidence lines;
+// detectors run in a fixed order and later ones discount what earlier ones
+// explain, so that, say, outputs that never change count for
+// output_aliasing rather than stale_input.
+//
+// Confidence is not a probability. It grades how specific the signature
+// is: 0.9 and above for signatures no other cause produces (shapes that
+// differ, a gradient that is exactly the previous one plus the eager one, a
+// step-k graph that matches step k−1 eager), around 0.75 for strong but
+// shared signatures (a break after several bit-for-bit steps under
+// autocast or not), 0.55–0.65 for a diagnosis by elimination or from
+// partial dumps, which the evidence then says.
+//
+// On a passing comparison diagnose reports at most precision_noise (the
+// differences are rounding) as a cause, and, as warnings, structured
+// differences that stay inside the thresholds: gradients or parameter
+// updates exactly proportional to the eager ones by a factor other than 1.
+// The verdict is not changed by warnings; graphdiff compare --strict fails
+// on them.
+package diagnose
