@@ -1366,6 +1366,19 @@ CURVES = {
                                    "the graph baked lr=0.05 into the captured optimizer.step(), "
                                    "so its update differs from step 500 and its loss from "
                                    "step 501."},
+    "drift_then_break_long": {"dtype": torch.float32, "optim": "adam", "lr": 5e-3, "halve_at": 500,
+                              "expected": "500", "formats": True,
+                              "what": "1000 steps, float32, eager Adam(lr=5e-3) vs graph "
+                                      "Adam(lr=5e-3, capturable=True): the losses drift apart "
+                                      "by rounding from the first steps; both runs set the lr "
+                                      "to 2.5e-3 (a Python float) from step 500, which the "
+                                      "graph baked at capture, so its loss breaks away at "
+                                      "step 501."},
+    "bf16_adam_long": {"dtype": torch.bfloat16, "optim": "adam", "lr": 1e-3, "halve_at": None,
+                       "expected": "none", "formats": False,
+                       "what": "1000 steps, pure bfloat16, eager Adam(lr=1e-3) vs graph "
+                               "Adam(lr=1e-3, capturable=True); correct, drifting by bf16 "
+                               "rounding."},
 }
 
 
