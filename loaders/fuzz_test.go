@@ -1,6 +1,7 @@
 package loaders
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -95,4 +96,60 @@ func FuzzSafetensors(f *testing.F) {
 func FuzzManifest(f *testing.F) {
 	addSeeds(f, "runs/*/manifest.json", "runs/*/*/manifest.json")
 	f.Fuzz(func(t *testing.T, data []byte) { _, _ = ParseManifest(data) })
+}
+
+// The curve readers get the same treatment: any bytes are read or refused
+// with an *Error, and an accepted curve has strictly increasing steps and
+// one value per step.
+
+func checkCurve(t *testing.T, c *Curve, err error) {
+	if err != nil {
+		var le *Error
+		if !errors.As(err, &le) {
+			t.Fatalf("error %v is a %T", err, err)
+		}
+		return
+	}
+	if len(c.Steps) != len(c.Values) {
+		t.Fatalf("%d steps, %d values", len(c.Steps), len(c.Values))
+	}
+	for i := 1; i < len(c.Steps); i++ {
+		if c.Steps[i] <= c.Steps[i-1] {
+			t.Fatalf("steps not increasing at %d: %v", i, c.Steps[i-1:i+1])
+		}
+	}
+}
+
+func FuzzCSVCurve(f *testing.F) {
+	addSeeds(f, "curves/*/*/loss.csv")
+	f.Add([]byte("epoch,step,train_loss\n0,0,\n0,1,0.5\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := parseCSVCurve(bytes.NewReader(data), "fuzz.csv", "")
+		checkCurve(t, c, err)
+	})
+}
+
+func FuzzJSONLCurve(f *testing.F) {
+	addSeeds(f, "curves/*/*/loss.jsonl")
+	f.Add([]byte("{\"step\": 1, \"loss\": NaN}\n{\"iteration\": 2.0, \"train_loss\": -Infinity}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := parseJSONLCurve(bytes.NewReader(data), "fuzz.jsonl", "")
+		checkCurve(t, c, err)
+	})
+}
+
+func FuzzTFEvents(f *testing.F) {
+	addSeeds(f, "curves/*/*/tb/*")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		scalars, _, err := parseTFEvents(bytes.NewReader(data), int64(len(data)), "fuzz.tfevents")
+		if err != nil {
+			var le *Error
+			if !errors.As(err, &le) {
+				t.Fatalf("error %v is a %T", err, err)
+			}
+		}
+		if len(scalars) > len(data)/8 {
+			t.Fatalf("%d scalars from %d bytes", len(scalars), len(data))
+		}
+	})
 }

@@ -23,10 +23,13 @@ type Comparison struct {
 	// Causes are the likely causes, highest confidence first; Warnings the
 	// structured differences found inside the thresholds.
 	Causes, Warnings []diagnose.Cause
+	// Curve is the analysis of the runs' loss curves, nil when they hold
+	// none.
+	Curve *compare.CurveResult
 }
 
 // CompareFormats are the formats a comparison can be written in.
-var CompareFormats = []Format{Text, JSON, JUnit, Markdown}
+var CompareFormats = []Format{Text, JSON, JUnit, Markdown, HTML}
 
 // Compare writes a comparison in format f; o applies to text only.
 func Compare(w io.Writer, f Format, r *Comparison, o TextOptions) error {
@@ -39,6 +42,8 @@ func Compare(w io.Writer, f Format, r *Comparison, o TextOptions) error {
 		return compareJUnit(w, r)
 	case Markdown:
 		return compareMarkdown(w, r)
+	case HTML:
+		return compareHTML(w, r)
 	}
 	return fmt.Errorf("compare has no %s output", f)
 }

@@ -30,6 +30,8 @@ import (
 //	ignored            pairs a policy excluded, {"name", "step"}
 //	errors             inputs that could not be read, {"path", "member", "message"}
 //	stopped_after_step set when --fail-fast stopped early, else null
+//	curve              the loss-curve analysis (see CurveJSON) when both runs
+//	                   hold a loss curve; it does not change the verdict
 //
 // Each tensor has name, step (null outside any step), kind, status
 // (match, mismatch, missing, extra, shape_mismatch, dtype_mismatch, error),
@@ -52,6 +54,7 @@ type CompareJSON struct {
 	Ignored          []NameStepJSON  `json:"ignored"`
 	Errors           []ErrorJSON     `json:"errors"`
 	StoppedAfterStep *int            `json:"stopped_after_step"`
+	Curve            *CurveJSON      `json:"curve,omitempty"`
 }
 
 // DivergenceJSON locates the first divergence.
@@ -182,6 +185,10 @@ func NewCompareJSON(r *Comparison) CompareJSON {
 		out.FirstDivergence = &DivergenceJSON{Step: stepPtr(d.Step), Tensor: d.Name, Kind: string(d.Kind), Reasons: d.Reasons}
 	}
 	out.Summary = summarize(r.Result)
+	if r.Curve != nil {
+		c := NewCurveJSON(r.Curve)
+		out.Curve = &c
+	}
 	for _, t := range r.Tensors {
 		out.Tensors = append(out.Tensors, tensorJSON(t))
 	}

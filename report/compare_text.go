@@ -105,6 +105,13 @@ func compareText(w io.Writer, r *Comparison, o TextOptions) error {
 		}
 	}
 	fmt.Fprintln(w)
+	if c := r.Curve; c != nil {
+		line := fmt.Sprintf("loss curves: %s (%s)", c.Pattern, c.Verdict)
+		if c.FirstDivergentStep != nil {
+			line += fmt.Sprintf(", diverging at step %d", *c.FirstDivergentStep)
+		}
+		fmt.Fprintln(w, line)
+	}
 	causesText(w, "likely cause", r.Causes, o)
 	causesText(w, "warning", r.Warnings, o)
 	return nil

@@ -185,9 +185,9 @@ func compareRun(opts *compareOptions) error {
 		result.Verdict = compare.Fail
 		diag.Causes = append(diag.Warnings, diag.Causes...)
 	}
-	full := &report.Comparison{Result: result, Causes: diag.Causes, Warnings: diag.Warnings}
+	full := &report.Comparison{Result: result, Causes: diag.Causes, Warnings: diag.Warnings, Curve: runCurves(a, b, lo)}
 
-	text := report.TextOptions{Top: opts.Top, Color: opts.terminal(opts.Stdout) && os.Getenv("NO_COLOR") == ""}
+	text := report.TextOptions{Top: opts.Top, Color: colorOn(opts.terminal, opts.Stdout)}
 	var writeErrs []error
 	for _, rf := range reports {
 		err := report.WriteFile(rf.path, func(w io.Writer) error {
@@ -253,6 +253,20 @@ func (opts *compareOptions) resolver() (tolerances.Resolver, error) {
 	return r, nil
 }
 
+// runCurves analyses the loss curves of two run directories with the
+// default settings, nil when either holds no curve of two or more steps.
+func runCurves(a, b *loaders.Run, lo loaders.Options) *compare.CurveResult {
+	if isFile(a.Root) || isFile(b.Root) {
+		return nil
+	}
+	ca, errA := loaders.CurveOf(a, loaders.CurveOptions{Options: lo})
+	cb, errB := loaders.CurveOf(b, loaders.CurveOptions{Options: lo})
+	if errA != nil || errB != nil || len(ca.Steps) < 2 || len(cb.Steps) < 2 {
+		return nil
+	}
+	return compare.AnalyzeCurves(ca, cb, compare.DefaultCurveOptions())
+}
+
 // pairSingleFiles lets two single-tensor files be compared whatever their
 // names: the second takes the first's name.
 func pairSingleFiles(a, b *loaders.Run) {
@@ -265,6 +279,12 @@ func pairSingleFiles(a, b *loaders.Run) {
 func isFile(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && !st.IsDir()
+}
+
+// colorOn reports whether text for w gets colour: on a terminal, unless
+// NO_COLOR is set (https://no-color.org).
+func colorOn(terminal func(io.Writer) bool, w io.Writer) bool {
+	return terminal(w) && os.Getenv("NO_COLOR") == ""
 }
 
 func isTerminal(w io.Writer) bool {

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/report"
+)
+
+type curveOptions struct {
+	A, B     string
+	Format   string
+	Plot     string
+	HTML     string
+	DType    string
+	analysis compare.CurveOptions
+	read     loaders.CurveOptions
+	load     loadFlags
+
+	Stdout, Stderr io.Writer
+	terminal       func(io.Writer) bool
+}
+
+// NewCmdCurve returns the curve command.
+func NewCmdCurve(stdout, stderr io.Writer) *cobra.Command {
+	opts := &curveOptions{Stdout: stdout, Stderr: stderr, terminal: isTerminal, analysis: compare.DefaultCurveOptions()}
+	c := &cobra.Command{
+		Use:   "curve REFERENCE OTHER",
+		Short: "Compare two loss curves: do they agree, where do they part, sudden break or drift",
+		Long: `curve reads two loss curves — 1-D .npy (index = step), run directories, CSV with
+a header, JSON lines, or TensorBoard event files — aligns them by step and
+says whether they agree.
+
+Each step's relative difference |b-a|/|a| is judged against a noise band
+learned from the curves: --jump times the largest difference of the previous
+--window steps, never below the dtype's floor (--rtol, --atol). A step beyond
+the band starts a break when more than --allowed-failing-steps of the five
+steps from it are beyond it too; isolated spikes are reported, not failed. A
+drift fails only when the mean relative difference over --window steps passes
+--max-drift. Patterns: identical, within_noise, drift, sudden, nan.
+
+Exit status: 0 the curves agree, 1 they part, 2 usage or input error.`,
+		Example: `  graphdiff curve runs/eager runs/graph
+  graphdiff curve eager/metrics.csv graph/metrics.csv --column train_loss --plot curves.png
+  graphdiff curve eager/tb graph/tb --tag "lm loss" --html curves.html`,
+		Args: argsUsage(cobra.ExactArgs(2)),
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return nil, cobra.ShellCompDirectiveDefault
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.A, opts.B = args[0], args[1]
+			return curveRun(opts)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&opts.Format, "format", "text", "output format: text or json")
+	f.StringVar(&opts.Plot, "plot", "", "also draw the curves and their difference to FILE (.svg or .png)")
+	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report to FILE")
+	f.StringVar(&opts.read.Column, "column", "", "CSV column of the loss (default: the first whose name contains \"loss\")")
+	f.StringVar(&opts.read.Key, "key", "", "JSON-lines key of the loss (default: \"loss\", else the first containing \"loss\")")
+	f.StringVar(&opts.read.Tag, "tag", "", "TensorBoard scalar tag (default: the first containing \"loss\")")
+	f.Float64Var(&opts.analysis.RTol, "rtol", 0, "relative noise floor (default: 1e-3 for float32 curves, 4ε for bfloat16/float16)")
+	f.Float64Var(&opts.analysis.ATol, "atol", 0, "absolute noise floor, for losses near zero")
+	f.Float64Var(&opts.analysis.Jump, "jump", opts.analysis.Jump, "how many times the recent noise a difference must exceed to start a break")
+	f.IntVar(&opts.analysis.Window, "window", opts.analysis.Window, "how many previous steps the noise band learns from")
+	f.IntVar(&opts.analysis.AllowedFailingSteps, "allowed-failing-steps", opts.analysis.AllowedFailingSteps, "steps of the five from a candidate break that may exceed the band without a break")
+	f.Float64Var(&opts.analysis.MaxDrift, "max-drift", opts.analysis.MaxDrift, "mean relative difference over --window steps above which a drift fails")
+	f.StringVar(&opts.DType, "dtype", "", "dtype of the losses when the files do not say (default: guessed from the values)")
+	opts.load.register(c)
+	_ = c.RegisterFlagCompletionFunc("format", formatCompletion(report.CurveFormats))
+	_ = c.RegisterFlagCompletionFunc("plot", fileCompletion("svg", "png"))
+	_ = c.RegisterFlagCompletionFunc("html", fileCompletion("html"))
+	return c
+}
+
+func curveRun(opts *curveOptions) error {
+	format, err := report.ParseFormat(opts.Format, report.CurveFormats...)
+	if err != nil {
+		return &usageError{err: fmt.Errorf("--format: %w", err)}
+	}
+	plotFormat := ""
+	if opts.Plot != "" {
+		if plotFormat, err = report.PlotFormat(opts.Plot); err != nil {
+			return &usageError{err: fmt.Errorf("--plot: %w", err)}
+		}
+	}
+	a := opts.analysis
+	if !(a.RTol >= 0) || !(a.ATol >= 0) || !(a.Jump >= 1) || a.Window < 1 || a.AllowedFailingSteps < 0 || a.AllowedFailingSteps > 4 || !(a.MaxDrift > 0) {
+		return &usageError{err: fmt.Errorf("bad analysis settings: want --rtol, --atol ≥ 0, --jump ≥ 1, --window ≥ 1, --allowed-failing-steps 0 to 4, --max-drift > 0")}
+	}
+	if opts.DType != "" {
+		if a.DType, err = loaders.ParseDType(opts.DType); err != nil {
+			return &usageError{err: fmt.Errorf("--dtype: %w", err)}
+		}
+	}
+	if opts.read.Options, err = opts.load.options(); err != nil {
+		return err
+	}
+	ca, err := loaders.ReadCurve(opts.A, opts.read)
+	if err != nil {
+		return err
+	}
+	cb, err := loaders.ReadCurve(opts.B, opts.read)
+	if err != nil {
+		return err
+	}
+	res := compare.AnalyzeCurves(ca, cb, a)
+	var writeErr error
+	if opts.Plot != "" {
+		writeErr = report.WriteFile(opts.Plot, func(w io.Writer) error { return report.CurvePlot(w, res, plotFormat) })
+	}
+	if opts.HTML != "" && writeErr == nil {
+		writeErr = report.WriteFile(opts.HTML, func(w io.Writer) error { return report.CurveHTML(w, res) })
+	}
+	text := report.TextOptions{Color: colorOn(opts.terminal, opts.Stdout)}
+	if err := report.Curve(opts.Stdout, format, res, text); err != nil {
+		return err
+	}
+	if writeErr != nil {
+		return writeErr
+	}
+	if res.Verdict != compare.Pass {
+		return errDifference
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+package compare
+
+import (
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+func readCurve(t testing.TB, path string) *loaders.Curve {
+	t.Helper()
+	c, err := loaders.ReadCurve(path, loaders.CurveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func curvePair(t testing.TB, name string) (*loaders.Curve, *loaders.Curve) {
+	dir := fixture("curves", name)
+	return readCurve(t, filepath.Join(dir, "eager")), readCurve(t, filepath.Join(dir, "graph"))
+}
+
+// TestRealCurves analyses the 1000-step H200 runs: correct runs pass
+// whether bitwise equal, drifting by fp32 rounding or by bf16 rounding;
+// runs whose graph froze a learning rate that changes at step 500 fail at
+// step 501 (losses are recorded before the update), with or without
+// rounding drift before it.
+func TestRealCurves(t *testing.T) {
+	cases := []struct {
+		name    string
+		verdict Verdict
+		pattern string
+		first   int64 // -1: none
+	}{
+		{"bf16_long", Pass, PatternIdentical, -1},
+		{"fp32_long", Pass, PatternWithinNoise, -1},
+		{"bf16_adam_long", Pass, PatternDrift, -1},
+		{"frozen_scalar_long", Fail, PatternSudden, 501},
+		{"drift_then_break_long", Fail, PatternSudden, 501},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := curvePair(t, tc.name)
+			r := AnalyzeCurves(a, b, DefaultCurveOptions())
+			first := int64(-1)
+			if r.FirstDivergentStep != nil {
+				first = *r.FirstDivergentStep
+			}
+			if r.Verdict != tc.verdict || r.Pattern != tc.pattern || first != tc.first {
+				t.Errorf("verdict %s pattern %s first %d, want %s %s %d; evidence %q", r.Verdict, r.Pattern, first, tc.verdict, tc.pattern, tc.first, r.Evidence)
+			}
+		})
+	}
+}
+
+// TestBeatsMegatronRules applies, to the same real curves, the two rules
+// Megatron-LM's functional tests use — bitwise equality, and closeness
+// within rtol 5% with a few failing steps allowed — and shows where each
+// goes wrong and graphdiff does not: the exact rule fails a correct fp32
+// run, the approximate rule finds the break of drift_then_break_long late
+// (or not at all) where graphdiff names step 501.
+func TestBeatsMegatronRules(t *testing.T) {
+	exactFails := func(a, b *loaders.Curve) bool {
+		for i := range a.Values {
+			if a.Values[i] != b.Values[i] {
+				return true
+			}
+		}
+		return false
+	}
+	// approximate: |b−a| ≤ 0.05·|a| at every step but up to 3; returns the
+	// step at which the rule first fails, -1 when it passes.
+	approxFailsAt := func(a, b *loaders.Curve) int64 {
+		failing := 0
+		for i := range a.Values {
+			if math.Abs(b.Values[i]-a.Values[i]) > 0.05*math.Abs(a.Values[i]) {
+				if failing++; failing > 3 {
+					return a.Steps[i]
+				}
+			}
+		}
+		return -1
+	}
+	a, b := curvePair(t, "fp32_long")
+	if !exactFails(a, b) {
+		t.Fatal("fp32_long is bitwise equal: this test no longer shows anything")
+	}
+	if r := AnalyzeCurves(a, b, DefaultCurveOptions()); r.Verdict != Pass {
+		t.Errorf("graphdiff fails the correct fp32 run: %q", r.Evidence)
+	}
+	a, b = curvePair(t, "drift_then_break_long")
+	at := approxFailsAt(a, b)
+	if at == 501 {
+		t.Fatal("the approximate rule finds step 501 too: this test no longer shows anything")
+	}
+	r := AnalyzeCurves(a, b, DefaultCurveOptions())
+	if r.FirstDivergentStep == nil || *r.FirstDivergentStep != 501 {
+		t.Errorf("graphdiff: first divergent step %v", r.FirstDivergentStep)
+	}
+	t.Logf("drift_then_break_long: approximate rule fails at step %d, graphdiff at 501", at)
+}
+
+// withValues returns a copy of a real curve with some values changed.
+func withValues(c *loaders.Curve, change func(v []float64)) *loaders.Curve {
+	out := *c
+	out.Values = append([]float64(nil), c.Values...)
+	change(out.Values)
+	return &out
+}
+
+// TestCurveEdges injects a NaN, a spike and a late break into a real
+// correct pair, and drops steps from one side.
+func TestCurveEdges(t *testing.T) {
+	a, b := curvePair(t, "fp32_long")
+	opts := DefaultCurveOptions()
+
+	r := AnalyzeCurves(a, withValues(b, func(v []float64) { v[300] = math.NaN() }), opts)
+	if r.Pattern != PatternNaN || r.FirstDivergentStep == nil || *r.FirstDivergentStep != 300 {
+		t.Errorf("NaN: pattern %s first %v", r.Pattern, r.FirstDivergentStep)
+	}
+
+	spiked := withValues(b, func(v []float64) { v[200] *= 1.5 })
+	r = AnalyzeCurves(a, spiked, opts)
+	if r.Verdict != Pass || len(r.Spikes) != 1 || r.Spikes[0] != 200 {
+		t.Errorf("spike: verdict %s spikes %v", r.Verdict, r.Spikes)
+	}
+	strict := opts
+	strict.AllowedFailingSteps = 0
+	if r = AnalyzeCurves(a, spiked, strict); r.Verdict != Fail || *r.FirstDivergentStep != 200 {
+		t.Errorf("spike with no failing step allowed: verdict %s first %v", r.Verdict, r.FirstDivergentStep)
+	}
+
+	broken := withValues(b, func(v []float64) {
+		for i := 700; i < len(v); i++ {
+			v[i] *= 1.01
+		}
+	})
+	if r = AnalyzeCurves(a, broken, opts); r.Pattern != PatternSudden || *r.FirstDivergentStep != 700 {
+		t.Errorf("1%% break at 700: pattern %s first %v", r.Pattern, r.FirstDivergentStep)
+	}
+
+	gappy := *b
+	gappy.Steps = append(append([]int64(nil), b.Steps[:100]...), b.Steps[110:990]...)
+	gappy.Values = append(append([]float64(nil), b.Values[:100]...), b.Values[110:990]...)
+	r = AnalyzeCurves(a, &gappy, opts)
+	if r.Verdict != Pass || len(r.OnlyA) != 20 || r.OnlyA[0] != 100 || r.OnlyA[10] != 990 || len(r.Steps) != 980 {
+		t.Errorf("gaps: verdict %s only in a %v, %d common", r.Verdict, r.OnlyA, len(r.Steps))
+	}
+}
+
+// BenchmarkAnalyzeCurves1M analyses a million-step curve pair: a noisy
+// decaying loss and a copy drifting by 1e-6 relative per step.
+func BenchmarkAnalyzeCurves1M(b *testing.B) {
+	const n = 1_000_000
+	rng := rand.New(rand.NewPCG(5, 6))
+	a := &loaders.Curve{Steps: make([]int64, n), Values: make([]float64, n)}
+	c := &loaders.Curve{Steps: make([]int64, n), Values: make([]float64, n)}
+	for i := range n {
+		a.Steps[i], c.Steps[i] = int64(i), int64(i)
+		a.Values[i] = 2*math.Exp(-float64(i)/2e5) + 0.1 + 0.05*rng.Float64()
+		c.Values[i] = a.Values[i] * (1 + 1e-6*rng.NormFloat64()*math.Sqrt(float64(i)))
+	}
+	for b.Loop() {
+		if r := AnalyzeCurves(a, c, DefaultCurveOptions()); r.Verdict != Pass {
+			b.Fatalf("verdict %s: %q", r.Verdict, r.Evidence)
+		}
+	}
+}

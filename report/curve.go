@@ -1,0 +1,208 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/graphdiff/graphdiff/compare"
+)
+
+// CurveFormats are the formats of `graphdiff curve` output.
+var CurveFormats = []Format{Text, JSON}
+
+// Curve writes a loss-curve analysis in format f.
+func Curve(w io.Writer, f Format, r *compare.CurveResult, o TextOptions) error {
+	switch f {
+	case Text:
+		return curveText(w, r, o)
+	case JSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(NewCurveJSON(r))
+	}
+	return fmt.Errorf("curve has no %s output", f)
+}
+
+// CurveJSON is the JSON form of a curve analysis:
+//
+//	verdict               "pass" or "fail"
+//	first_divergent_step  the step where the curves part, or null
+//	pattern               identical, within_noise, drift, sudden or nan
+//	a, b                  where each curve was read from
+//	dtype                 the curves' dtype (sets the noise floor)
+//	settings              rtol, atol, jump, window, allowed_failing_steps, max_drift
+//	evidence              sentences with the numbers behind the pattern
+//	max_rel, max_rel_step the largest relative difference and where
+//	only_a, only_b        steps found in one curve only
+//	spikes                steps beyond the band that were not breaks
+//	notes_a, notes_b      what the readers skipped or resolved
+//	steps, a_values, b_values, abs_diff, rel_diff, band, drift
+//	                      per common step, as parallel arrays
+//
+// Non-finite numbers follow CompareJSON: NaN is null, ±Inf "inf"/"-inf".
+type CurveJSON struct {
+	Verdict            string        `json:"verdict"`
+	FirstDivergentStep *int64        `json:"first_divergent_step"`
+	Pattern            string        `json:"pattern"`
+	A                  string        `json:"a"`
+	B                  string        `json:"b"`
+	DType              string        `json:"dtype"`
+	Settings           CurveSettings `json:"settings"`
+	Evidence           []string      `json:"evidence"`
+	MaxRel             Float         `json:"max_rel"`
+	MaxRelStep         int64         `json:"max_rel_step"`
+	OnlyA              []int64       `json:"only_a"`
+	OnlyB              []int64       `json:"only_b"`
+	Spikes             []int64       `json:"spikes"`
+	NotesA             []string      `json:"notes_a"`
+	NotesB             []string      `json:"notes_b"`
+	Steps              []int64       `json:"steps"`
+	AValues            []Float       `json:"a_values"`
+	BValues            []Float       `json:"b_values"`
+	AbsDiff            []Float       `json:"abs_diff"`
+	RelDiff            []Float       `json:"rel_diff"`
+	Band               []Float       `json:"band"`
+	Drift              []Float       `json:"drift"`
+}
+
+// CurveSettings are the analysis settings, defaults filled in.
+type CurveSettings struct {
+	RTol                float64 `json:"rtol"`
+	ATol                float64 `json:"atol"`
+	Jump                float64 `json:"jump"`
+	Window              int     `json:"window"`
+	AllowedFailingSteps int     `json:"allowed_failing_steps"`
+	MaxDrift            float64 `json:"max_drift"`
+}
+
+// NewCurveJSON builds the JSON form of a curve analysis.
+func NewCurveJSON(r *compare.CurveResult) CurveJSON {
+	o := r.Options
+	return CurveJSON{
+		Verdict: string(r.Verdict), FirstDivergentStep: r.FirstDivergentStep, Pattern: r.Pattern,
+		A: r.A, B: r.B, DType: o.DType.String(),
+		Settings: CurveSettings{RTol: o.RTol, ATol: o.ATol, Jump: o.Jump, Window: o.Window,
+			AllowedFailingSteps: o.AllowedFailingSteps, MaxDrift: o.MaxDrift},
+		Evidence: nonNil(r.Evidence), MaxRel: Float(r.MaxRel), MaxRelStep: r.MaxRelStep,
+		OnlyA: nonNilInts(r.OnlyA), OnlyB: nonNilInts(r.OnlyB), Spikes: nonNilInts(r.Spikes),
+		NotesA: nonNil(r.NotesA), NotesB: nonNil(r.NotesB),
+		Steps: nonNilInts(r.Steps), AValues: floats(r.ValuesA), BValues: floats(r.ValuesB),
+		AbsDiff: floats(r.AbsDiff), RelDiff: floats(r.RelDiff), Band: floats(r.Band), Drift: floats(r.Drift),
+	}
+}
+
+func floats(vs []float64) []Float {
+	out := make([]Float, len(vs))
+	for i, v := range vs {
+		out[i] = Float(v)
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func nonNilInts(s []int64) []int64 {
+	if s == nil {
+		return []int64{}
+	}
+	return s
+}
+
+// curveText writes the verdict, the pattern with its evidence, alignment
+// problems, and the steps around the divergence.
+func curveText(w io.Writer, r *compare.CurveResult, o TextOptions) error {
+	verdict := strings.ToUpper(string(r.Verdict))
+	if r.Verdict == compare.Pass {
+		verdict = o.paint(ansiGreen+ansiBold, verdict)
+	} else {
+		verdict = o.paint(ansiRed+ansiBold, verdict)
+	}
+	fmt.Fprintf(w, "%s  loss curves: %s\n", verdict, r.Pattern)
+	fmt.Fprintf(w, "  reference: %s\n  compared:  %s\n", r.A, r.B)
+	if r.FirstDivergentStep != nil {
+		fmt.Fprintf(w, "first divergent step: %d\n", *r.FirstDivergentStep)
+	}
+	for _, e := range r.Evidence {
+		fmt.Fprintf(w, "  - %s\n", e)
+	}
+	curveAlignment(w, r)
+	if k := divergenceIndex(r); k >= 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  STEP\tREFERENCE\tCOMPARED\tREL_DIFF\tBAND")
+		for i := max(0, k-3); i < min(len(r.Steps), k+4); i++ {
+			mark := "  "
+			if i == k {
+				mark = "> " // the divergence
+			}
+			fmt.Fprintf(tw, "%s%d\t%.7g\t%.7g\t%s\t%s\n", mark, r.Steps[i], r.ValuesA[i], r.ValuesB[i], sci(r.RelDiff[i]), sci(r.Band[i]))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	o2 := r.Options
+	fmt.Fprintf(w, "\n%d common steps; dtype %s: noise floor %.3g, jump ×%g over %d steps, %d failing steps allowed, max drift %.3g\n",
+		len(r.Steps), o2.DType, o2.RTol, o2.Jump, o2.Window, o2.AllowedFailingSteps, o2.MaxDrift)
+	return nil
+}
+
+// curveAlignment reports steps found in one curve only and the readers'
+// notes.
+func curveAlignment(w io.Writer, r *compare.CurveResult) {
+	for _, side := range []struct {
+		name  string
+		steps []int64
+		notes []string
+	}{{"reference", r.OnlyA, r.NotesA}, {"compared", r.OnlyB, r.NotesB}} {
+		if len(side.steps) > 0 {
+			fmt.Fprintf(w, "  %d steps only in the %s curve: %s\n", len(side.steps), side.name, stepRanges(side.steps))
+		}
+		for _, n := range side.notes {
+			fmt.Fprintf(w, "  %s: %s\n", side.name, n)
+		}
+	}
+}
+
+// stepRanges formats sorted steps as ranges: "0-9, 15, 20-29".
+func stepRanges(steps []int64) string {
+	var parts []string
+	for i := 0; i < len(steps); {
+		j := i
+		for j+1 < len(steps) && steps[j+1] == steps[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", steps[i], steps[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(steps[i]))
+		}
+		if len(parts) == 8 && j+1 < len(steps) {
+			parts = append(parts, "…")
+			break
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+// divergenceIndex returns the index of the first divergent step, -1.
+func divergenceIndex(r *compare.CurveResult) int {
+	if r.FirstDivergentStep == nil {
+		return -1
+	}
+	for i, s := range r.Steps {
+		if s == *r.FirstDivergentStep {
+			return i
+		}
+	}
+	return -1
+}
