@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image/png"
 	"io"
 	"os"
 	"path/filepath"
@@ -177,6 +178,35 @@ func TestStrictFailsOnWarnings(t *testing.T) {
 		}
 		if tc.strict && (len(doc.Causes) == 0 || doc.Causes[0].ID != "captured_scalar") {
 			t.Errorf("strict: causes %+v", doc.Causes)
+		}
+	}
+}
+
+// TestCurvePlotFiles draws a real curve pair to SVG and to PNG and checks
+// that each file is what its name says.
+func TestCurvePlotFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"curves.svg", "curves.png"} {
+		path := filepath.Join(dir, name)
+		code, _, stderr := run("curve", "--plot", path,
+			"../../testdata/curves/frozen_scalar_long/eager", "../../testdata/curves/frozen_scalar_long/graph")
+		if code != 1 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch filepath.Ext(name) {
+		case ".svg":
+			if !bytes.Contains(data, []byte("<svg")) || !bytes.Contains(data, []byte("divergence at step 501")) {
+				t.Errorf("SVG lacks the plot or its divergence marker")
+			}
+		case ".png":
+			img, err := png.Decode(bytes.NewReader(data))
+			if err != nil || img.Bounds().Dx() < 800 {
+				t.Errorf("PNG: %v", err)
+			}
 		}
 	}
 }
