@@ -6,8 +6,10 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/graphdiff/graphdiff/loaders"
@@ -435,12 +437,14 @@ func taskLen(tk chunkTask) int64 {
 const pairBufElems = 1 << 16
 
 type worker struct {
-	bufA, bufB []float64
-	hist       errorHistogram
+	bufA, bufB     []float64
+	buf32A, buf32B []float32
+	hist           errorHistogram
 }
 
 func newWorker() *worker {
-	return &worker{bufA: make([]float64, 2*pairBufElems), bufB: make([]float64, 2*pairBufElems)}
+	return &worker{bufA: make([]float64, 2*pairBufElems), bufB: make([]float64, 2*pairBufElems),
+		buf32A: make([]float32, pairBufElems), buf32B: make([]float32, pairBufElems)}
 }
 
 func (w *worker) run(tk chunkTask) {
@@ -473,6 +477,9 @@ func (w *worker) compare(tk chunkTask, hist *errorHistogram) (*acc, error) {
 	useULP := true
 	if j.a.FortranOrder != j.b.FortranOrder {
 		return compareInMemory(j, key, complex, hist)
+	}
+	if j.a.DType.Float32Exact() && j.b.DType.Float32Exact() {
+		return w.compare32(tk, hist, key)
 	}
 	var ra, rb *loaders.Reader
 	var err error
@@ -517,6 +524,117 @@ func (w *worker) compare(tk chunkTask, hist *errorHistogram) (*acc, error) {
 		} else {
 			c.addReal(bufA[:na], bufB[:nb])
 		}
+	}
+}
+
+// float32Source hands out a tensor's elements as float32, in pieces: from a
+// memory map of the file where the data is float32 in place, else decoded
+// through a Reader into a buffer.
+type float32Source struct {
+	view    []float32
+	release func()
+	r       *loaders.Reader
+	buf     []float32
+	pos     int
+}
+
+func openFloat32(t *loaders.Tensor, tk chunkTask, buf []float32) (*float32Source, error) {
+	first, count := tk.first, tk.count
+	if tk.whole {
+		first, count = 0, t.Len()
+	}
+	if t.Float32Native() {
+		view, release, err := t.MapFloat32(first, count)
+		if err == nil {
+			return &float32Source{view: view, release: release}, nil
+		}
+	}
+	var r *loaders.Reader
+	var err error
+	if tk.whole {
+		r, err = t.Open()
+	} else {
+		r, err = t.OpenRange(first, count)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &float32Source{r: r, buf: buf}, nil
+}
+
+// next returns the next n elements (fewer at the end).
+func (s *float32Source) next(n int) ([]float32, error) {
+	if s.r == nil {
+		m := min(n, len(s.view)-s.pos)
+		out := s.view[s.pos : s.pos+m]
+		s.pos += m
+		return out, nil
+	}
+	k, err := s.r.ReadFloat32(s.buf[:n])
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return s.buf[:k], err
+}
+
+func (s *float32Source) close() {
+	if s.release != nil {
+		s.release()
+	}
+	if s.r != nil {
+		s.r.Close()
+	}
+}
+
+// compare32 compares a pair whose values are all float32 with the float32
+// kernel, reading mapped files in place. A file truncated while mapped
+// faults on access; the fault becomes an error naming the file.
+func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *acc, err error) {
+	j := tk.job
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			if re, ok := p.(runtime.Error); ok && strings.Contains(re.Error(), "fault") {
+				c, err = nil, &loaders.Error{Path: j.a.Path + " or " + j.b.Path, Err: fmt.Errorf("data changed while being read (file truncated?): %v", re)}
+				return
+			}
+			panic(p)
+		}
+	}()
+	mode := ulpKeyFunc
+	switch {
+	case j.settings.DType == loaders.Float32 && j.a.DType == loaders.Float32 && j.b.DType == loaders.Float32:
+		mode = ulpFloat32
+	case j.settings.DType == loaders.BFloat16 && j.a.DType == loaders.BFloat16 && j.b.DType == loaders.BFloat16:
+		mode = ulpBFloat16
+	}
+	sa, err := openFloat32(j.a, tk, w.buf32A)
+	if err != nil {
+		return nil, err
+	}
+	defer sa.close()
+	sb, err := openFloat32(j.b, tk, w.buf32B)
+	if err != nil {
+		return nil, err
+	}
+	defer sb.close()
+	c = newAcc(j.settings.Tolerance, key, false, true, hist, tk.first)
+	for {
+		va, errA := sa.next(pairBufElems)
+		if errA != nil {
+			return nil, errA
+		}
+		vb, errB := sb.next(len(va))
+		if errB != nil {
+			return nil, errB
+		}
+		if len(va) != len(vb) {
+			return nil, fmt.Errorf("%s: internal error: read %d and %d values", j.a.Path, len(va), len(vb))
+		}
+		if len(va) == 0 {
+			return c, nil
+		}
+		c.addF32(va, vb, mode)
 	}
 }
 

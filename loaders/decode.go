@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"sync"
+	"unsafe"
 
 	"github.com/x448/float16"
 )
@@ -162,4 +163,81 @@ func Float8Value(d DType, code uint8) float64 {
 		return e5m2Table[code]
 	}
 	return e4m3Table[code]
+}
+
+// nativeLittleEndian is true on machines that store numbers little-endian
+// (all that Go supports for graphdiff's targets but a few).
+var nativeLittleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// decode32 converts the raw bytes of len(dst) elements of a Float32Exact
+// dtype into float32 values.
+func decode32(dst []float32, src []byte, dt DType, bigEndian bool) {
+	var bo binary.ByteOrder = binary.LittleEndian
+	if bigEndian {
+		bo = binary.BigEndian
+	}
+	switch dt {
+	case Float32:
+		if !bigEndian && nativeLittleEndian {
+			copy(dst, unsafe.Slice((*float32)(unsafe.Pointer(&src[0])), len(dst)))
+			return
+		}
+		for i := range dst {
+			dst[i] = math.Float32frombits(bo.Uint32(src[4*i:]))
+		}
+	case BFloat16:
+		for i := range dst {
+			dst[i] = math.Float32frombits(uint32(bo.Uint16(src[2*i:])) << 16)
+		}
+	case Float16:
+		t := float16Table()
+		for i := range dst {
+			dst[i] = t[bo.Uint16(src[2*i:])]
+		}
+	case Float8E4M3FN, Float8E5M2:
+		t := &e4m3Table32
+		if dt == Float8E5M2 {
+			t = &e5m2Table32
+		}
+		for i := range dst {
+			dst[i] = t[src[i]]
+		}
+	case Bool:
+		for i := range dst {
+			dst[i] = 0
+			if src[i] != 0 {
+				dst[i] = 1
+			}
+		}
+	case Int8:
+		for i := range dst {
+			dst[i] = float32(int8(src[i]))
+		}
+	case Uint8:
+		for i := range dst {
+			dst[i] = float32(src[i])
+		}
+	case Int16:
+		for i := range dst {
+			dst[i] = float32(int16(bo.Uint16(src[2*i:])))
+		}
+	case Uint16:
+		for i := range dst {
+			dst[i] = float32(bo.Uint16(src[2*i:]))
+		}
+	default:
+		panic("loaders: decode32 of " + dt.String())
+	}
+}
+
+var e4m3Table32, e5m2Table32 = to32(e4m3Table), to32(e5m2Table)
+
+func to32(t [256]float64) (out [256]float32) {
+	for i, v := range t {
+		out[i] = float32(v)
+	}
+	return out
 }

@@ -116,7 +116,13 @@ func OpenFile(path string, opts Options) (tensors []*Tensor, memberErrs []error,
 		format = sniff(head[:n])
 	}
 	f.Close()
-	return openReaderAt(fileOpener(path), st.Size(), path, format, opts)
+	tensors, memberErrs, fatal = openReaderAt(fileOpener(path), st.Size(), path, format, opts)
+	for _, t := range tensors {
+		if t.data.stream == nil {
+			t.data.file = path // in place in the file: can be mapped
+		}
+	}
+	return tensors, memberErrs, fatal
 }
 
 // OpenBytes lists the tensors in an in-memory file of the given format, as

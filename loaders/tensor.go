@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unsafe"
 )
 
 // Tensor is one array found in a file: its description and where its bytes
@@ -45,6 +46,9 @@ type dataRef struct {
 	// stream opens a reader positioned at the first data byte; set for
 	// members that can only be read from the start.
 	stream func() (io.ReadCloser, error)
+	// file is the path of the file holding the data when it can be
+	// memory-mapped (a file on disk, the bytes in place).
+	file string
 }
 
 // opener opens the container file for random access.
@@ -131,21 +135,27 @@ type Reader struct {
 // types. It returns io.EOF once all elements have been read. A source that
 // ends early gives an error naming the file and how many bytes were missing.
 func (r *Reader) Read(dst []float64) (int, error) {
+	comps := r.t.DType.Components()
+	raw, n, err := r.next(len(dst) / comps)
+	if n == 0 {
+		return 0, err
+	}
+	out := dst[:n*comps]
+	decode(out, raw, r.t.DType, r.t.BigEndian)
+	return len(out), err
+}
+
+// next reads the raw bytes of up to max elements (fewer at the end, and no
+// more than readerChunk bytes) and returns them with the element count;
+// io.EOF when none are left.
+func (r *Reader) next(max int) ([]byte, int, error) {
 	if r.left == 0 {
-		return 0, io.EOF
+		return nil, 0, io.EOF
 	}
-	dt := r.t.DType
-	comps := dt.Components()
-	es := int64(dt.Size())
-	elems := int64(len(dst) / comps)
-	if max := int64(readerChunk) / es; elems > max {
-		elems = max
-	}
-	if elems > r.left/es {
-		elems = r.left / es
-	}
-	if elems == 0 {
-		return 0, r.t.errorf("read buffer smaller than one element")
+	es := int64(r.t.DType.Size())
+	elems := min(int64(max), int64(readerChunk)/es, r.left/es)
+	if elems <= 0 {
+		return nil, 0, r.t.errorf("read buffer smaller than one element")
 	}
 	n := int(elems * es)
 	if cap(r.raw) < n {
@@ -154,10 +164,10 @@ func (r *Reader) Read(dst []float64) (int, error) {
 	raw := r.raw[:n]
 	if got, err := io.ReadFull(r.r, raw); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return 0, r.t.errorf("data ends after %d of %d bytes (file truncated or changed while reading)",
+			return nil, 0, r.t.errorf("data ends after %d of %d bytes (file truncated or changed while reading)",
 				r.done+int64(got), r.done+r.left)
 		}
-		return 0, r.t.errorf("reading data: %w", err)
+		return nil, 0, r.t.errorf("reading data: %w", err)
 	}
 	r.done += int64(n)
 	r.left -= int64(n)
@@ -165,14 +175,12 @@ func (r *Reader) Read(dst []float64) (int, error) {
 		var one [1]byte
 		switch m, err := io.ReadFull(r.r, one[:]); {
 		case m > 0:
-			return 0, r.t.errorf("member holds more than the %d data bytes its header describes", r.done)
+			return nil, 0, r.t.errorf("member holds more than the %d data bytes its header describes", r.done)
 		case !errors.Is(err, io.EOF):
-			return 0, r.t.errorf("reading data: %w", err)
+			return nil, 0, r.t.errorf("reading data: %w", err)
 		}
 	}
-	out := dst[:int(elems)*comps]
-	decode(out, raw, dt, r.t.BigEndian)
-	return len(out), nil
+	return raw, int(elems), nil
 }
 
 // Close releases the file behind the Reader.
@@ -238,4 +246,58 @@ func (t *Tensor) CPosition(idx []int) int64 {
 		pos = pos*int64(t.Shape[d]) + int64(i)
 	}
 	return pos
+}
+
+// Float32Native reports whether the tensor's bytes are float32 values as
+// this machine stores them (little-endian), in place in a file, so that
+// MapFloat32 can hand them out without copying.
+func (t *Tensor) Float32Native() bool {
+	return t.DType == Float32 && !t.BigEndian && t.data.file != "" && t.data.stream == nil &&
+		t.data.offset%4 == 0 && nativeLittleEndian
+}
+
+// MapFloat32 returns count float32 elements from element first as a slice
+// over a read-only memory map of the file, and the function that releases
+// it. It needs Float32Native; the slice must not be used after release.
+func (t *Tensor) MapFloat32(first, count int64) ([]float32, func(), error) {
+	if !t.Float32Native() {
+		return nil, nil, t.errorf("not float32 data that can be mapped in place")
+	}
+	if first < 0 || count < 0 || first+count > t.Len() {
+		return nil, nil, t.errorf("element range [%d, %d) outside %d elements", first, first+count, t.Len())
+	}
+	b, release, err := mapRange(t.data.file, t.data.offset+4*first, 4*count)
+	if err != nil {
+		return nil, nil, t.errorf("mapping data: %w", unwrapPathError(err))
+	}
+	if count == 0 {
+		return nil, release, nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), count), release, nil
+}
+
+// Float32Exact reports whether every value of the dtype is a float32
+// (float types up to 32 bits, and integers up to 16 bits), so that
+// ReadFloat32 loses nothing.
+func (d DType) Float32Exact() bool {
+	switch d {
+	case Bool, Int8, Uint8, Int16, Uint16, Float8E4M3FN, Float8E5M2, Float16, BFloat16, Float32:
+		return true
+	}
+	return false
+}
+
+// ReadFloat32 is Read for dtypes whose values are all float32
+// (Float32Exact): it decodes the next elements into dst, one value per
+// element, and returns how many; io.EOF at the end.
+func (r *Reader) ReadFloat32(dst []float32) (int, error) {
+	if !r.t.DType.Float32Exact() {
+		return 0, r.t.errorf("%s values are not all float32", r.t.DType)
+	}
+	raw, n, err := r.next(len(dst))
+	if n == 0 {
+		return 0, err
+	}
+	decode32(dst[:n], raw, r.t.DType, r.t.BigEndian)
+	return n, err
 }

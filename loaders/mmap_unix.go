@@ -1,0 +1,40 @@
+//go:build linux || darwin || freebsd
+
+package loaders
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// mapRange maps n bytes of a file from offset off, read-only, and returns
+// them with the function that unmaps them. Pages come from the page cache
+// as they are touched: nothing is copied and the mapping counts as
+// file-backed memory, not as the process's own. A file that shrinks while
+// mapped makes reads past its new end fault; readers of the mapping run
+// with debug.SetPanicOnFault and turn that into an error.
+func mapRange(path string, off, n int64) ([]byte, func(), error) {
+	if n == 0 {
+		return nil, func() {}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.Size() < off+n {
+		return nil, nil, fmt.Errorf("file has %d bytes, data runs to byte %d (truncated or changed since it was listed)", st.Size(), off+n)
+	}
+	page := int64(os.Getpagesize())
+	start := off &^ (page - 1)
+	m, err := syscall.Mmap(int(f.Fd()), start, int(off-start+n), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m[off-start:], func() { _ = syscall.Munmap(m) }, nil
+}
