@@ -63,17 +63,25 @@ func TestKernelMatchesGeneric(t *testing.T) {
 		b32[100*i+37] = v
 		b32[100*i+50] = -v
 	}
-	for _, d := range []loaders.DType{loaders.Float32, loaders.BFloat16} {
-		x, y := a32, b32
-		mode := ulpFloat32
-		if d == loaders.BFloat16 {
-			x, y = make([]float32, len(a32)), make([]float32, len(b32))
-			for i := range a32 {
-				x[i] = math.Float32frombits(math.Float32bits(a32[i]) &^ 0xFFFF)
-				y[i] = math.Float32frombits(math.Float32bits(b32[i]) &^ 0xFFFF)
-			}
-			mode = ulpBFloat16
+	bf := func(v []float32) []float32 {
+		out := make([]float32, len(v))
+		for i := range v {
+			out[i] = math.Float32frombits(math.Float32bits(v[i]) &^ 0xFFFF)
 		}
+		return out
+	}
+	cases := []struct {
+		name string
+		d    loaders.DType
+		x, y []float32
+		mode ulpMode
+	}{
+		{"float32", loaders.Float32, a32, b32, ulpFloat32},
+		{"bfloat16", loaders.BFloat16, bf(a32), bf(b32), ulpBFloat16},
+		{"float32 vs bfloat16", loaders.BFloat16, a32, bf(b32), ulpBFloat16},
+	}
+	for _, tc := range cases {
+		d, x, y, mode := tc.d, tc.x, tc.y, tc.mode
 		va, vb := make([]float64, len(x)), make([]float64, len(y))
 		for i := range x {
 			va[i], vb[i] = float64(x[i]), float64(y[i])
@@ -86,7 +94,7 @@ func TestKernelMatchesGeneric(t *testing.T) {
 		tn := &loaders.Tensor{Shape: []int{len(x)}}
 		mk, mg := k.metrics(&h1, tn.Index), g.metrics(&h2, tn.Index)
 		if !sameMetrics(&mk, &mg) {
-			t.Errorf("%s:\nkernel  %#v\ngeneric %#v", d, mk, mg)
+			t.Errorf("%s:\nkernel  %#v\ngeneric %#v", tc.name, mk, mg)
 		}
 	}
 }

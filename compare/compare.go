@@ -527,11 +527,17 @@ func (w *worker) compare(tk chunkTask, hist *errorHistogram) (*acc, error) {
 	}
 }
 
+// mapMinElems is the smallest read that is memory-mapped (1 MiB of float32).
+const mapMinElems = 1 << 18
+
 // float32Source hands out a tensor's elements as float32, in pieces: from a
 // memory map of the file where the data is float32 in place, else decoded
 // through a Reader into a buffer.
 type float32Source struct {
-	view    []float32
+	t       *loaders.Tensor
+	view    []float32 // float32 in place
+	raw     []byte    // other dtypes in place, decoded into buf
+	es      int
 	release func()
 	r       *loaders.Reader
 	buf     []float32
@@ -543,10 +549,18 @@ func openFloat32(t *loaders.Tensor, tk chunkTask, buf []float32) (*float32Source
 	if tk.whole {
 		first, count = 0, t.Len()
 	}
-	if t.Float32Native() {
+	// Mapping costs two system calls and a fault per page: worth it for
+	// large reads only; small tensors are read in one go.
+	if t.Float32Native() && count >= mapMinElems {
 		view, release, err := t.MapFloat32(first, count)
 		if err == nil {
 			return &float32Source{view: view, release: release}, nil
+		}
+	}
+	if t.Mappable() && count >= mapMinElems {
+		raw, release, err := t.MapBytes(first, count)
+		if err == nil {
+			return &float32Source{t: t, raw: raw, es: t.DType.Size(), release: release, buf: buf}, nil
 		}
 	}
 	var r *loaders.Reader
@@ -564,6 +578,12 @@ func openFloat32(t *loaders.Tensor, tk chunkTask, buf []float32) (*float32Source
 
 // next returns the next n elements (fewer at the end).
 func (s *float32Source) next(n int) ([]float32, error) {
+	if s.raw != nil {
+		m := min(n, len(s.raw)/s.es-s.pos)
+		s.t.DecodeFloat32(s.buf[:m], s.raw[s.pos*s.es:(s.pos+m)*s.es])
+		s.pos += m
+		return s.buf[:m], nil
+	}
 	if s.r == nil {
 		m := min(n, len(s.view)-s.pos)
 		out := s.view[s.pos : s.pos+m]
@@ -605,8 +625,9 @@ func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *a
 	switch {
 	case j.settings.DType == loaders.Float32 && j.a.DType == loaders.Float32 && j.b.DType == loaders.Float32:
 		mode = ulpFloat32
-	case j.settings.DType == loaders.BFloat16 && j.a.DType == loaders.BFloat16 && j.b.DType == loaders.BFloat16:
-		mode = ulpBFloat16
+	case j.settings.DType == loaders.BFloat16 && (j.a.DType == loaders.BFloat16 || j.a.DType == loaders.Float32) &&
+		(j.b.DType == loaders.BFloat16 || j.b.DType == loaders.Float32):
+		mode = ulpBFloat16 // bfloat16, or float32 rounded to it
 	}
 	sa, err := openFloat32(j.a, tk, w.buf32A)
 	if err != nil {

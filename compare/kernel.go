@@ -25,24 +25,29 @@ type ulpMode int
 
 const (
 	ulpFloat32  ulpMode = iota // float32 bit patterns
-	ulpBFloat16                // top 16 bits of the float32 bit patterns
+	ulpBFloat16                // float32 bit patterns rounded to bfloat16 (to nearest, ties to even)
 	ulpKeyFunc                 // the comparison dtype's key function
 )
 
-// orderedKey maps a float32 bit pattern, shifted right by shift, to an
-// integer that orders like the value, with −0 and +0 both 0.
-func orderedKey(bits uint32, shift uint) int64 {
-	mag := int64((bits & 0x7FFFFFFF) >> shift)
+// orderedKey maps a float32 bit pattern, rounded to nearest-even at bit
+// round (0 for float32 itself, 16 for bfloat16) and shifted down by it,
+// to an integer that orders like the value, with −0 and +0 both 0. The
+// rounding is bfloat16Bits' and is exact for values that are bfloat16.
+func orderedKey(bits uint32, round uint) int64 {
+	m := bits & 0x7FFFFFFF
+	if round > 0 {
+		m = (m + (1<<(round-1) - 1) + (m>>round)&1) >> round
+	}
 	s := int64(bits >> 31) // 1 for negative
-	return (mag ^ -s) + s
+	return (int64(m) ^ -s) + s
 }
 
 // addF32 folds paired float32 values into the accumulator.
 func (c *acc) addF32(va, vb []float32, mode ulpMode) {
 	vb = vb[:len(va)]
-	var shift uint
+	var round uint // bits rounded away for the ULP unit
 	if mode == ulpBFloat16 {
-		shift = 16
+		round = 16
 	}
 	atol, rtol := c.tol.ATol, c.tol.RTol
 	sumSqD, sumSqA, sumSqB, sumAB := c.sumSqD, c.sumSqA, c.sumSqB, c.sumAB
@@ -107,7 +112,7 @@ func (c *acc) addF32(va, vb []float32, mode ulpMode) {
 		case ulpKeyFunc:
 			u = ulpDistance(c.key, a, b)
 		default:
-			ka, kb := orderedKey(bx, shift), orderedKey(by, shift)
+			ka, kb := orderedKey(bx, round), orderedKey(by, round)
 			if ka > kb {
 				u = uint64(ka - kb)
 			} else {

@@ -189,11 +189,23 @@ func decode32(dst []float32, src []byte, dt DType, bigEndian bool) {
 			dst[i] = math.Float32frombits(bo.Uint32(src[4*i:]))
 		}
 	case BFloat16:
+		if u, ok := native16(src, len(dst), bigEndian); ok {
+			for i, v := range u {
+				dst[i] = math.Float32frombits(uint32(v) << 16)
+			}
+			return
+		}
 		for i := range dst {
 			dst[i] = math.Float32frombits(uint32(bo.Uint16(src[2*i:])) << 16)
 		}
 	case Float16:
 		t := float16Table()
+		if u, ok := native16(src, len(dst), bigEndian); ok {
+			for i, v := range u {
+				dst[i] = t[v]
+			}
+			return
+		}
 		for i := range dst {
 			dst[i] = t[bo.Uint16(src[2*i:])]
 		}
@@ -231,6 +243,15 @@ func decode32(dst []float32, src []byte, dt DType, bigEndian bool) {
 	default:
 		panic("loaders: decode32 of " + dt.String())
 	}
+}
+
+// native16 returns n little-endian uint16 values of src as a slice in
+// place, when this machine reads them so and src is aligned for it.
+func native16(src []byte, n int, bigEndian bool) ([]uint16, bool) {
+	if bigEndian || !nativeLittleEndian || n == 0 || uintptr(unsafe.Pointer(&src[0]))%2 != 0 {
+		return nil, false
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&src[0])), n), true
 }
 
 var e4m3Table32, e5m2Table32 = to32(e4m3Table), to32(e5m2Table)

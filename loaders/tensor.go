@@ -159,7 +159,8 @@ func (r *Reader) next(max int) ([]byte, int, error) {
 	}
 	n := int(elems * es)
 	if cap(r.raw) < n {
-		r.raw = make([]byte, readerChunk)
+		// no bigger than what is left: small tensors get small buffers
+		r.raw = make([]byte, min(int64(readerChunk), r.left))
 	}
 	raw := r.raw[:n]
 	if got, err := io.ReadFull(r.r, raw); err != nil {
@@ -274,6 +275,34 @@ func (t *Tensor) MapFloat32(first, count int64) ([]float32, func(), error) {
 		return nil, release, nil
 	}
 	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), count), release, nil
+}
+
+// Mappable reports whether the tensor's bytes lie in place in a file, so
+// that MapBytes can hand them out without copying.
+func (t *Tensor) Mappable() bool { return t.data.file != "" && t.data.stream == nil }
+
+// MapBytes returns the raw bytes of count elements from element first, as
+// a read-only memory map of the file, and the function that releases it.
+// It needs Mappable.
+func (t *Tensor) MapBytes(first, count int64) ([]byte, func(), error) {
+	if !t.Mappable() {
+		return nil, nil, t.errorf("data not in place in a file")
+	}
+	if first < 0 || count < 0 || first+count > t.Len() {
+		return nil, nil, t.errorf("element range [%d, %d) outside %d elements", first, first+count, t.Len())
+	}
+	es := int64(t.DType.Size())
+	b, release, err := mapRange(t.data.file, t.data.offset+es*first, es*count)
+	if err != nil {
+		return nil, nil, t.errorf("mapping data: %w", unwrapPathError(err))
+	}
+	return b, release, nil
+}
+
+// DecodeFloat32 decodes len(dst) elements from raw bytes of this tensor
+// (from MapBytes) into float32 values; the dtype must be Float32Exact.
+func (t *Tensor) DecodeFloat32(dst []float32, raw []byte) {
+	decode32(dst, raw, t.DType, t.BigEndian)
 }
 
 // Float32Exact reports whether every value of the dtype is a float32

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Speed and memory of graphdiff compare on the inputs of make_files.py.
+#
+#   bench/measure.sh GRAPHDIFF_BINARY DIR [MiB]
+#
+# For each case: the median wall time of 3 runs (page cache warm), the
+# element rate, and the peak resident anonymous memory (RssAnon, sampled
+# from /proc every 10 ms; file-backed mapped pages are not counted).
+set -euo pipefail
+gd=$(readlink -f "$1"); dir=$2; mib=${3:-1024}
+n=$((mib << 18)) # elements per large file
+med() { # median wall seconds of 3 runs of "$@"
+  for i in 1 2 3; do
+    s=$(date +%s.%N); "$@" > /dev/null 2>&1 || true; e=$(date +%s.%N)
+    awk -v s="$s" -v e="$e" 'BEGIN{printf "%.3f\n", e-s}'
+  done | sort -n | sed -n 2p
+}
+peak_anon() { # peak RssAnon in MiB of one run of "$@"
+  "$@" > /dev/null 2>&1 & pid=$!
+  peak=0
+  while kill -0 "$pid" 2>/dev/null; do
+    kb=$(awk '/^RssAnon:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+    [ -n "$kb" ] && [ "$kb" -gt "$peak" ] && peak=$kb
+    sleep 0.01
+  done
+  wait "$pid" || true
+  awk -v k="$peak" 'BEGIN{printf "%.0f", k/1024}'
+}
+row() { # name elements bytes command...
+  name=$1; elems=$2; bytes=$3; shift 3
+  cat "$@" > /dev/null 2>&1 || true
+  t=$(med "$gd" compare "$@" --format json)
+  m=$(peak_anon "$gd" compare "$@" --format json)
+  awk -v n="$name" -v t="$t" -v e="$elems" -v b="$bytes" -v m="$m" \
+    'BEGIN{printf "%-28s %7.3f s  %6.2f ns/element  %7.0f MiB/s  peak anon %4d MiB\n", n, t, t*1e9/e, b/t/1048576, m}'
+}
+for f in "$dir"/*_"$mib".npy; do cat "$f" > /dev/null; done
+row "float32 vs float32" "$n" $((8 * n)) "$dir/f32_a_$mib.npy" "$dir/f32_b_$mib.npy"
+row "bfloat16 vs bfloat16" "$n" $((4 * n)) "$dir/bf16_a_$mib.npy" "$dir/bf16_b_$mib.npy"
+row "float16 vs float16" "$n" $((4 * n)) "$dir/f16_a_$mib.npy" "$dir/f16_b_$mib.npy"
+row "float32 vs bfloat16 (mixed)" "$n" $((6 * n)) "$dir/f32_a_$mib.npy" "$dir/bf16_b_$mib.npy"
+small=$((8 * 2000 * 1024))
+find "$dir/small" -type f -exec cat {} + > /dev/null
+row "small: 2x 16000 files of 4 KiB" "$small" $((8 * small)) "$dir/small/a" "$dir/small/b"
