@@ -10,7 +10,8 @@ import (
 
 // TestCurveFormatsAgree reads the same real curves from each format the
 // generator wrote them in — numpy, Python's csv and json, and PyTorch's
-// SummaryWriter — and checks that steps and values agree exactly (the
+// SummaryWriter, with scalars as simple values (tb/) and as one-element
+// tensors (tb_tensor/, new_style=True) — and checks that steps and values agree exactly (the
 // losses are float32, which TensorBoard stores exactly).
 func TestCurveFormatsAgree(t *testing.T) {
 	for _, name := range []string{"fp32_long", "frozen_scalar_long", "drift_then_break_long"} {
@@ -22,7 +23,7 @@ func TestCurveFormatsAgree(t *testing.T) {
 		if len(ref.Steps) != 1000 || ref.DType != Float32 {
 			t.Fatalf("%s: %d steps, dtype %s", name, len(ref.Steps), ref.DType)
 		}
-		for _, src := range []string{"loss.csv", "loss.jsonl", "tb", "tb/events.out.tfevents.1700000000.graphdiff", ""} {
+		for _, src := range []string{"loss.csv", "loss.jsonl", "tb", "tb/events.out.tfevents.1700000000.graphdiff", "tb_tensor", ""} {
 			c, err := ReadCurve(filepath.Join(dir, src), CurveOptions{})
 			if err != nil {
 				t.Errorf("%s/%s: %v", name, src, err)

@@ -139,7 +139,7 @@ func FuzzJSONLCurve(f *testing.F) {
 }
 
 func FuzzTFEvents(f *testing.F) {
-	addSeeds(f, "curves/*/*/tb/*")
+	addSeeds(f, "curves/*/*/tb/*", "curves/*/*/tb_tensor/*")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		scalars, _, err := parseTFEvents(bytes.NewReader(data), int64(len(data)), "fuzz.tfevents")
 		if err != nil {

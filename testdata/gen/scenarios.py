@@ -1481,19 +1481,23 @@ def write_tb(ctx: Ctx, tbdir: Path, losses, lrs) -> bool:
         # ~49 bytes a scalar event: what the GPU run will add
         ctx.unwritten_bytes += 49 * (len(losses) + len(losses[::TB_LR_EVERY])) + 100
         return False
-    tbdir.mkdir(parents=True)
-    w = SummaryWriter(log_dir=str(tbdir))
-    for k, (loss, lr) in enumerate(zip(losses, lrs)):
-        wt = TB_WALLTIME0 + k
-        w.add_scalar("train/loss", loss, k, walltime=wt)
-        if k % TB_LR_EVERY == 0:     # a training script logs the LR less often
-            w.add_scalar("train/lr", lr, k, walltime=wt)
-    w.flush()
-    w.close()
-    # the default file name carries the time and the host name: give it a fixed one
-    files = sorted(tbdir.glob("events.out.tfevents.*"))
-    assert len(files) == 1, files
-    files[0].rename(tbdir / f"events.out.tfevents.{int(TB_WALLTIME0)}.graphdiff")
+    # tb/: scalars as simple_value (SummaryWriter's default, what Megatron,
+    # NeMo and Lightning write); tb_tensor/: the same as one-element tensors
+    # (add_scalar(new_style=True), TensorFlow 2's form)
+    for d, new_style in ((tbdir, False), (tbdir.parent / "tb_tensor", True)):
+        d.mkdir(parents=True)
+        w = SummaryWriter(log_dir=str(d))
+        for k, (loss, lr) in enumerate(zip(losses, lrs)):
+            wt = TB_WALLTIME0 + k
+            w.add_scalar("train/loss", loss, k, walltime=wt, new_style=new_style)
+            if k % TB_LR_EVERY == 0:     # a training script logs the LR less often
+                w.add_scalar("train/lr", lr, k, walltime=wt, new_style=new_style)
+        w.flush()
+        w.close()
+        # the default file name carries the time and the host name: give it a fixed one
+        files = sorted(d.glob("events.out.tfevents.*"))
+        assert len(files) == 1, files
+        files[0].rename(d / f"events.out.tfevents.{int(TB_WALLTIME0)}.graphdiff")
     return True
 
 
