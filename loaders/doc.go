@@ -16,7 +16,10 @@
 //
 // .npz archives may hold stored (np.savez) or deflated
 // (np.savez_compressed) members; .safetensors files may hold BOOL, U8–U64,
-// I8–I64, F8_E4M3, F8_E5M2, F16, BF16, F32, F64 and C64 tensors.
+// I8–I64, F8_E4M3, F8_E5M2, F16, BF16, F32, F64 and C64 tensors; torch.save
+// files (.pt, .pth) hold containers of tensors, read without running any
+// code from their pickle (see pt.go). Loss curves come from .npy, CSV, JSON
+// lines and TensorBoard event files (ReadCurve).
 //
 // # Decoding
 //

@@ -49,6 +49,7 @@ const (
 	FormatNPY         Format = ".npy"
 	FormatNPZ         Format = ".npz"
 	FormatSafetensors Format = ".safetensors"
+	FormatPT          Format = ".pt"
 )
 
 // FormatOf returns the format a file name's extension says, or "" when it
@@ -61,6 +62,8 @@ func FormatOf(name string) Format {
 		return FormatNPZ
 	case ".safetensors":
 		return FormatSafetensors
+	case ".pt", ".pth":
+		return FormatPT
 	}
 	return ""
 }
@@ -146,8 +149,10 @@ func openReaderAt(open opener, size int64, path string, format Format, opts Opti
 	case FormatSafetensors:
 		ts, err := readSafetensors(open, size, path)
 		return ts, nil, err
+	case FormatPT:
+		return readPT(open, size, path, opts)
 	}
-	return nil, nil, &Error{Path: path, Err: fmt.Errorf("not a tensor file graphdiff reads (.npy, .npz, .safetensors)")}
+	return nil, nil, &Error{Path: path, Err: fmt.Errorf("not a tensor file graphdiff reads (.npy, .npz, .safetensors, .pt)")}
 }
 
 // unwrapPathError drops the *os.PathError wrapper, whose path the *Error

@@ -1,0 +1,378 @@
+package loaders
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/nlpodyssey/gopickle/pickle"
+	"github.com/nlpodyssey/gopickle/types"
+)
+
+// torch.save files (.pt, .pth) are zip archives: NAME/data.pkl is a pickle
+// of the saved object, in which each tensor is a call of
+// torch._utils._rebuild_tensor_v2(storage, offset, size, stride, ...) and
+// each storage a persistent id ('storage', torch.FloatStorage, key, device,
+// numel) whose bytes are the zip entry NAME/data/KEY, stored uncompressed.
+//
+// graphdiff unpickles data.pkl with gopickle, which never runs Python, and
+// refuses every global outside a short list (tensor rebuilding, storage
+// types, OrderedDict): a pickle that names any other function — os.system,
+// say — is an error, not a call. Storages are read in place from the zip,
+// at any offset. Dicts, lists and tuples of tensors (nested, a state_dict,
+// {"loss": .., "grads": {..}}) become tensor names joined with '/'; other
+// values (ints, strings) are not tensors and are left out.
+//
+// Contiguous tensors, in C or Fortran order, are read in place; a view
+// with other strides (t[::2]) is gathered in memory from the span of its
+// storage it covers. The legacy format (torch.save before PyTorch 1.6, or
+// with _use_new_zipfile_serialization=False) is refused.
+
+// maxPickle caps data.pkl: it describes tensors, it does not hold them.
+const maxPickle = 64 << 20
+
+// maxPTDepth caps the nesting of containers in the saved object.
+const maxPTDepth = 64
+
+// ptStorageTypes maps torch's storage classes to dtypes.
+var ptStorageTypes = map[string]DType{
+	"FloatStorage": Float32, "DoubleStorage": Float64, "HalfStorage": Float16, "BFloat16Storage": BFloat16,
+	"LongStorage": Int64, "IntStorage": Int32, "ShortStorage": Int16, "CharStorage": Int8,
+	"ByteStorage": Uint8, "BoolStorage": Bool, "ComplexFloatStorage": Complex64, "ComplexDoubleStorage": Complex128,
+	"Float8_e4m3fnStorage": Float8E4M3FN, "Float8_e5m2Storage": Float8E5M2,
+}
+
+type ptStorageClass struct{ dtype DType }
+
+type ptStorage struct {
+	dtype DType
+	key   string
+}
+
+type ptTensor struct {
+	storage *ptStorage
+	offset  int64
+	size    []int
+	stride  []int64
+}
+
+// ptRebuild stands for torch._utils._rebuild_tensor_v2 (and _rebuild_tensor).
+type ptRebuild struct{}
+
+func (ptRebuild) Call(args ...interface{}) (interface{}, error) {
+	if len(args) < 4 {
+		return nil, fmt.Errorf("_rebuild_tensor_v2 with %d arguments", len(args))
+	}
+	st, ok := args[0].(*ptStorage)
+	if !ok {
+		return nil, fmt.Errorf("tensor storage is %T, not a storage", args[0])
+	}
+	off, ok := args[1].(int)
+	if !ok || off < 0 {
+		return nil, fmt.Errorf("bad storage offset %v", args[1])
+	}
+	size, err := ptInts(args[2])
+	if err != nil {
+		return nil, fmt.Errorf("size: %w", err)
+	}
+	stride, err := ptInts(args[3])
+	if err != nil || len(stride) != len(size) {
+		return nil, fmt.Errorf("stride %v does not fit size %v", args[3], args[2])
+	}
+	t := &ptTensor{storage: st, offset: int64(off), size: make([]int, len(size)), stride: make([]int64, len(size))}
+	for i := range size {
+		if size[i] < 0 || stride[i] < 0 {
+			return nil, fmt.Errorf("negative size or stride %v %v", size, stride)
+		}
+		t.size[i], t.stride[i] = int(size[i]), stride[i]
+	}
+	return t, nil
+}
+
+// ptParameter stands for torch._utils._rebuild_parameter: the tensor itself.
+type ptParameter struct{}
+
+func (ptParameter) Call(args ...interface{}) (interface{}, error) {
+	if len(args) < 1 {
+		return nil, errors.New("_rebuild_parameter without data")
+	}
+	return args[0], nil
+}
+
+func ptInts(v interface{}) ([]int64, error) {
+	t, ok := v.(*types.Tuple)
+	if !ok {
+		return nil, fmt.Errorf("%v is not a tuple", v)
+	}
+	out := make([]int64, t.Len())
+	for i := range out {
+		n, ok := t.Get(i).(int)
+		if !ok {
+			return nil, fmt.Errorf("%v is not an integer", t.Get(i))
+		}
+		out[i] = int64(n)
+	}
+	return out, nil
+}
+
+// readPT lists the tensors of a torch.save file.
+func readPT(open opener, size int64, path string, opts Options) (tensors []*Tensor, errs []error, fatal error) {
+	fail := func(format string, args ...any) ([]*Tensor, []error, error) {
+		return nil, nil, &Error{Path: path, Err: fmt.Errorf(format, args...)}
+	}
+	ra, closer, err := open()
+	if err != nil {
+		return nil, nil, &Error{Path: path, Err: err}
+	}
+	defer closer.Close()
+	var head [2]byte
+	if _, err := ra.ReadAt(head[:], 0); err == nil && head[0] == 0x80 {
+		return fail("legacy torch.save format (a bare pickle, not a zip archive): re-save with PyTorch ≥ 1.6's default format")
+	}
+	zr, err := zip.NewReader(ra, size)
+	if err != nil {
+		return fail("not a torch.save zip archive: %v", err)
+	}
+	var pkl *zip.File
+	entries := map[string]*zip.File{}
+	for _, f := range zr.File {
+		entries[f.Name] = f
+		if strings.HasSuffix(f.Name, "/data.pkl") && strings.Count(f.Name, "/") == 1 && pkl == nil {
+			pkl = f
+		}
+	}
+	if pkl == nil {
+		return fail("no data.pkl: not a torch.save archive")
+	}
+	if pkl.UncompressedSize64 > maxPickle {
+		return fail("data.pkl of %d bytes exceeds the %d-byte limit", pkl.UncompressedSize64, maxPickle)
+	}
+	prefix := strings.TrimSuffix(pkl.Name, "data.pkl")
+	rc, err := pkl.Open()
+	if err != nil {
+		return fail("data.pkl: %v", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(rc, maxPickle+1))
+	rc.Close()
+	if err != nil {
+		return fail("data.pkl: %v", err)
+	}
+	obj, err := unpicklePT(data)
+	if err != nil {
+		return fail("%v", err)
+	}
+	leaves := map[string]*ptTensor{}
+	if err := ptWalk(obj, "", 0, leaves); err != nil {
+		return fail("%v", err)
+	}
+	names := make([]string, 0, len(leaves))
+	for n := range leaves {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t, err := ptTensorOf(leaves[name], name, entries, prefix, open, size, path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		tensors = append(tensors, t)
+	}
+	return tensors, errs, nil
+}
+
+// unpicklePT unpickles data.pkl with only the globals a tensor file needs.
+func unpicklePT(data []byte) (obj interface{}, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			obj, err = nil, fmt.Errorf("malformed data.pkl: %v", p)
+		}
+	}()
+	u := pickle.NewUnpickler(bytes.NewReader(data))
+	u.FindClass = func(module, name string) (interface{}, error) {
+		switch {
+		case module == "torch._utils" && (name == "_rebuild_tensor_v2" || name == "_rebuild_tensor"):
+			return ptRebuild{}, nil
+		case module == "torch._utils" && name == "_rebuild_parameter":
+			return ptParameter{}, nil
+		case module == "torch" && ptStorageTypes[name] != Invalid:
+			return &ptStorageClass{dtype: ptStorageTypes[name]}, nil
+		}
+		return nil, fmt.Errorf("data.pkl names %s.%s: refused, graphdiff never runs code from a pickle (only tensors, dicts, lists and tuples are read)", module, name)
+	}
+	u.PersistentLoad = func(pid interface{}) (interface{}, error) {
+		t, ok := pid.(*types.Tuple)
+		if !ok || t.Len() < 3 {
+			return nil, fmt.Errorf("unknown persistent id %v", pid)
+		}
+		if s, _ := t.Get(0).(string); s != "storage" {
+			return nil, fmt.Errorf("unknown persistent id %v", pid)
+		}
+		cls, ok := t.Get(1).(*ptStorageClass)
+		key, ok2 := t.Get(2).(string)
+		if !ok || !ok2 {
+			return nil, fmt.Errorf("bad storage id %v", pid)
+		}
+		return &ptStorage{dtype: cls.dtype, key: key}, nil
+	}
+	return u.Load()
+}
+
+// ptWalk collects the tensors of the unpickled object by name.
+func ptWalk(v interface{}, name string, depth int, out map[string]*ptTensor) error {
+	if depth > maxPTDepth {
+		return fmt.Errorf("containers nest deeper than %d levels", maxPTDepth)
+	}
+	join := func(key interface{}) string {
+		k := fmt.Sprint(key)
+		if name == "" {
+			return k
+		}
+		return name + "/" + k
+	}
+	switch x := v.(type) {
+	case *ptTensor:
+		if name == "" {
+			name = "tensor"
+		}
+		out[name] = x
+	case *types.Dict:
+		for _, e := range *x {
+			if err := ptWalk(e.Value, join(e.Key), depth+1, out); err != nil {
+				return err
+			}
+		}
+	case *types.OrderedDict:
+		for el := x.List.Front(); el != nil; el = el.Next() {
+			e, ok := el.Value.(*types.OrderedDictEntry)
+			if !ok {
+				continue
+			}
+			if err := ptWalk(e.Value, join(e.Key), depth+1, out); err != nil {
+				return err
+			}
+		}
+	case *types.List:
+		for i, e := range *x {
+			if err := ptWalk(e, join(i), depth+1, out); err != nil {
+				return err
+			}
+		}
+	case *types.Tuple:
+		for i := 0; i < x.Len(); i++ {
+			if err := ptWalk(x.Get(i), join(i), depth+1, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ptTensorOf describes one saved tensor and where its bytes are.
+func ptTensorOf(p *ptTensor, name string, entries map[string]*zip.File, prefix string, open opener, size int64, path string) (*Tensor, error) {
+	fail := func(format string, args ...any) (*Tensor, error) {
+		return nil, &Error{Path: path, Member: name, Err: fmt.Errorf(format, args...)}
+	}
+	dt := p.storage.dtype
+	es := int64(dt.Size())
+	f := entries[prefix+"data/"+p.storage.key]
+	if f == nil {
+		return fail("storage %q missing from the archive", p.storage.key)
+	}
+	if f.Method != zip.Store {
+		return fail("storage %q is compressed; torch.save stores storages uncompressed", p.storage.key)
+	}
+	base, err := f.DataOffset()
+	if err != nil {
+		return fail("storage %q: %v", p.storage.key, err)
+	}
+	stored := int64(f.UncompressedSize64)
+	if base < 0 || stored < 0 || stored > size-base || stored%es != 0 {
+		return fail("storage %q: bad entry size %d", p.storage.key, stored)
+	}
+	n, _, err := elementCount(p.size, dt.Size())
+	if err != nil {
+		return fail("%v", err)
+	}
+	t := &Tensor{Name: name, Path: path, Member: name, DType: dt, Shape: p.size, Descr: dt.String()}
+	// the last storage element the view touches
+	last := p.offset
+	for i, d := range p.size {
+		if d > 0 {
+			last += int64(d-1) * p.stride[i]
+		}
+	}
+	if n > 0 && (last+1)*es > stored {
+		return fail("view reaches element %d of a storage of %d", last, stored/es)
+	}
+	switch {
+	case n == 0 || contiguous(p.size, p.stride, false):
+		t.data = dataRef{open: open, offset: base + p.offset*es, size: n * es}
+	case contiguous(p.size, p.stride, true):
+		t.FortranOrder = true
+		t.data = dataRef{open: open, offset: base + p.offset*es, size: n * es}
+	default:
+		span := (last - p.offset + 1) * es
+		stride, shape, off := p.stride, p.size, p.offset
+		t.data = dataRef{size: n * es, stream: func() (io.ReadCloser, error) {
+			return gatherStrided(open, base+off*es, span, shape, stride, int(es))
+		}}
+	}
+	return t, nil
+}
+
+// contiguous reports whether strides lay out shape densely in C order (or
+// Fortran order); dimensions of size 1 may have any stride.
+func contiguous(shape []int, stride []int64, fortran bool) bool {
+	want := int64(1)
+	for k := range shape {
+		i := len(shape) - 1 - k
+		if fortran {
+			i = k
+		}
+		if shape[i] != 1 && stride[i] != want {
+			return false
+		}
+		want *= int64(shape[i])
+	}
+	return true
+}
+
+// gatherStrided reads span bytes of storage from off and returns the view's
+// elements in C order. It holds the span in memory: views with gaps are
+// rare in dumps, and their span is bounded by the storage.
+func gatherStrided(open opener, off, span int64, shape []int, stride []int64, es int) (io.ReadCloser, error) {
+	ra, closer, err := open()
+	if err != nil {
+		return nil, err
+	}
+	defer closer.Close()
+	buf := make([]byte, span)
+	if _, err := ra.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	out := make([]byte, 0, n*es)
+	idx := make([]int, len(shape))
+	for range n {
+		var pos int64
+		for d, i := range idx {
+			pos += int64(i) * stride[d]
+		}
+		out = append(out, buf[pos*int64(es):(pos+1)*int64(es)]...)
+		for d := len(idx) - 1; d >= 0; d-- {
+			if idx[d]++; idx[d] < shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return io.NopCloser(bytes.NewReader(out)), nil
+}

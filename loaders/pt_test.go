@@ -1,0 +1,85 @@
+package loaders
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestPTFixtures reads files written by torch.save (Debian's PyTorch, CPU):
+// a dict of tensors of several dtypes, nested dicts, a bfloat16
+// state_dict, and views saved with their storages (Fortran strides, a
+// storage offset, every other element), checking dtype, shape and every
+// value in C order against what torch recorded.
+func TestPTFixtures(t *testing.T) {
+	var exp struct {
+		Files map[string]map[string]struct {
+			DType  string            `json:"dtype"`
+			Shape  []int             `json:"shape"`
+			Values []json.RawMessage `json:"values"`
+		} `json:"files"`
+	}
+	readJSON(t, fixture("pt", "expected.json"), &exp)
+	if len(exp.Files) != 4 {
+		t.Fatalf("%d files in expected.json", len(exp.Files))
+	}
+	for file, want := range exp.Files {
+		t.Run(file, func(t *testing.T) {
+			ts, errs, err := OpenFile(fixture("pt", file), Options{})
+			if err != nil || len(errs) > 0 {
+				t.Fatal(err, errs)
+			}
+			if len(ts) != len(want) {
+				t.Errorf("%d tensors, want %d", len(ts), len(want))
+			}
+			for _, tn := range ts {
+				w, ok := want[tn.Name]
+				if !ok {
+					t.Errorf("unexpected tensor %q", tn.Name)
+					continue
+				}
+				if tn.DType.String() != w.DType || !(reflect.DeepEqual(tn.Shape, w.Shape) || len(tn.Shape)+len(w.Shape) == 0) {
+					t.Errorf("%s: %s %v, want %s %v", tn.Name, tn.DType, tn.Shape, w.DType, w.Shape)
+				}
+				checkValues(t, readC(t, tn, 5), expectedValues(t, w.Values))
+			}
+		})
+	}
+}
+
+// TestPTRefusals checks that a pickle naming a function to call is refused
+// without calling it, and that the legacy format is refused with advice.
+func TestPTRefusals(t *testing.T) {
+	for file, want := range map[string]string{
+		"pt_code.pt":   "data.pkl names posix.system: refused, graphdiff never runs code from a pickle",
+		"pt_legacy.pt": "legacy torch.save format",
+	} {
+		_, _, err := OpenFile(fixture("bad", file), Options{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", file, err, want)
+		}
+	}
+}
+
+// TestPTInRun names a container's tensors <stem>/<name> in a run.
+func TestPTInRun(t *testing.T) {
+	dir := t.TempDir()
+	copyFixture(t, fixture("pt", "nested.pt"), dir, "step_3/state.pt")
+	run, err := Load(dir, Options{})
+	if err != nil || len(run.Errors) > 0 {
+		t.Fatal(err, run.Errors)
+	}
+	checkRows(t, rows(run), []entryRow{
+		{"step_3/state.pt:loss", "state/loss", 3, KindLoss},
+		{"step_3/state.pt:grads/fc1.bias", "state/grads/fc1.bias", 3, KindGrad},
+		{"step_3/state.pt:grads/fc1.weight", "state/grads/fc1.weight", 3, KindGrad},
+		{"step_3/state.pt:params/fc1.bias", "state/params/fc1.bias", 3, KindParam},
+		{"step_3/state.pt:params/fc1.weight", "state/params/fc1.weight", 3, KindParam},
+	})
+}
+
+func FuzzPT(f *testing.F) {
+	addSeeds(f, "pt/*.pt", "bad/pt_*.pt")
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzFormat(t, data, FormatPT) })
+}
