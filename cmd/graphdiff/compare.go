@@ -97,6 +97,16 @@ that could not be read (the other pairs are still compared and reported).`,
 		[]string{"bfloat16", "float16", "float32", "float8_e4m3fn", "float8_e5m2"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("policy", fileCompletion("yaml", "yml"))
 	_ = c.RegisterFlagCompletionFunc("baseline", dirCompletion)
+	_ = c.RegisterFlagCompletionFunc("report", func(_ *cobra.Command, _ []string, typed string) ([]string, cobra.ShellCompDirective) {
+		if strings.Contains(typed, "=") { // FORMAT= typed: complete the path
+			return nil, cobra.ShellCompDirectiveDefault
+		}
+		var out []string
+		for _, f := range report.CompareFormats {
+			out = append(out, string(f)+"=")
+		}
+		return out, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
+	})
 	return c
 }
 

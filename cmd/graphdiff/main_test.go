@@ -166,8 +166,40 @@ func TestCompletion(t *testing.T) {
 	if !strings.Contains(stdout, "text\n") || !strings.Contains(stdout, "json\n") {
 		t.Errorf("--format completion: %q", stdout)
 	}
+	_, stdout, _ = run("__complete", "compare", "--report", "")
+	if !strings.Contains(stdout, "junit=\n") || !strings.Contains(stdout, "html=\n") {
+		t.Errorf("--report completion: %q", stdout)
+	}
+	_, stdout, _ = run("__complete", "curve", "--plot", "")
+	if !strings.Contains(stdout, "svg\n") || !strings.Contains(stdout, "png\n") {
+		t.Errorf("--plot completion: %q", stdout)
+	}
+	_, stdout, _ = run("__complete", "explain", "")
+	if !strings.Contains(stdout, "stale_input\t") {
+		t.Errorf("explain completion: %q", stdout)
+	}
 	_, stdout, _ = run("__complete", "inspect", "--float8", "")
 	if !strings.Contains(stdout, "e4m3fn\n") || !strings.Contains(stdout, "e5m2\n") {
 		t.Errorf("--float8 completion: %q", stdout)
+	}
+}
+
+// TestDocs writes the command reference as man pages and Markdown, one file
+// per command.
+func TestDocs(t *testing.T) {
+	for _, kind := range []string{"man", "markdown"} {
+		dir := t.TempDir()
+		code, _, stderr := run("docs", "--"+kind, dir)
+		if code != 0 {
+			t.Fatalf("docs --%s: exit %d %s", kind, code, stderr)
+		}
+		want := map[string]string{"man": "graphdiff-compare.1", "markdown": "graphdiff_compare.md"}[kind]
+		data, err := os.ReadFile(filepath.Join(dir, want))
+		if err != nil || !strings.Contains(string(data), "max-mismatch-fraction") {
+			t.Errorf("docs --%s: %s: %v", kind, want, err)
+		}
+	}
+	if code, _, _ := run("docs"); code != 2 {
+		t.Errorf("docs without a directory: exit %d", code)
 	}
 }
