@@ -54,7 +54,9 @@ func TestDumpHelper(t *testing.T) {
 		t.Errorf("frozen lr: exit %d, %+v", code, doc)
 	}
 	code, stdout, _ = run("inspect", "--format", "json", filepath.Join(dir, "bf16", "graph"))
-	var ins struct{ Tensors []struct{ Name, DType string } }
+	var ins struct {
+		Tensors []struct{ Name, DType string }
+	}
 	if err := json.Unmarshal([]byte(stdout), &ins); err != nil || code != 0 {
 		t.Fatalf("inspect: exit %d %v", code, err)
 	}
