@@ -102,6 +102,8 @@ type Result struct {
 	// ComputeDType is the compute dtype the comparison assumed (from the
 	// options or the manifests), Invalid when none was given.
 	ComputeDType loaders.DType
+	// Shard is the part of the pairs compared (see Shard); zero for all.
+	Shard Shard
 }
 
 // Options control a comparison.
@@ -116,6 +118,10 @@ type Options struct {
 	// Baseline is a second reference run (eager again); its difference from
 	// the first run is each tensor's noise floor.
 	Baseline *loaders.Run
+	// Shard restricts the comparison to a deterministic part of the pairs;
+	// the zero Shard compares all. It cannot be combined with FailFast (a
+	// shard cannot see the other shards' failing steps).
+	Shard Shard
 	// Progress, when set, is called with the number of bytes each finished
 	// piece of work read, from several goroutines.
 	Progress func(bytes int64)
@@ -127,10 +133,22 @@ type Options struct {
 // another, so it may land somewhat above it.
 const NoiseFactor = 3
 
-// Runs compares run b against the reference run a.
-func Runs(a, b *loaders.Run, opts Options) *Result {
-	res := &Result{A: a.Root, B: b.Root}
-	res.Errors = append(append(res.Errors, a.Errors...), b.Errors...)
+// Runs compares run b against the reference run a. It fails only on
+// invalid options (a bad Shard, or Shard with FailFast); unreadable inputs
+// are reported in the result.
+func Runs(a, b *loaders.Run, opts Options) (*Result, error) {
+	if opts.Shard != (Shard{}) {
+		if err := opts.Shard.check(); err != nil {
+			return nil, err
+		}
+		if opts.FailFast {
+			return nil, errors.New("fail-fast cannot be combined with sharding: a shard cannot see the other shards' failures")
+		}
+	}
+	res := &Result{A: a.Root, B: b.Root, Shard: opts.Shard}
+	if opts.Shard.reportsDiscovery() {
+		res.Errors = append(append(res.Errors, a.Errors...), b.Errors...)
+	}
 	compute := manifestCompute(a, b)
 	res.ComputeDType = compute
 	if c := opts.Resolver.Overrides.ComputeDType; c != loaders.Invalid {
@@ -138,7 +156,9 @@ func Runs(a, b *loaders.Run, opts Options) *Result {
 	}
 	var baseline map[[2]any]*loaders.Entry
 	if opts.Baseline != nil {
-		res.Errors = append(res.Errors, opts.Baseline.Errors...)
+		if opts.Shard.reportsDiscovery() {
+			res.Errors = append(res.Errors, opts.Baseline.Errors...)
+		}
 		baseline = map[[2]any]*loaders.Entry{}
 		for _, e := range opts.Baseline.Entries {
 			baseline[[2]any{e.Step, e.Name}] = e
@@ -148,6 +168,9 @@ func Runs(a, b *loaders.Run, opts Options) *Result {
 	var steps [][]*TensorResult // pairs to compare, grouped by step
 	stepIndex := map[int]int{}
 	for _, p := range loaders.PairRuns(a, b) {
+		if !opts.Shard.Holds(p.Step, p.Name) {
+			continue
+		}
 		t := &TensorResult{Name: p.Name, Step: p.Step, Kind: p.Kind, A: p.A, B: p.B}
 		switch {
 		case p.B == nil:
@@ -215,7 +238,7 @@ func Runs(a, b *loaders.Run, opts Options) *Result {
 		}
 	}
 	res.finish()
-	return res
+	return res, nil
 }
 
 // effective returns the dtype a tensor had in the training program.

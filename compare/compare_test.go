@@ -37,8 +37,8 @@ func TestJobsGiveIdenticalResults(t *testing.T) {
 	defer func(old int64) { chunkElems = old }(chunkElems)
 	chunkElems = 97 // split even the small tensors into chunks
 	a, b := load(t, fixture("runs", "mlp_fp32", "eager")), load(t, fixture("runs", "mlp_fp32", "graph"))
-	one := Runs(a, b, Options{Jobs: 1})
-	four := Runs(a, b, Options{Jobs: 4})
+	one := mustRuns(t, a, b, Options{Jobs: 1})
+	four := mustRuns(t, a, b, Options{Jobs: 4})
 	if len(one.Tensors) != 61 || len(four.Tensors) != 61 {
 		t.Fatalf("%d and %d tensors", len(one.Tensors), len(four.Tensors))
 	}
@@ -60,7 +60,7 @@ func TestUnreadablePairStillReportsTheRest(t *testing.T) {
 	if err := os.Truncate(victim, 1000); err != nil { // after discovery: fails when read
 		t.Fatal(err)
 	}
-	r := Runs(load(t, fixture("runs", "mlp_fp32", "eager")), b, Options{})
+	r := mustRuns(t, load(t, fixture("runs", "mlp_fp32", "eager")), b, Options{})
 	if r.Verdict != Error {
 		t.Errorf("verdict %s, want error", r.Verdict)
 	}
@@ -95,8 +95,8 @@ func TestFailFast(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := load(t, fixture("runs", "mlp_fp32", "eager")), load(t, dir)
-	full := Runs(a, b, Options{})
-	fast := Runs(a, b, Options{FailFast: true})
+	full := mustRuns(t, a, b, Options{})
+	fast := mustRuns(t, a, b, Options{FailFast: true})
 	for _, r := range []*Result{full, fast} {
 		if r.Verdict != Fail || r.FirstDivergence == nil || r.FirstDivergence.Name != "grads/fc1.weight" || r.FirstDivergence.Step != 1 {
 			t.Fatalf("verdict %s, first divergence %+v", r.Verdict, r.FirstDivergence)
@@ -114,7 +114,7 @@ func TestFailFast(t *testing.T) {
 // to NoiseFactor times the baseline's noise, and the noise is reported.
 func TestBaselineRaisesThresholds(t *testing.T) {
 	a, b := load(t, fixture("runs", "mlp_fp32", "eager")), load(t, fixture("runs", "mlp_fp32", "graph"))
-	r := Runs(a, b, Options{Baseline: b})
+	r := mustRuns(t, a, b, Options{Baseline: b})
 	for _, tr := range r.Tensors {
 		if tr.Noise == nil {
 			t.Fatalf("%s: no noise", tr.Name)
@@ -127,4 +127,14 @@ func TestBaselineRaisesThresholds(t *testing.T) {
 			t.Errorf("%s: threshold %g, want %g", tr.Name, tr.MaxRelL2, want)
 		}
 	}
+}
+
+// mustRuns compares two runs with valid options.
+func mustRuns(t testing.TB, a, b *loaders.Run, opts Options) *Result {
+	t.Helper()
+	r, err := Runs(a, b, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -53,7 +53,7 @@ func TestScenarios(t *testing.T) {
 	for _, sc := range scenarios(t) {
 		t.Run(sc.Name, func(t *testing.T) {
 			dir := fixture("scenarios", sc.Name)
-			r := Runs(load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph")), Options{})
+			r := mustRuns(t, load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph")), Options{})
 			if o, ok := overrides[sc.Name]; ok {
 				sc.Expected = o
 			}
@@ -91,7 +91,7 @@ func TestBeatsElementwiseVerdict(t *testing.T) {
 	}
 	for _, pair := range [][2]string{{"bf16_adam", "graph"}, {"bf16_adam", "baseline"}} {
 		dir := fixture("scenarios", pair[0])
-		r := Runs(load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, pair[1])), Options{})
+		r := mustRuns(t, load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, pair[1])), Options{})
 		if !elementwiseFails(r) {
 			t.Errorf("%s eager vs %s: the elementwise rule passes; this test no longer shows anything", pair[0], pair[1])
 		}
@@ -107,7 +107,7 @@ func TestBeatsElementwiseVerdict(t *testing.T) {
 func TestBaselineScenarios(t *testing.T) {
 	for _, name := range []string{"fp32_adam", "bf16_adam"} {
 		dir := fixture("scenarios", name)
-		r := Runs(load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph")),
+		r := mustRuns(t, load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph")),
 			Options{Baseline: load(t, filepath.Join(dir, "baseline"))})
 		if r.Verdict != Pass {
 			t.Errorf("%s: verdict %s", name, r.Verdict)

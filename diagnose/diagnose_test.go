@@ -27,7 +27,7 @@ func load(t *testing.T, path string) *loaders.Run {
 
 func diagnoseDirs(t *testing.T, a, b string) (*compare.Result, Report) {
 	t.Helper()
-	r := compare.Runs(load(t, a), load(t, b), compare.Options{})
+	r := mustRuns(t, load(t, a), load(t, b), compare.Options{})
 	return r, Diagnose(r)
 }
 
@@ -142,4 +142,14 @@ func TestExplain(t *testing.T) {
 	if _, ok := Explain("cosmic_rays"); ok {
 		t.Error("unknown ID explained")
 	}
+}
+
+// mustRuns compares two runs with valid options.
+func mustRuns(t testing.TB, a, b *loaders.Run, opts compare.Options) *compare.Result {
+	t.Helper()
+	r, err := compare.Runs(a, b, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
