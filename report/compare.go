@@ -26,6 +26,8 @@ type Comparison struct {
 	// Curve is the analysis of the runs' loss curves, nil when they hold
 	// none.
 	Curve *compare.CurveResult
+	// Strict is set when warnings fail the verdict (--strict).
+	Strict bool
 }
 
 // CompareFormats are the formats a comparison can be written in.

@@ -32,6 +32,11 @@ import (
 //	stopped_after_step set when --fail-fast stopped early, else null
 //	curve              the loss-curve analysis (see CurveJSON) when both runs
 //	                   hold a loss curve; it does not change the verdict
+//	compute_dtype      the compute dtype assumed (--compute-dtype or the
+//	                   manifests), absent when none
+//	shard              {"index", "count", "strict"} for one shard of a
+//	                   sharded comparison (--shard I/N), else absent; only
+//	                   shard 1 reports discovery errors and the curve
 //
 // Each tensor has name, step (null outside any step), kind, status
 // (match, mismatch, missing, extra, shape_mismatch, dtype_mismatch, error),
@@ -55,6 +60,16 @@ type CompareJSON struct {
 	Errors           []ErrorJSON     `json:"errors"`
 	StoppedAfterStep *int            `json:"stopped_after_step"`
 	Curve            *CurveJSON      `json:"curve,omitempty"`
+	ComputeDType     string          `json:"compute_dtype,omitempty"`
+	Shard            *ShardJSON      `json:"shard,omitempty"`
+}
+
+// ShardJSON says which shard of a sharded comparison a report holds, and
+// whether it was made with --strict (so that merge applies the same rule).
+type ShardJSON struct {
+	Index  int  `json:"index"`
+	Count  int  `json:"count"`
+	Strict bool `json:"strict"`
 }
 
 // DivergenceJSON locates the first divergence.
@@ -92,6 +107,7 @@ type SummaryJSON struct {
 type NameStepJSON struct {
 	Name string `json:"name"`
 	Step *int   `json:"step"`
+	Kind string `json:"kind"`
 }
 
 // TensorJSON is one pair.
@@ -151,6 +167,8 @@ type MetricsJSON struct {
 // NoiseJSON is the first run against the baseline run.
 type NoiseJSON struct {
 	RelL2            Float `json:"rel_l2"`
+	Count            int64 `json:"count"`
+	Mismatched       int64 `json:"mismatched"`
 	MismatchFraction Float `json:"mismatch_fraction"`
 	MaxAbs           Float `json:"max_abs"`
 }
@@ -185,6 +203,12 @@ func NewCompareJSON(r *Comparison) CompareJSON {
 		out.FirstDivergence = &DivergenceJSON{Step: stepPtr(d.Step), Tensor: d.Name, Kind: string(d.Kind), Reasons: d.Reasons}
 	}
 	out.Summary = summarize(r.Result)
+	if r.ComputeDType != loaders.Invalid {
+		out.ComputeDType = r.ComputeDType.String()
+	}
+	if s := r.Shard; s.Count > 0 {
+		out.Shard = &ShardJSON{Index: s.Index, Count: s.Count, Strict: r.Strict}
+	}
 	if r.Curve != nil {
 		c := NewCurveJSON(r.Curve)
 		out.Curve = &c
@@ -193,7 +217,7 @@ func NewCompareJSON(r *Comparison) CompareJSON {
 		out.Tensors = append(out.Tensors, tensorJSON(t))
 	}
 	for _, t := range r.Ignored {
-		out.Ignored = append(out.Ignored, NameStepJSON{Name: t.Name, Step: stepPtr(t.Step)})
+		out.Ignored = append(out.Ignored, NameStepJSON{Name: t.Name, Step: stepPtr(t.Step), Kind: string(t.Kind)})
 	}
 	return out
 }
@@ -264,7 +288,8 @@ func tensorJSON(t *compare.TensorResult) TensorJSON {
 		out.Metrics = metricsJSON(t.Metrics)
 	}
 	if n := t.Noise; n != nil {
-		out.Noise = &NoiseJSON{RelL2: Float(n.RelL2), MismatchFraction: Float(n.MismatchFraction()), MaxAbs: Float(n.MaxAbs.Value)}
+		out.Noise = &NoiseJSON{RelL2: Float(n.RelL2), Count: n.Count, Mismatched: n.Mismatched,
+			MismatchFraction: Float(n.MismatchFraction()), MaxAbs: Float(n.MaxAbs.Value)}
 	}
 	return out
 }

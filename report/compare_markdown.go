@@ -16,6 +16,9 @@ func compareMarkdown(w io.Writer, r *Comparison) error {
 	icon := map[compare.Verdict]string{compare.Pass: "✅", compare.Fail: "❌", compare.Error: "⚠️"}[r.Verdict]
 	fmt.Fprintf(w, "## graphdiff: %s %s\n\n", icon, r.Verdict)
 	fmt.Fprintf(w, "`%s` (reference) vs `%s`\n\n", mdCode(r.A), mdCode(r.B))
+	if r.Shard.Count > 0 {
+		fmt.Fprintf(w, "Shard %s only: merge the shards' JSON reports with `graphdiff merge` for the whole comparison.\n\n", r.Shard)
+	}
 	if d := r.FirstDivergence; d != nil {
 		fmt.Fprintf(w, "**First divergence:** `%s` (%s): %s\n\n", mdCode(where(d.Step, d.Name)), d.Kind, mdEscape(strings.Join(d.Reasons, "; ")))
 	}

@@ -46,6 +46,9 @@ func compareText(w io.Writer, r *Comparison, o TextOptions) error {
 		verdict = o.paint(ansiRed+ansiBold, verdict)
 	}
 	fmt.Fprintf(w, "%s  %s vs %s\n", verdict, r.A, r.B)
+	if r.Shard.Count > 0 {
+		fmt.Fprintf(w, "shard %s: this verdict covers only the shard's pairs; `graphdiff merge` the shards' JSON reports for the whole comparison\n", r.Shard)
+	}
 	if d := r.FirstDivergence; d != nil {
 		fmt.Fprintf(w, "first divergence: %s (%s): %s\n", where(d.Step, d.Name), d.Kind, strings.Join(d.Reasons, "; "))
 	}

@@ -1,0 +1,167 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// UnmarshalJSON implements json.Unmarshaler, the inverse of MarshalJSON:
+// null is NaN, "inf" and "-inf" are ±Inf.
+func (f *Float) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "null":
+		*f = Float(math.NaN())
+		return nil
+	case `"inf"`:
+		*f = Float(math.Inf(1))
+		return nil
+	case `"-inf"`:
+		*f = Float(math.Inf(-1))
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("number, null, \"inf\" or \"-inf\" expected, not %s", b)
+	}
+	*f = Float(v)
+	return nil
+}
+
+// ShardReport is a comparison read back from its JSON report, as
+// `graphdiff merge` needs it: the result, and whether the comparison was
+// made with --strict.
+type ShardReport struct {
+	*compare.Result
+	Strict bool
+}
+
+// ReadCompareJSON reads a comparison's JSON report (see CompareJSON) back
+// into a result: pairs with their status, reasons, limits and metrics,
+// ignored pairs, errors and the shard. Entries carry the dtype, shape and
+// file the report names but no data; a caller that needs the values
+// attaches entries of the loaded runs. Causes, warnings and the curve are
+// not read back: they are recomputed from the merged result.
+func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
+	var in CompareJSON
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&in); err != nil {
+		return nil, fmt.Errorf("not a graphdiff compare JSON report: %w", err)
+	}
+	if in.A == "" || in.B == "" || in.Tensors == nil {
+		return nil, errors.New(`not a graphdiff compare JSON report: no "a", "b" or "tensors"`)
+	}
+	res := &compare.Result{A: in.A, B: in.B, NotCompared: in.Summary.NotCompared}
+	out := &ShardReport{Result: res}
+	if in.ComputeDType != "" {
+		d, err := loaders.ParseDType(in.ComputeDType)
+		if err != nil {
+			return nil, fmt.Errorf("compute_dtype: %w", err)
+		}
+		res.ComputeDType = d
+	}
+	if s := in.Shard; s != nil {
+		res.Shard = compare.Shard{Index: s.Index, Count: s.Count}
+		out.Strict = s.Strict
+	}
+	if in.StoppedAfterStep != nil {
+		step := *in.StoppedAfterStep
+		res.StoppedAfterStep = &step
+	}
+	for _, e := range in.Errors {
+		if e.Path == "" {
+			res.Errors = append(res.Errors, errors.New(e.Message))
+		} else {
+			res.Errors = append(res.Errors, &loaders.Error{Path: e.Path, Member: e.Member, Err: errors.New(e.Message)})
+		}
+	}
+	for i, tj := range in.Tensors {
+		t, err := tensorFromJSON(tj)
+		if err != nil {
+			return nil, fmt.Errorf("tensors[%d] (%s): %w", i, tj.Name, err)
+		}
+		res.Tensors = append(res.Tensors, t)
+	}
+	for _, ig := range in.Ignored {
+		res.Ignored = append(res.Ignored, &compare.TensorResult{Name: ig.Name, Step: stepOf(ig.Step), Kind: loaders.Kind(ig.Kind)})
+	}
+	return out, nil
+}
+
+func stepOf(p *int) int {
+	if p == nil {
+		return loaders.NoStep
+	}
+	return *p
+}
+
+func tensorFromJSON(tj TensorJSON) (*compare.TensorResult, error) {
+	t := &compare.TensorResult{Name: tj.Name, Step: stepOf(tj.Step), Kind: loaders.Kind(tj.Kind),
+		Status: compare.Status(tj.Status), Reasons: tj.Reasons}
+	if tj.Error != "" {
+		t.Err = errors.New(tj.Error)
+	}
+	dtA, err := loaders.ParseDType(tj.DType)
+	if err != nil {
+		return nil, err
+	}
+	dtB, shapeB := dtA, tj.Shape
+	if tj.DTypeB != "" {
+		if dtB, err = loaders.ParseDType(tj.DTypeB); err != nil {
+			return nil, err
+		}
+	}
+	if tj.ShapeB != nil {
+		shapeB = tj.ShapeB
+	}
+	entry := func(file string, d loaders.DType, shape []int) *loaders.Entry {
+		return &loaders.Entry{Name: tj.Name, Step: t.Step, Kind: t.Kind, File: file,
+			Tensor: &loaders.Tensor{Name: tj.Name, DType: d, Shape: append([]int{}, shape...)}}
+	}
+	switch t.Status {
+	case compare.StatusExtra:
+		t.B = entry(tj.FileB, dtA, tj.Shape) // an extra tensor's dtype and shape are the second run's
+	case compare.StatusMissing:
+		t.A = entry(tj.FileA, dtA, tj.Shape)
+	default:
+		t.A, t.B = entry(tj.FileA, dtA, tj.Shape), entry(tj.FileB, dtB, shapeB)
+	}
+	if l := tj.Limits; l != nil {
+		d, err := loaders.ParseDType(l.CompareDType)
+		if err != nil {
+			return nil, fmt.Errorf("limits: %w", err)
+		}
+		t.Settings.DType = d
+		t.Settings.RTol, t.Settings.ATol = float64(l.RTol), float64(l.ATol)
+		t.MaxRelL2, t.MaxMismatchFraction = float64(l.MaxRelL2), float64(l.MaxMismatchFraction)
+		t.Settings.MaxRelL2, t.Settings.MaxMismatchFraction = t.MaxRelL2, t.MaxMismatchFraction
+	}
+	if m := tj.Metrics; m != nil {
+		t.Metrics = &compare.Metrics{
+			Count: m.Count, Mismatched: m.Mismatched, FirstMismatch: m.FirstMismatch,
+			MaxAbs: extremeFromJSON(m.MaxAbs, m.MaxAbsIndex, m.MaxAbsValues),
+			MaxRel: extremeFromJSON(m.MaxRel, m.MaxRelIndex, m.MaxRelValues),
+			RelL2:  float64(m.RelL2), Cosine: float64(m.Cosine),
+			P50: float64(m.P50), P90: float64(m.P90), P99: float64(m.P99), MaxULP: m.MaxULP,
+			NaNA: m.NaNA, NaNB: m.NaNB, InfA: m.InfA, InfB: m.InfB, SpecialMismatches: m.SpecialMismatches,
+		}
+	}
+	if n := tj.Noise; n != nil {
+		t.Noise = &compare.Metrics{Count: n.Count, Mismatched: n.Mismatched, RelL2: float64(n.RelL2),
+			MaxAbs: compare.Extreme{Value: float64(n.MaxAbs)}}
+	}
+	return t, nil
+}
+
+func extremeFromJSON(v Float, index []int, values []Float) compare.Extreme {
+	e := compare.Extreme{Value: float64(v), Index: index}
+	if len(values) == 2 {
+		e.A, e.B = float64(values[0]), float64(values[1])
+	}
+	return e
+}

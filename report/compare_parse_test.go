@@ -1,0 +1,86 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestReadCompareJSONRoundTrip reads reports that graphdiff wrote back into
+// results and writes them again: every pair, the summary, the errors, the
+// ignored pairs and the first divergence come out as they went in.
+func TestReadCompareJSONRoundTrip(t *testing.T) {
+	paths, err := filepath.Glob("testdata/compare_json/*.json")
+	if err != nil || len(paths) < 4 {
+		t.Fatalf("%v, %d reports", err, len(paths))
+	}
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sr, err := ReadCompareJSON(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		var in, out map[string]json.RawMessage
+		if err := json.Unmarshal(data, &in); err != nil {
+			t.Fatal(err)
+		}
+		again, err := json.Marshal(NewCompareJSON(&Comparison{Result: sr.Result, Strict: sr.Strict}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(again, &out); err != nil {
+			t.Fatal(err)
+		}
+		for _, field := range []string{"a", "b", "summary", "tensors", "ignored", "errors", "stopped_after_step", "compute_dtype", "shard"} {
+			if !jsonEqual(t, in[field], out[field]) {
+				t.Errorf("%s: %s changed:\n in: %.300s\nout: %.300s", path, field, in[field], out[field])
+			}
+		}
+	}
+}
+
+func jsonEqual(t *testing.T, a, b json.RawMessage) bool {
+	t.Helper()
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	var x, y bytes.Buffer
+	if err := json.Compact(&x, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Compact(&y, b); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Equal(x.Bytes(), y.Bytes())
+}
+
+// FuzzReadCompareJSON feeds arbitrary bytes to the report reader: it
+// returns an error or a result that can be written again, never panics.
+func FuzzReadCompareJSON(f *testing.F) {
+	paths, _ := filepath.Glob("testdata/compare_json/*.json")
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sr, err := ReadCompareJSON(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		for _, format := range CompareFormats {
+			buf.Reset()
+			if err := Compare(&buf, format, &Comparison{Result: sr.Result}, TextOptions{}); err != nil {
+				t.Fatalf("%s: %v", format, err)
+			}
+		}
+	})
+}
