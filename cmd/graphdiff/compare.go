@@ -34,6 +34,7 @@ type compareOptions struct {
 	Strict       bool
 	Jobs         int
 	Top          int
+	Shard        string
 	load         loadFlags
 
 	Stdout, Stderr io.Writer
@@ -90,6 +91,7 @@ that could not be read (the other pairs are still compared and reported).`,
 	f.BoolVar(&opts.FailFast, "fail-fast", false, "stop after the first step with a failing tensor")
 	f.BoolVar(&opts.Strict, "strict", false, "fail on warnings too: structured differences inside the thresholds")
 	f.IntVarP(&opts.Jobs, "jobs", "j", runtime.NumCPU(), "files and chunks compared in parallel")
+	f.StringVar(&opts.Shard, "shard", "", "compare only shard I of N of the pairs (I/N, e.g. 2/8); combine the shards' JSON reports with graphdiff merge")
 	f.IntVar(&opts.Top, "top", 20, "text output: how many tensors to list, worst first (0: all)")
 	opts.load.register(c)
 	_ = c.RegisterFlagCompletionFunc("format", formatCompletion(report.CompareFormats))
@@ -97,17 +99,20 @@ that could not be read (the other pairs are still compared and reported).`,
 		[]string{"bfloat16", "float16", "float32", "float8_e4m3fn", "float8_e5m2"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("policy", fileCompletion("yaml", "yml"))
 	_ = c.RegisterFlagCompletionFunc("baseline", dirCompletion)
-	_ = c.RegisterFlagCompletionFunc("report", func(_ *cobra.Command, _ []string, typed string) ([]string, cobra.ShellCompDirective) {
-		if strings.Contains(typed, "=") { // FORMAT= typed: complete the path
-			return nil, cobra.ShellCompDirectiveDefault
-		}
-		var out []string
-		for _, f := range report.CompareFormats {
-			out = append(out, string(f)+"=")
-		}
-		return out, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
-	})
+	_ = c.RegisterFlagCompletionFunc("report", reportCompletion)
 	return c
+}
+
+// reportCompletion completes --report: the formats, then the path.
+func reportCompletion(_ *cobra.Command, _ []string, typed string) ([]string, cobra.ShellCompDirective) {
+	if strings.Contains(typed, "=") { // FORMAT= typed: complete the path
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	var out []string
+	for _, f := range report.CompareFormats {
+		out = append(out, string(f)+"=")
+	}
+	return out, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
 }
 
 func formatCompletion(formats []report.Format) cobra.CompletionFunc {
@@ -180,6 +185,14 @@ func compareRun(opts *compareOptions) error {
 	}
 	pairSingleFiles(a, b)
 	copts := compare.Options{Resolver: resolver, Jobs: opts.Jobs, FailFast: opts.FailFast}
+	if opts.Shard != "" {
+		if copts.Shard, err = compare.ParseShard(opts.Shard); err != nil {
+			return &usageError{err: fmt.Errorf("--shard: %w", err)}
+		}
+		if opts.FailFast {
+			return &usageError{err: errors.New("--fail-fast cannot be combined with --shard: a shard cannot see the other shards' failures")}
+		}
+	}
 	if opts.Baseline != "" {
 		if copts.Baseline, err = loaders.Load(opts.Baseline, lo); err != nil {
 			return err
@@ -188,30 +201,49 @@ func compareRun(opts *compareOptions) error {
 	}
 	bar := startProgress(opts.Stderr, opts.terminal(opts.Stderr), a, b)
 	copts.Progress = bar.add
-	result := compare.Runs(a, b, copts)
+	result, err := compare.Runs(a, b, copts)
 	bar.finish()
+	if err != nil {
+		return &usageError{err: err}
+	}
+	var curve *compare.CurveResult
+	if copts.Shard.Index <= 1 { // shard 1 carries the curve
+		curve = runCurves(a, b, lo)
+	}
+	full := diagnosed(result, opts.Strict, curve)
+	return writeComparison(full, format, reports, opts.Top, opts.terminal, opts.Stdout)
+}
+
+// diagnosed diagnoses a result; with strict, warnings fail a passing
+// verdict and lead the causes.
+func diagnosed(result *compare.Result, strict bool, curve *compare.CurveResult) *report.Comparison {
 	diag := diagnose.Diagnose(result)
-	if opts.Strict && result.Verdict == compare.Pass && len(diag.Warnings) > 0 {
+	if strict && result.Verdict == compare.Pass && len(diag.Warnings) > 0 {
 		result.Verdict = compare.Fail
 		diag.Causes = append(diag.Warnings, diag.Causes...)
 	}
-	full := &report.Comparison{Result: result, Causes: diag.Causes, Warnings: diag.Warnings, Curve: runCurves(a, b, lo)}
+	return &report.Comparison{Result: result, Causes: diag.Causes, Warnings: diag.Warnings, Curve: curve, Strict: strict}
+}
 
-	text := report.TextOptions{Top: opts.Top, Color: colorOn(opts.terminal, opts.Stdout)}
+// writeComparison writes the report files and the report on stdout, and
+// turns the verdict into the exit status.
+func writeComparison(full *report.Comparison, format report.Format, reports []reportFile, top int,
+	terminal func(io.Writer) bool, stdout io.Writer) error {
+	text := report.TextOptions{Top: top, Color: colorOn(terminal, stdout)}
 	var writeErrs []error
 	for _, rf := range reports {
 		err := report.WriteFile(rf.path, func(w io.Writer) error {
-			return report.Compare(w, rf.format, full, report.TextOptions{Top: opts.Top})
+			return report.Compare(w, rf.format, full, report.TextOptions{Top: top})
 		})
 		writeErrs = append(writeErrs, err)
 	}
-	if err := report.Compare(opts.Stdout, format, full, text); err != nil {
+	if err := report.Compare(stdout, format, full, text); err != nil {
 		return err
 	}
 	if err := errors.Join(writeErrs...); err != nil {
 		return err
 	}
-	switch result.Verdict {
+	switch result := full.Result; result.Verdict {
 	case compare.Error:
 		return &inputError{count: len(result.Errors)}
 	case compare.Fail:

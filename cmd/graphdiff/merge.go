@@ -1,0 +1,158 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/report"
+)
+
+type mergeOptions struct {
+	Reports     []string
+	Format      string
+	ReportFiles []string
+	Top         int
+	load        loadFlags
+
+	Stdout, Stderr io.Writer
+	terminal       func(io.Writer) bool
+}
+
+// NewCmdMerge returns the merge command.
+func NewCmdMerge(stdout, stderr io.Writer) *cobra.Command {
+	opts := &mergeOptions{Stdout: stdout, Stderr: stderr, terminal: isTerminal}
+	c := &cobra.Command{
+		Use:   "merge REPORT.json...",
+		Short: "Combine the JSON reports of a sharded comparison into one report",
+		Long: `merge reads the JSON reports of every shard of one comparison
+(graphdiff compare --shard I/N --format json, or --report json=PATH) and
+writes the report an unsharded comparison gives: the same pairs, verdict,
+first divergence, likely causes and loss-curve analysis.
+
+The pairs' metrics and verdicts come from the shard reports. The likely
+causes are recomputed over all pairs, from samples of the dumps: merge
+reads the two runs again at the paths the reports name (run it where those
+paths resolve, as the shards did). When it cannot, it says so and diagnoses
+from the metrics alone.
+
+merge fails (exit 2) when a shard is missing or given twice, or when the
+reports come from different comparisons, so that no pair goes unreported.
+
+Exit status: as compare's, for the merged verdict.`,
+		Example: `  graphdiff merge shard-*.json
+  graphdiff merge shard-*.json --format markdown --report junit=graphdiff.xml`,
+		Args: argsUsage(cobra.MinimumNArgs(1)),
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return []string{"json"}, cobra.ShellCompDirectiveFilterFileExt
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.Reports = args
+			return mergeRun(opts)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&opts.Format, "format", "text", "output format: text, json, junit, markdown or html")
+	f.StringArrayVar(&opts.ReportFiles, "report", nil, "also write a report file, FORMAT=PATH (repeatable), e.g. junit=out.xml")
+	f.IntVar(&opts.Top, "top", 20, "text output: how many tensors to list, worst first (0: all)")
+	opts.load.register(c)
+	_ = c.RegisterFlagCompletionFunc("format", formatCompletion(report.CompareFormats))
+	_ = c.RegisterFlagCompletionFunc("report", reportCompletion)
+	return c
+}
+
+func mergeRun(opts *mergeOptions) error {
+	format, err := report.ParseFormat(opts.Format, report.CompareFormats...)
+	if err != nil {
+		return &usageError{err: fmt.Errorf("--format: %w", err)}
+	}
+	reports, err := parseReports(opts.ReportFiles)
+	if err != nil {
+		return err
+	}
+	lo, err := opts.load.options()
+	if err != nil {
+		return err
+	}
+	var parts []*compare.Result
+	strict := false
+	for _, path := range opts.Reports {
+		sr, err := readShardReport(path)
+		if err != nil {
+			return &usageError{err: err}
+		}
+		parts = append(parts, sr.Result)
+		strict = strict || sr.Strict
+	}
+	merged, err := compare.Merge(parts)
+	if err != nil {
+		return &usageError{err: err}
+	}
+	a, b, err := reattach(merged, lo)
+	var curve *compare.CurveResult
+	if err != nil {
+		fmt.Fprintf(opts.Stderr, "graphdiff merge: %v: likely causes are diagnosed from the metrics alone, and there is no curve analysis\n", err)
+	} else {
+		curve = runCurves(a, b, lo)
+	}
+	full := diagnosed(merged, strict, curve)
+	return writeComparison(full, format, reports, opts.Top, opts.terminal, opts.Stdout)
+}
+
+func readShardReport(path string) (*report.ShardReport, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sr, err := report.ReadCompareJSON(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return sr, nil
+}
+
+// reattach loads the two runs a merged result names and gives its pairs
+// the runs' entries, so that diagnosis can read their values. A pair keeps
+// its described entry when the run's differs in dtype or shape (the dumps
+// changed since the shards ran).
+func reattach(r *compare.Result, lo loaders.Options) (a, b *loaders.Run, err error) {
+	if a, err = loaders.Load(r.A, lo); err != nil {
+		return nil, nil, err
+	}
+	if b, err = loaders.Load(r.B, lo); err != nil {
+		return nil, nil, err
+	}
+	pairSingleFiles(a, b)
+	type key struct {
+		step int
+		name string
+	}
+	index := func(run *loaders.Run) map[key]*loaders.Entry {
+		m := make(map[key]*loaders.Entry, len(run.Entries))
+		for _, e := range run.Entries {
+			m[key{e.Step, e.Name}] = e
+		}
+		return m
+	}
+	ea, eb := index(a), index(b)
+	swap := func(described *loaders.Entry, m map[key]*loaders.Entry) *loaders.Entry {
+		if described == nil {
+			return nil
+		}
+		e := m[key{described.Step, described.Name}]
+		if e == nil || e.DType != described.DType || !slices.Equal(e.Shape, described.Shape) {
+			return described
+		}
+		return e
+	}
+	for _, t := range r.Tensors {
+		t.A, t.B = swap(t.A, ea), swap(t.B, eb)
+	}
+	return a, b, nil
+}

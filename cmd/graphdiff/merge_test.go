@@ -1,0 +1,225 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// shardAndMerge runs compare with --shard i/n for every i, writing each
+// shard's JSON report, then merges them in reverse order. It returns the
+// merge's exit status and stdout.
+func shardAndMerge(t *testing.T, n int, format string, compareArgs ...string) (int, string) {
+	t.Helper()
+	dir := t.TempDir()
+	var reports []string
+	for i := n; i >= 1; i-- {
+		path := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+		args := append([]string{"compare", "--shard", fmt.Sprintf("%d/%d", i, n), "--report", "json=" + path}, compareArgs...)
+		if code, _, stderr := run(args...); code == 2 && !strings.Contains(stderr, "could not be read") {
+			t.Fatalf("shard %d/%d: exit 2: %s", i, n, stderr)
+		}
+		reports = append(reports, path)
+	}
+	code, stdout, stderr := run(append([]string{"merge", "--top", "0", "--format", format}, reports...)...)
+	if strings.Contains(stderr, "diagnosed from the metrics alone") {
+		t.Fatalf("merge could not read the dumps again: %s", stderr)
+	}
+	return code, stdout
+}
+
+// TestMergeEqualsUnsharded shards real comparisons 2, 3 and 7 ways (more
+// shards than some runs have steps, so some shards are nearly empty) and
+// checks that merging the shards' reports gives exactly the report, byte
+// for byte, and the exit status of the unsharded comparison: the same
+// pairs, verdict, first divergence, causes, warnings and curve analysis.
+func TestMergeEqualsUnsharded(t *testing.T) {
+	type tc struct {
+		name string
+		args []string
+	}
+	var cases []tc
+	scenarios, err := filepath.Glob("../../testdata/scenarios/*/graph")
+	if err != nil || len(scenarios) < 20 {
+		t.Fatalf("scenarios: %v, %d found", err, len(scenarios))
+	}
+	for _, graph := range scenarios {
+		dir := filepath.Dir(graph)
+		cases = append(cases, tc{filepath.Base(dir), []string{filepath.Join(dir, "eager"), graph}})
+	}
+	broken := brokenRun(t)
+	cases = append(cases,
+		tc{"missing_extra", []string{"../../testdata/runs/tree", "../../testdata/runs/flat"}},
+		tc{"baseline", []string{"--baseline", "../../testdata/scenarios/bf16_adam/baseline",
+			"../../testdata/scenarios/bf16_adam/eager", "../../testdata/scenarios/bf16_adam/graph"}},
+		tc{"policy", []string{"--policy", "../../tolerances/testdata/example_policy.yaml",
+			"../../testdata/scenarios/bf16_adam/eager", "../../testdata/scenarios/bf16_adam/graph"}},
+		tc{"strict", []string{"--strict", "../../testdata/scenarios/lr_decay_tiny/eager", "../../testdata/scenarios/lr_decay_tiny/graph"}},
+		tc{"compute_dtype", []string{"--compute-dtype", "bfloat16", eagerRun, graphRun}},
+		tc{"unreadable", []string{eagerRun, broken}},
+	)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wantCode, want, stderr := run(append([]string{"compare", "--format", "json"}, c.args...)...)
+			if wantCode == 2 && c.name != "unreadable" {
+				t.Fatalf("unsharded: exit 2: %s", stderr)
+			}
+			for _, n := range []int{2, 3, 7} {
+				code, got := shardAndMerge(t, n, "json", c.args...)
+				if code != wantCode {
+					t.Errorf("%d shards: exit %d, unsharded %d", n, code, wantCode)
+				}
+				if got != want {
+					t.Errorf("%d shards: merged report differs from the unsharded one:\n%s", n, lineDiff(want, got))
+				}
+			}
+		})
+	}
+	// The text report too, on a failing run with causes and a curve.
+	args := []string{"../../testdata/scenarios/captured_lr/eager", "../../testdata/scenarios/captured_lr/graph"}
+	_, want, _ := run(append([]string{"compare", "--top", "0"}, args...)...)
+	if _, got := shardAndMerge(t, 4, "text", args...); got != want {
+		t.Errorf("merged text report differs:\n%s", lineDiff(want, got))
+	}
+}
+
+// brokenRun copies the fp32 graph run and adds a truncated file to it.
+func brokenRun(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "graph")
+	if err := os.CopyFS(dir, os.DirFS(graphRun)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../../testdata/bad/truncated.npy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "step_000002", "grads", "extra.npy"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestMergeRefuses checks that merge will not report a comparison with a
+// shard missing, a shard given twice, or shards of different comparisons,
+// and that --shard refuses bad values and --fail-fast.
+func TestMergeRefuses(t *testing.T) {
+	dir := t.TempDir()
+	shard := func(spec, a, b string) string {
+		path := filepath.Join(dir, strings.ReplaceAll(spec, "/", "of")+filepath.Base(filepath.Dir(b))+".json")
+		if code, _, stderr := run("compare", "--shard", spec, "--report", "json="+path, a, b); code == 2 {
+			t.Fatalf("shard %s: %s", spec, stderr)
+		}
+		return path
+	}
+	a, b := "../../testdata/scenarios/captured_lr/eager", "../../testdata/scenarios/captured_lr/graph"
+	s1, s2, s3 := shard("1/3", a, b), shard("2/3", a, b), shard("3/3", a, b)
+	other := shard("3/3", "../../testdata/scenarios/input_lag/eager", "../../testdata/scenarios/input_lag/graph")
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing", []string{s1, s3}, "missing shard 2/3"},
+		{"twice", []string{s1, s2, s3, s2}, "shard 2/3 given twice"},
+		{"other comparison", []string{s1, s2, other}, "input_lag"},
+		{"not a report", []string{s1, s2, "../../testdata/runs/tree/manifest.json"}, "not a graphdiff compare JSON report"},
+		{"no file", []string{s1, s2, filepath.Join(dir, "nope.json")}, "nope.json"},
+	} {
+		code, _, stderr := run(append([]string{"merge"}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", c.name, code, stderr, c.want)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shard", "0/3"}, "want 1 ≤ I ≤ N"},
+		{[]string{"--shard", "4/3"}, "want 1 ≤ I ≤ N"},
+		{[]string{"--shard", "two"}, "want I/N"},
+		{[]string{"--shard", "1/2", "--fail-fast"}, "cannot be combined"},
+	} {
+		code, _, stderr := run(append(append([]string{"compare"}, c.args...), a, b)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("compare %v: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// TestShardsSplitThePairs checks that every pair lands in exactly one
+// shard and that the shards are not lopsided.
+func TestShardsSplitThePairs(t *testing.T) {
+	a, b := "../../testdata/scenarios/captured_lr/eager", "../../testdata/scenarios/captured_lr/graph"
+	_, full, _ := run("compare", "--format", "json", a, b)
+	var doc struct{ Tensors []struct{ Name string } }
+	if err := json.Unmarshal([]byte(full), &doc); err != nil {
+		t.Fatal(err)
+	}
+	total, n := 0, 4
+	for i := 1; i <= n; i++ {
+		_, out, _ := run("compare", "--format", "json", "--shard", fmt.Sprintf("%d/%d", i, n), a, b)
+		var s struct {
+			Tensors []struct{ Name string }
+			Shard   struct{ Index, Count int }
+		}
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatal(err)
+		}
+		if s.Shard.Index != i || s.Shard.Count != n {
+			t.Errorf("shard %d/%d reports itself as %+v", i, n, s.Shard)
+		}
+		if k := len(s.Tensors); k < len(doc.Tensors)/n/2 || k > 2*len(doc.Tensors)/n {
+			t.Errorf("shard %d/%d holds %d of %d pairs", i, n, k, len(doc.Tensors))
+		}
+		total += len(s.Tensors)
+	}
+	if total != len(doc.Tensors) {
+		t.Errorf("shards hold %d pairs, the comparison %d", total, len(doc.Tensors))
+	}
+}
+
+// TestMergeWithoutDumps merges shard reports after the dumps are gone:
+// the verdict and first divergence still come from the reports, and merge
+// says that it diagnosed from the metrics alone.
+func TestMergeWithoutDumps(t *testing.T) {
+	dir := t.TempDir()
+	for _, run := range []string{"eager", "graph"} {
+		if err := os.CopyFS(filepath.Join(dir, run), os.DirFS(filepath.Join("../../testdata/scenarios/captured_lr", run))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := filepath.Join(dir, "eager"), filepath.Join(dir, "graph")
+	_, want, _ := run("compare", "--format", "json", a, b)
+	var reports []string
+	for i := 1; i <= 2; i++ {
+		path := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+		run("compare", "--shard", fmt.Sprintf("%d/2", i), "--report", "json="+path, a, b)
+		reports = append(reports, path)
+	}
+	if err := os.RemoveAll(a); err != nil {
+		t.Fatal(err)
+	}
+	code, got, stderr := run(append([]string{"merge", "--format", "json"}, reports...)...)
+	if code != 1 || !strings.Contains(stderr, "diagnosed from the metrics alone") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	type doc struct {
+		Verdict         string
+		FirstDivergence json.RawMessage `json:"first_divergence"`
+		Tensors         json.RawMessage
+	}
+	var w, g doc
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		t.Fatal(err)
+	}
+	if g.Verdict != w.Verdict || string(g.FirstDivergence) != string(w.FirstDivergence) || string(g.Tensors) != string(w.Tensors) {
+		t.Errorf("merged without dumps: verdict %s (want %s), first divergence %s (want %s), tensors equal %v",
+			g.Verdict, w.Verdict, g.FirstDivergence, w.FirstDivergence, string(g.Tensors) == string(w.Tensors))
+	}
+}
