@@ -144,8 +144,9 @@ func parseJSONLCurve(f io.Reader, path, key string) (*Curve, error) {
 	sc := bufio.NewScanner(io.LimitReader(f, maxCurveFile))
 	sc.Buffer(make([]byte, 64<<10), maxJSONLine)
 	c := &Curve{}
-	skipped, noStep := 0, 0
-	for line := 1; sc.Scan(); line++ {
+	skipped, noStep, line := 0, 0, 0
+	for sc.Scan() {
+		line++
 		text := bytes.TrimSpace(sc.Bytes())
 		if len(text) == 0 {
 			continue
@@ -186,7 +187,9 @@ func parseJSONLCurve(f io.Reader, path, key string) (*Curve, error) {
 		c.Steps = append(c.Steps, step)
 		c.Values = append(c.Values, v)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return fail("line %d is longer than %d bytes", line+1, maxJSONLine)
+	} else if err != nil {
 		return fail("%v", err)
 	}
 	if len(c.Values) == 0 {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"unicode/utf8"
 )
 
 // ManifestName is the file name of a run's manifest, at the run's root.
@@ -106,6 +107,9 @@ func ReadManifest(file string) (*Manifest, error) {
 
 // ParseManifest decodes and checks manifest JSON.
 func ParseManifest(data []byte) (*Manifest, error) {
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("bad manifest: %w", errNotUTF8)
+	}
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -46,6 +46,9 @@ func npzMember(open opener, size int64, f *zip.File, index int, path string, opt
 	fail := func(format string, args ...any) error {
 		return &Error{Path: path, Member: f.Name, Err: fmt.Errorf(format, args...)}
 	}
+	if err := checkName(f.Name); err != nil {
+		return nil, fail("%v", err)
+	}
 	if !strings.HasSuffix(f.Name, ".npy") {
 		return nil, fail("member is not an .npy array")
 	}

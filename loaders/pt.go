@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"sort"
 	"strings"
 
@@ -169,12 +170,19 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 	if err := ptWalk(obj, "", 0, leaves); err != nil {
 		return fail("%v", err)
 	}
+	if len(leaves) == 0 {
+		return fail("holds no tensors (its pickle is a %s)", ptTypeName(obj))
+	}
 	names := make([]string, 0, len(leaves))
 	for n := range leaves {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, name := range names {
+		if err := checkName(name); err != nil {
+			errs = append(errs, &Error{Path: path, Member: name, Err: err})
+			continue
+		}
 		t, err := ptTensorOf(leaves[name], name, entries, prefix, open, size, path)
 		if err != nil {
 			errs = append(errs, err)
@@ -375,4 +383,27 @@ func gatherStrided(open opener, off, span int64, shape []int, stride []int64, es
 		}
 	}
 	return io.NopCloser(bytes.NewReader(out)), nil
+}
+
+// ptTypeName names the Python type of an unpickled value.
+func ptTypeName(v interface{}) string {
+	switch v.(type) {
+	case string:
+		return "str"
+	case int, int64, *big.Int:
+		return "int"
+	case float64:
+		return "float"
+	case bool:
+		return "bool"
+	case nil:
+		return "None"
+	case *types.Dict:
+		return "dict"
+	case *types.List:
+		return "list"
+	case *types.Tuple:
+		return "tuple"
+	}
+	return fmt.Sprintf("%T", v)
 }

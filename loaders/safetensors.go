@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"unicode/utf8"
 )
 
 // A .safetensors file is
@@ -73,6 +74,9 @@ func readSafetensors(open opener, size int64, path string) ([]*Tensor, error) {
 	dataLen := size - dataStart
 
 	var raw map[string]json.RawMessage
+	if !utf8.Valid(header) {
+		return fail("header is not valid UTF-8")
+	}
 	dec := json.NewDecoder(bytes.NewReader(header))
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
@@ -93,6 +97,9 @@ func readSafetensors(open opener, size int64, path string) ([]*Tensor, error) {
 	spans := make([]span, 0, len(names))
 	tensors := make([]*Tensor, 0, len(names))
 	for _, name := range names {
+		if err := checkName(name); err != nil {
+			return fail("tensor %v", err)
+		}
 		var e safetensorsEntry
 		d := json.NewDecoder(bytes.NewReader(raw[name]))
 		d.UseNumber()

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -205,7 +208,11 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.Member != "" {
-		return fmt.Sprintf("%s: %s: %v", e.Path, e.Member, e.Err)
+		member := e.Member
+		if !utf8.ValidString(member) || strings.IndexFunc(member, isControl) >= 0 {
+			member = strconv.Quote(member) // never raw bytes on a terminal
+		}
+		return fmt.Sprintf("%s: %s: %v", e.Path, member, e.Err)
 	}
 	return fmt.Sprintf("%s: %v", e.Path, e.Err)
 }

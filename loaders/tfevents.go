@@ -65,6 +65,11 @@ func readTFEventsCurve(files []string, source, tag string) (*Curve, error) {
 		}
 		all = append(all, s...)
 	}
+	// why a tag may be missing: the notes say which records were cut
+	because := ""
+	if len(notes) > 0 {
+		because = "; " + strings.Join(notes, "; ")
+	}
 	var tags []string
 	seen := map[string]bool{}
 	for _, s := range all {
@@ -81,10 +86,10 @@ func readTFEventsCurve(files []string, source, tag string) (*Curve, error) {
 			}
 		}
 		if tag == "" {
-			return nil, &Error{Path: source, Err: fmt.Errorf("no scalar tag with \"loss\" in its name (tags: %s); choose one with --tag", listOrNone(tags))}
+			return nil, &Error{Path: source, Err: fmt.Errorf("no scalar tag with \"loss\" in its name (tags: %s); choose one with --tag%s", listOrNone(tags), because)}
 		}
 	} else if !seen[tag] {
-		return nil, &Error{Path: source, Err: fmt.Errorf("no scalar tag %q (tags: %s)", tag, listOrNone(tags))}
+		return nil, &Error{Path: source, Err: fmt.Errorf("no scalar tag %q (tags: %s)%s", tag, listOrNone(tags), because)}
 	}
 	c := &Curve{Source: fmt.Sprintf("%s (tag %q)", source, tag), Notes: notes}
 	for _, s := range all {

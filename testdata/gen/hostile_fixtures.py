@@ -1,0 +1,226 @@
+#!/usr/bin/python3
+"""Hostile inputs for graphdiff's bad-input corpus (testdata/bad/).
+
+Every file starts from bytes a real producer wrote (numpy's np.save and
+np.savez, Python's zipfile, json and pickle modules, the TensorBoard curve
+files that testdata/gen/scenarios.py wrote) and is then damaged in one
+documented way. numpy_fixtures.py and torch_fixtures.py write the rest of
+testdata/bad/; this script only adds the files listed in HOSTILE below and
+the run directories under testdata/bad/runs/, and rewrites
+testdata/bad/README_hostile.md.
+
+Run from the repository root: /usr/bin/python3 testdata/gen/hostile_fixtures.py
+"""
+import io
+import json
+import os
+import pickle
+import shutil
+import struct
+import zipfile
+
+import numpy as np
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+BAD = os.path.join(ROOT, "bad")
+RUNS = os.path.join(BAD, "runs")
+notes = []
+
+
+def put(name, data, note):
+    with open(os.path.join(BAD, name), "wb") as f:
+        f.write(data)
+    notes.append(f"- `{name}` ({len(data)} bytes): {note}")
+
+
+def npy(arr):
+    b = io.BytesIO()
+    np.save(b, arr)
+    return b.getvalue()
+
+
+def with_header(data, new_header):
+    """Replaces a v1.0 .npy header (keeping the total header length)."""
+    hlen = struct.unpack("<H", data[8:10])[0]
+    body = data[10 + hlen:]
+    h = new_header.encode("latin1")
+    total = ((10 + len(h) + 1 + 63) // 64) * 64
+    h = h + b" " * (total - 10 - len(h) - 1) + b"\n"
+    return data[:8] + struct.pack("<H", len(h)) + h + body
+
+
+def zip_bytes(members, compression=zipfile.ZIP_STORED):
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w", compression) as z:
+        for name, data in members:
+            z.writestr(zipfile.ZipInfo(name), data, compress_type=compression)
+    return b.getvalue()
+
+
+def gen_npy():
+    base = npy(np.arange(12, dtype="<f4").reshape(3, 4))
+    put("nan_shape.npy", with_header(base, "{'descr': '<f4', 'fortran_order': False, 'shape': (nan, 4), }"),
+        "np.save f4 (3,4) file whose header shape is rewritten to (nan, 4)")
+    deep = "(" * 5000 + ")" * 5000
+    put("deep_header.npy", with_header(base, "{'descr': '<f4', 'fortran_order': False, 'shape': " + deep + ", }"),
+        "np.save f4 (3,4) file whose header shape is rewritten to 5,000 nested empty tuples")
+    put("huge_dim.npy", with_header(base, "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999, ), }"),
+        "np.save f4 (3,4) file whose header shape is rewritten to (99999999999999999999999,) (beyond 64 bits)")
+    put("nul_in_header.npy", with_header(base, "{'descr': '<f4\x00', 'fortran_order': False, 'shape': (3, 4), }"),
+        "np.save f4 (3,4) file whose header descr is rewritten to '<f4' followed by a NUL byte")
+
+
+def gen_npz():
+    a = npy(np.arange(4, dtype="<f4"))
+    put("member_dotdot.npz", zip_bytes([("../../evil.npy", a)]),
+        "zipfile archive whose only member, a valid np.save f4 (4,), is named ../../evil.npy")
+    put("member_absolute.npz", zip_bytes([("/etc/evil.npy", a)]),
+        "zipfile archive whose only member, a valid np.save f4 (4,), is named /etc/evil.npy")
+    z = zip_bytes([("XX.npy", a)])
+    z = z.replace(b"XX.npy", b"\xff\xfe.npy")  # local header and central directory
+    put("member_not_utf8.npz", z,
+        "zipfile archive whose only member, a valid np.save f4 (4,), is named XX.npy, the name's bytes then patched to ff fe (not UTF-8, no UTF-8 flag)")
+    put("member_duplicate.npz", zip_bytes([("a.npy", a), ("a.npy", a)]),
+        "zipfile archive with two members both named a.npy (zipfile warns and writes both)")
+    inner = zip_bytes([("a.npy", a)])
+    put("nested_zip.npz", zip_bytes([("inner.npy", inner)]),
+        "zipfile archive whose member inner.npy holds another zip archive, not an .npy file")
+    zeros = npy(np.zeros(1 << 20, dtype="<f4"))
+    z = bytearray(zip_bytes([("a.npy", zeros)], zipfile.ZIP_DEFLATED))
+    # declared uncompressed size patched to 2**32-2 in the local header
+    # (offset 22) and the central directory entry: a bomb by declaration
+    cd = bytes(z).rfind(b"PK\x01\x02")
+    struct.pack_into("<I", z, 22, 0xFFFFFFFE)
+    struct.pack_into("<I", z, cd + 24, 0xFFFFFFFE)
+    put("bomb_declared.npz", bytes(z),
+        "zipfile ZIP_DEFLATED archive of np.save(np.zeros(2**20, f4)) whose uncompressed size is patched to 4294967294 in the local header and the central directory")
+
+
+def safetensors(header_bytes, data=b""):
+    return struct.pack("<Q", len(header_bytes)) + header_bytes + data
+
+
+def gen_safetensors():
+    data = np.arange(4, dtype="<f4").tobytes()
+    h = json.dumps({"XX": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}).encode()
+    put("st_key_not_utf8.safetensors", safetensors(h.replace(b"XX", b"\xff\xfe"), data),
+        "json.dumps header of one F32 [4] tensor named XX, the name's bytes then patched to ff fe (not UTF-8)")
+    h = json.dumps({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}).encode()
+    put("st_nan_shape.safetensors", safetensors(h.replace(b"[4]", b"[NaN]"), data),
+        "json.dumps header of one F32 [4] tensor with the shape patched to [NaN] (not JSON)")
+    h = b'{"a": ' + b"[" * 20000 + b"]" * 20000 + b"}"
+    put("st_deep_json.safetensors", safetensors(h, data),
+        "header that is 20,000 nested JSON arrays under key a")
+    h = json.dumps({"a": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]},
+                    "b": {"dtype": "F32", "shape": [4], "data_offsets": [16, 18446744073709551615]}}).encode()
+    put("st_offset_overflow.safetensors", safetensors(h, data),
+        "json.dumps header whose second tensor's end offset is 2**64-1")
+
+
+def gen_pt():
+    # A torch.save archive's layout (NAME/data.pkl, NAME/version) around a
+    # pickle of a list nested 100,000 deep. pickle.dumps recurses once per
+    # level and overflows the C stack, so the stream is assembled from the
+    # pickle module's own opcodes: PROTO 2, EMPTY_LIST x N, APPEND x N-1,
+    # STOP; pickle.loads (iterative) checks it.
+    n = 100_000
+    pkl = pickle.PROTO + b"\x02" + pickle.EMPTY_LIST * n + pickle.APPEND * (n - 1) + pickle.STOP
+    depth, x = 0, pickle.loads(pkl)
+    while x:
+        depth, x = depth + 1, x[0]
+    assert depth == n - 1, depth
+    put("pt_deep_pickle.pt", zip_bytes([("archive/data.pkl", pkl), ("archive/version", b"3\n")]),
+        "zip with a torch.save layout (archive/data.pkl, archive/version) whose pickle (protocol 2, checked with pickle.loads) is a list nested 100,000 deep")
+    put("pt_no_pickle.pt", zip_bytes([("archive/version", b"3\n"), ("archive/data/0", b"\0" * 16)]),
+        "zip with a torch.save layout but no data.pkl")
+    put("pt_not_dict.pt", zip_bytes([("archive/data.pkl", pickle.dumps("hello", protocol=2)), ("archive/version", b"3\n")]),
+        "zip with a torch.save layout whose pickle (Python's pickle module) is the string 'hello', not tensors")
+
+
+def run_dir(name, manifest_bytes, note):
+    d = os.path.join(RUNS, name)
+    os.makedirs(os.path.join(d, "step_000001"), exist_ok=True)
+    np.save(os.path.join(d, "step_000001", "loss.npy"), np.float32(0.5))
+    with open(os.path.join(d, "manifest.json"), "wb") as f:
+        f.write(manifest_bytes)
+    notes.append(f"- `runs/{name}/`: a run with step_000001/loss.npy (np.save of float32 0.5) and a manifest.json that {note}")
+
+
+def gen_manifests():
+    shutil.rmtree(RUNS, ignore_errors=True)
+    m = {"graphdiff_manifest": 1, "tensors": [{"path": "../../npy/f4.npy", "dtype": "float32"}]}
+    run_dir("manifest_outside", json.dumps(m).encode(), "points at ../../npy/f4.npy, outside the run")
+    m = {"graphdiff_manifest": 1, "tensors": [{"path": "/etc/passwd", "dtype": "float32"}]}
+    run_dir("manifest_absolute", json.dumps(m).encode(), "points at /etc/passwd")
+    m = {"graphdiff_manifest": 1, "run": {"name": "XX"}}
+    run_dir("manifest_not_utf8", json.dumps(m).encode().replace(b"XX", b"\xff\xfe"),
+            "is json.dumps output with the run name's bytes patched to ff fe (not UTF-8)")
+    m = {"graphdiff_manifest": 1, "run": {"compute_dtyp": "bfloat16"}}
+    run_dir("manifest_unknown_key", json.dumps(m).encode(), "misspells compute_dtype as compute_dtyp")
+    m = {"graphdiff_manifest": 1, "tensors": [{"path": "step_000001/loss.npy", "dtype": "float32"}]}
+    run_dir("manifest_truncated", json.dumps(m).encode()[:30], "is json.dumps output cut after 30 bytes")
+    m = {"graphdiff_manifest": 7}
+    run_dir("manifest_version", json.dumps(m).encode(), "declares format version 7")
+
+
+def gen_policies():
+    put("policy_unknown_key.yaml", b"rules:\n  - match: {name: 'grads/*'}\n    rtoll: 1e-3\n",
+        "a policy rule with the misspelt key rtoll")
+    laughs = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 9):
+        prev, cur = chr(ord("a") + i - 1), chr(ord("a") + i)
+        laughs.append(f"{cur}: &{cur} [" + ", ".join([f"*{prev}"] * 10) + "]")
+    put("policy_alias_bomb.yaml", ("\n".join(laughs) + "\nrules: [" + ", ".join(["*i"] * 10) + "]\n").encode(),
+        "a billion-laughs alias expansion: 9 levels of 10 aliases, the rule list made of 10 aliases of the last (10**10 strings if expanded)")
+    put("policy_bad_glob.yaml", b"rules:\n  - match: {name: 'grads/[fc1'}\n    ignore: true\n",
+        "a rule whose name glob has an unclosed [")
+    put("policy_negative.yaml", b"rules:\n  - match: {kind: grad}\n    rtol: -1\n", "a rule with rtol -1")
+    put("policy_not_utf8.yaml", b"rules:\n  - match: {name: '\xff\xfe'}\n    ignore: true\n",
+        "a rule whose name pattern is the bytes ff fe (not UTF-8)")
+
+
+def gen_curves():
+    put("curve_no_loss.csv", b"step,accuracy\n0,0.5\n1,0.6\n", "a CSV curve with no column whose name contains loss")
+    put("curve_bad_step.csv", b"step,loss\n0,0.5\n1.5,0.4\n", "a CSV curve whose second step is 1.5")
+    put("curve_text_value.jsonl", b'{"step": 0, "loss": 0.5}\n{"step": 1, "loss": "low"}\n',
+        "a JSON-lines curve whose second loss is the string \"low\"")
+    line = json.dumps({"step": 0, "loss": 0.5, "pad": "x" * ((1 << 20) + 16)}).encode()
+    put("curve_long_line.jsonl", line + b"\n", "a JSON-lines curve whose only line is just over 1 MiB long")
+    put("curve_not_object.jsonl", b"[0, 0.5]\n", "a JSON-lines curve whose line is an array")
+    put("curve_huge_step.jsonl", b'{"step": 1e300, "loss": 0.5}\n{"step": 2, "loss": 0.4}\n',
+        "a JSON-lines curve whose first step is 1e300")
+    src = os.path.join(ROOT, "curves", "frozen_scalar_long", "eager", "tb")
+    ev = sorted(os.listdir(src))[0]
+    with open(os.path.join(src, ev), "rb") as f:
+        tb = f.read()
+    # records: 8-byte length, 4-byte length CRC, data, 4-byte data CRC
+    ends = [0]
+    while len(ends) <= 4:
+        ends.append(ends[-1] + 16 + struct.unpack("<Q", tb[ends[-1]:ends[-1] + 8])[0])
+    tb = tb[:ends[4]]  # the first four records
+    rec2 = ends[1]
+    flipped = bytearray(tb)
+    flipped[rec2 + 12 + 3] ^= 0xFF
+    put("tb_bad_crc.tfevents", bytes(flipped),
+        f"testdata/curves/frozen_scalar_long/eager/tb/{ev} (written by scenarios.py), its first four records, with one byte of its second record's data flipped")
+    huge = bytearray(tb[:rec2 + 64])
+    struct.pack_into("<Q", huge, rec2, 1 << 62)
+    put("tb_huge_length.tfevents", bytes(huge),
+        "the first record of the same file and 64 bytes of its second, the second record's length patched to 2**62 (its length CRC then fails too)")
+    put("tb_truncated.tfevents", tb[:rec2 + 20],
+        "the same file cut 20 bytes into its second record")
+
+
+if __name__ == "__main__":
+    gen_npy()
+    gen_npz()
+    gen_safetensors()
+    gen_pt()
+    gen_manifests()
+    gen_policies()
+    gen_curves()
+    with open(os.path.join(BAD, "README_hostile.md"), "w") as f:
+        f.write("# Hostile inputs\n\nGenerated by `testdata/gen/hostile_fixtures.py` from bytes written by numpy, "
+                "Python's zipfile, json and pickle modules, and the TensorBoard files of testdata/curves; "
+                "each damaged as described. Do not edit by hand.\n\n" + "\n".join(notes) + "\n")
+    print(f"{len(notes)} hostile inputs written")
