@@ -146,9 +146,6 @@ func Runs(a, b *loaders.Run, opts Options) (*Result, error) {
 		}
 	}
 	res := &Result{A: a.Root, B: b.Root, Shard: opts.Shard}
-	if opts.Shard.reportsDiscovery() {
-		res.Errors = append(append(res.Errors, a.Errors...), b.Errors...)
-	}
 	compute := manifestCompute(a, b)
 	res.ComputeDType = compute
 	if c := opts.Resolver.Overrides.ComputeDType; c != loaders.Invalid {
@@ -156,23 +153,38 @@ func Runs(a, b *loaders.Run, opts Options) (*Result, error) {
 	}
 	var baseline map[[2]any]*loaders.Entry
 	if opts.Baseline != nil {
-		if opts.Shard.reportsDiscovery() {
-			res.Errors = append(res.Errors, opts.Baseline.Errors...)
-		}
 		baseline = map[[2]any]*loaders.Entry{}
 		for _, e := range opts.Baseline.Entries {
 			baseline[[2]any{e.Step, e.Name}] = e
 		}
 	}
 
+	// A tensor that one run holds and the other could not read is an
+	// unreadable pair, not a missing or extra one; its error goes with the
+	// pair (and the pair's shard), not with discovery's.
+	unreadA, unreadB := unreadableByKey(a), unreadableByKey(b)
+	attached := map[error]bool{}
 	var steps [][]*TensorResult // pairs to compare, grouped by step
 	stepIndex := map[int]int{}
 	for _, p := range loaders.PairRuns(a, b) {
+		key := pairKey{p.Step, p.Name}
+		if u := unreadB[key]; p.B == nil && u != nil {
+			attached[u.Err] = true
+		}
+		if u := unreadA[key]; p.A == nil && u != nil {
+			attached[u.Err] = true
+		}
 		if !opts.Shard.Holds(p.Step, p.Name) {
 			continue
 		}
 		t := &TensorResult{Name: p.Name, Step: p.Step, Kind: p.Kind, A: p.A, B: p.B}
 		switch {
+		case p.B == nil && unreadB[key] != nil:
+			t.Status, t.Err = StatusError, unreadB[key].Err
+			t.Reasons = []string{"could not be read in " + b.Root}
+		case p.A == nil && unreadA[key] != nil:
+			t.Status, t.Err = StatusError, unreadA[key].Err
+			t.Reasons = []string{"could not be read in " + a.Root}
 		case p.B == nil:
 			t.Status = StatusMissing
 			t.Reasons = []string{"not in " + b.Root}
@@ -208,6 +220,19 @@ func Runs(a, b *loaders.Run, opts Options) (*Result, error) {
 			steps = append(steps, nil)
 		}
 		steps[i] = append(steps[i], t)
+	}
+	if opts.Shard.reportsDiscovery() {
+		runs := []*loaders.Run{a, b}
+		if opts.Baseline != nil {
+			runs = append(runs, opts.Baseline)
+		}
+		for _, r := range runs {
+			for _, err := range r.Errors {
+				if !attached[err] {
+					res.Errors = append(res.Errors, err)
+				}
+			}
+		}
 	}
 	// Steps in order, with step-less tensors last.
 	sort.SliceStable(steps, func(i, j int) bool { return stepKey(steps[i][0].Step) < stepKey(steps[j][0].Step) })
@@ -765,4 +790,18 @@ func (j *job) finish() {
 	}
 	m := total.metrics(j.hist, j.index())
 	j.store(&m)
+}
+
+type pairKey struct {
+	step int
+	name string
+}
+
+// unreadableByKey indexes a run's unreadable tensors by step and name.
+func unreadableByKey(r *loaders.Run) map[pairKey]*loaders.Unreadable {
+	m := make(map[pairKey]*loaders.Unreadable, len(r.Unreadable))
+	for _, u := range r.Unreadable {
+		m[pairKey{u.Step, u.Name}] = u
+	}
+	return m
 }

@@ -44,6 +44,21 @@ type Run struct {
 	// Errors are the files, members and directories that could not be read,
 	// each an *Error. They do not stop discovery of the rest.
 	Errors []error
+	// Unreadable are the tensors discovery could name but not read: an .npy
+	// file, or one member of an .npz or torch.save file, that failed. Each
+	// one's Err is also in Errors. A container that cannot be opened at all
+	// names no tensors and is only in Errors.
+	Unreadable []*Unreadable
+}
+
+// Unreadable is a tensor that was found but could not be read.
+type Unreadable struct {
+	Name string
+	Step int
+	Kind Kind
+	// File is the file's path relative to the run root.
+	File string
+	Err  error
 }
 
 // maxDepth caps directory nesting, which also ends symlink cycles that
@@ -277,12 +292,24 @@ func (d *discovery) addFile(full, rel, name string, step int) {
 		}
 	}
 	tensors, errs, err := OpenFile(full, opts)
+	container := FormatOf(full) != FormatNPY
+	unreadable := func(name string, err error) {
+		d.run.Unreadable = append(d.run.Unreadable, &Unreadable{Name: name, Step: step, Kind: KindOf(name), File: rel, Err: err})
+	}
 	if err != nil {
 		d.run.Errors = append(d.run.Errors, err)
+		if !container {
+			unreadable(name, err)
+		}
 		return
 	}
 	d.run.Errors = append(d.run.Errors, errs...)
-	container := FormatOf(full) != FormatNPY
+	for _, err := range errs {
+		var le *Error
+		if errors.As(err, &le) && le.Member != "" && checkName(le.Member) == nil {
+			unreadable(path.Join(name, strings.TrimSuffix(le.Member, ".npy")), err)
+		}
+	}
 	for _, t := range tensors {
 		e := &Entry{Name: name, Step: step, File: rel, Tensor: t}
 		if container {

@@ -24,8 +24,12 @@ import (
 //	                   precision_noise (the differences are rounding)
 //	warnings           structured differences inside the thresholds (same
 //	                   fields as causes); they fail the verdict only with --strict
-//	summary            counts: pairs = compared + missing + extra + errors +
-//	                   ignored + not_compared
+//	summary            counts of pairs by status, which add up:
+//	                   pairs = match + mismatch + shape_mismatch +
+//	                   dtype_mismatch + missing + extra + errors + ignored +
+//	                   not_compared, and discovered = pairs +
+//	                   unreadable_inputs; compared counts the pairs whose
+//	                   values were compared (some dtype mismatches are)
 //	tensors            every pair but the ignored, in step, kind, name order
 //	ignored            pairs a policy excluded, {"name", "step"}
 //	errors             inputs that could not be read, {"path", "member", "message"}
@@ -101,6 +105,11 @@ type SummaryJSON struct {
 	Errors        int `json:"errors"`
 	Ignored       int `json:"ignored"`
 	NotCompared   int `json:"not_compared"`
+	// UnreadableInputs are files (or containers) that could not be read
+	// and name no tensor, so belong to no pair; Discovered is Pairs plus
+	// UnreadableInputs: everything the runs held.
+	UnreadableInputs int `json:"unreadable_inputs"`
+	Discovered       int `json:"discovered"`
 }
 
 // NameStepJSON names a pair.
@@ -254,6 +263,8 @@ func summarize(r *compare.Result) SummaryJSON {
 		}
 	}
 	s.Pairs = len(r.Tensors) + s.Ignored + s.NotCompared
+	s.UnreadableInputs = len(r.Errors) - s.Errors
+	s.Discovered = s.Pairs + s.UnreadableInputs
 	return s
 }
 

@@ -80,10 +80,19 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 			res.Errors = append(res.Errors, &loaders.Error{Path: e.Path, Member: e.Member, Err: errors.New(e.Message)})
 		}
 	}
+	// an unreadable pair's error is also in the error list, with its path
+	// and member: keep that structure
+	listed := map[string]error{}
+	for _, err := range res.Errors {
+		listed[err.Error()] = err
+	}
 	for i, tj := range in.Tensors {
 		t, err := tensorFromJSON(tj)
 		if err != nil {
 			return nil, fmt.Errorf("tensors[%d] (%s): %w", i, tj.Name, err)
+		}
+		if e, ok := listed[tj.Error]; ok && t.Err != nil {
+			t.Err = e
 		}
 		res.Tensors = append(res.Tensors, t)
 	}

@@ -102,7 +102,8 @@ func compareText(w io.Writer, r *Comparison, o TextOptions) error {
 		n    int
 		what string
 	}{{s.ShapeMismatch, "shape mismatch"}, {s.DTypeMismatch, "dtype mismatch"}, {s.Missing, "missing"},
-		{s.Extra, "extra"}, {s.Errors, "unreadable"}, {s.Ignored, "ignored"}, {s.NotCompared, "not compared"}} {
+		{s.Extra, "extra"}, {s.Errors, "unreadable"}, {s.Ignored, "ignored"}, {s.NotCompared, "not compared"},
+		{s.UnreadableInputs, "more unreadable inputs"}} {
 		if c.n > 0 {
 			fmt.Fprintf(w, ", %d %s", c.n, c.what)
 		}

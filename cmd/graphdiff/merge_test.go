@@ -60,11 +60,12 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 		tc{"strict", []string{"--strict", "../../testdata/scenarios/lr_decay_tiny/eager", "../../testdata/scenarios/lr_decay_tiny/graph"}},
 		tc{"compute_dtype", []string{"--compute-dtype", "bfloat16", eagerRun, graphRun}},
 		tc{"unreadable", []string{eagerRun, broken}},
+		tc{"unreadable_pair", []string{eagerRun, truncatedRun(t)}},
 	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			wantCode, want, stderr := run(append([]string{"compare", "--format", "json"}, c.args...)...)
-			if wantCode == 2 && c.name != "unreadable" {
+			if wantCode == 2 && !strings.HasPrefix(c.name, "unreadable") {
 				t.Fatalf("unsharded: exit 2: %s", stderr)
 			}
 			for _, n := range []int{2, 3, 7} {
@@ -97,6 +98,20 @@ func brokenRun(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "step_000002", "grads", "extra.npy"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// truncatedRun copies the fp32 graph run and truncates one of its files,
+// so that one pair is unreadable in the second run.
+func truncatedRun(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "graph")
+	if err := os.CopyFS(dir, os.DirFS(graphRun)); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "step_000002", "grads", "fc1.weight.npy")
+	if err := os.Truncate(file, 200); err != nil {
 		t.Fatal(err)
 	}
 	return dir

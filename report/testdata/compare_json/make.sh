@@ -1,0 +1,14 @@
+#!/bin/sh
+# Rewrites the compare JSON reports in this directory with the current
+# graphdiff: the round-trip test and FuzzReadCompareJSON read them.
+# Run from the repository root: sh report/testdata/compare_json/make.sh
+set -u
+out=report/testdata/compare_json
+s=testdata/scenarios
+gd() { go run ./cmd/graphdiff "$@"; }
+gd compare --format json --shard 1/12 $s/captured_lr/eager $s/captured_lr/graph > $out/captured_lr_shard1of12.json
+gd compare --format json --baseline $s/bf16_adam/baseline/step_000002 --policy tolerances/testdata/example_policy.yaml \
+  $s/bf16_adam/eager/step_000002 $s/bf16_adam/graph/step_000002 > $out/baseline_policy.json
+gd compare --format json testdata/runs/tree testdata/runs/flat > $out/missing_extra.json
+gd compare --format json testdata/bad/not_npy_member.npz testdata/bad/not_npy_member.npz > $out/unreadable.json 2>/dev/null
+exit 0
