@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/graphdiff/graphdiff/loaders"
@@ -137,4 +138,44 @@ func mustRuns(t testing.TB, a, b *loaders.Run, opts Options) *Result {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestFilesChangeAfterDiscovery removes one file and truncates another
+// after the runs were discovered, as a cleanup job or a still-running
+// writer might: both pairs are errors naming their files, every other pair
+// is compared, and the verdict is error.
+func TestFilesChangeAfterDiscovery(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(fixture("runs", "mlp_fp32", "graph"))); err != nil {
+		t.Fatal(err)
+	}
+	a, b := load(t, fixture("runs", "mlp_fp32", "eager")), load(t, dir)
+	gone := filepath.Join(dir, "step_000001", "grads", "fc1.weight.npy")
+	cut := filepath.Join(dir, "step_000003", "params", "fc2.weight.npy")
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(cut, 1000); err != nil {
+		t.Fatal(err)
+	}
+	for _, jobs := range []int{1, 4} {
+		r := mustRuns(t, a, b, Options{Jobs: jobs})
+		if r.Verdict != Error {
+			t.Errorf("jobs %d: verdict %s", jobs, r.Verdict)
+		}
+		bad := map[string]string{}
+		for _, tr := range r.Tensors {
+			if tr.Status == StatusError {
+				bad[fmt.Sprintf("%d %s", tr.Step, tr.Name)] = tr.Err.Error()
+			} else if tr.Status != StatusMatch {
+				t.Errorf("jobs %d: step %d %s: %s", jobs, tr.Step, tr.Name, tr.Status)
+			}
+		}
+		if !strings.Contains(bad["1 grads/fc1.weight"], "fc1.weight.npy") || !strings.Contains(bad["3 params/fc2.weight"], "fc2.weight.npy") || len(bad) != 2 {
+			t.Errorf("jobs %d: unreadable pairs %v", jobs, bad)
+		}
+		if len(r.Errors) != 2 {
+			t.Errorf("jobs %d: errors %v", jobs, r.Errors)
+		}
+	}
 }

@@ -1,10 +1,12 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/diagnose"
@@ -35,6 +37,10 @@ var CompareFormats = []Format{Text, JSON, JUnit, Markdown, HTML}
 
 // Compare writes a comparison in format f; o applies to text only.
 func Compare(w io.Writer, f Format, r *Comparison, o TextOptions) error {
+	return checked(w, func(w io.Writer) error { return writeCompare(w, f, r, o) })
+}
+
+func writeCompare(w io.Writer, f Format, r *Comparison, o TextOptions) error {
 	switch f {
 	case Text:
 		return compareText(w, r, o)
@@ -50,9 +56,54 @@ func Compare(w io.Writer, f Format, r *Comparison, o TextOptions) error {
 	return fmt.Errorf("compare has no %s output", f)
 }
 
+// partial holds the temporary files of reports being written, for
+// RemovePartial.
+var partial struct {
+	sync.Mutex
+	files   map[string]bool
+	stopped bool
+}
+
+// RemovePartial removes the temporary files of reports still being
+// written and makes later WriteFile calls fail, so that a program stopped
+// by a signal leaves only whole reports behind. Reports already renamed
+// into place are kept.
+func RemovePartial() {
+	partial.Lock()
+	defer partial.Unlock()
+	partial.stopped = true
+	for name := range partial.files {
+		os.Remove(name)
+	}
+	partial.files = nil
+}
+
+// ErrStopped is returned by WriteFile after RemovePartial.
+var ErrStopped = errors.New("stopped before the report was written")
+
+// track records a temporary file (or forgets it, with done); it fails
+// once RemovePartial has run.
+func track(name string, done bool) error {
+	partial.Lock()
+	defer partial.Unlock()
+	if partial.stopped {
+		return ErrStopped
+	}
+	if partial.files == nil {
+		partial.files = map[string]bool{}
+	}
+	if done {
+		delete(partial.files, name)
+	} else {
+		partial.files[name] = true
+	}
+	return nil
+}
+
 // WriteFile writes a report file whole or not at all: into a temporary file
 // beside path, synced to disk, then renamed over path. On any error the
-// temporary file is removed and path is left as it was.
+// temporary file is removed and path is left as it was; RemovePartial
+// removes it too, from another goroutine (a signal handler's).
 func WriteFile(path string, write func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -62,6 +113,12 @@ func WriteFile(path string, write func(io.Writer) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("report %s: %w", path, err)
 	}
+	if err := track(f.Name(), false); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	defer track(f.Name(), true)
 	defer func() {
 		if err != nil {
 			f.Close()
@@ -80,6 +137,11 @@ func WriteFile(path string, write func(io.Writer) error) (err error) {
 	}
 	if err = f.Close(); err != nil {
 		return err
+	}
+	partial.Lock() // no RemovePartial between the check and the rename
+	defer partial.Unlock()
+	if partial.stopped {
+		return ErrStopped
 	}
 	return os.Rename(f.Name(), path)
 }

@@ -97,13 +97,17 @@ func compareText(w io.Writer, r *Comparison, o TextOptions) error {
 		}
 	}
 	s := summarize(r.Result)
+	inputs := "inputs unreadable"
+	if s.UnreadableInputs == 1 {
+		inputs = "input unreadable"
+	}
 	fmt.Fprintf(w, "\n%s: %d match, %d mismatch", plural(s.Pairs, "pair"), s.Match, s.Mismatch)
 	for _, c := range []struct {
 		n    int
 		what string
 	}{{s.ShapeMismatch, "shape mismatch"}, {s.DTypeMismatch, "dtype mismatch"}, {s.Missing, "missing"},
 		{s.Extra, "extra"}, {s.Errors, "unreadable"}, {s.Ignored, "ignored"}, {s.NotCompared, "not compared"},
-		{s.UnreadableInputs, "more unreadable inputs"}} {
+		{s.UnreadableInputs, inputs}} {
 		if c.n > 0 {
 			fmt.Fprintf(w, ", %d %s", c.n, c.what)
 		}

@@ -15,6 +15,10 @@ var CurveFormats = []Format{Text, JSON}
 
 // Curve writes a loss-curve analysis in format f.
 func Curve(w io.Writer, f Format, r *compare.CurveResult, o TextOptions) error {
+	return checked(w, func(w io.Writer) error { return writeCurve(w, f, r, o) })
+}
+
+func writeCurve(w io.Writer, f Format, r *compare.CurveResult, o TextOptions) error {
 	switch f {
 	case Text:
 		return curveText(w, r, o)

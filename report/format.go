@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -44,4 +45,34 @@ func optional(v float64) *float64 {
 		return nil
 	}
 	return &v
+}
+
+// errWriter remembers the first write error, so that writers built on
+// fmt.Fprintf (which drops errors) still report a full disk or a closed
+// pipe.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+// checked runs write on w and returns its error or, failing that, the
+// first error w returned.
+func checked(w io.Writer, write func(io.Writer) error) error {
+	ew := &errWriter{w: w}
+	if err := write(ew); err != nil {
+		return err
+	}
+	if ew.err != nil {
+		return fmt.Errorf("writing the report: %w", ew.err)
+	}
+	return nil
 }

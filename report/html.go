@@ -57,6 +57,10 @@ type htmlCurveRow struct {
 // CurveHTML writes a page for a loss-curve analysis: summary, plot and the
 // steps around the divergence.
 func CurveHTML(w io.Writer, r *compare.CurveResult) error {
+	return checked(w, func(w io.Writer) error { return writeCurveHTML(w, r) })
+}
+
+func writeCurveHTML(w io.Writer, r *compare.CurveResult) error {
 	c, err := htmlCurveSection(r)
 	if err != nil {
 		return err

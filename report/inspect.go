@@ -13,6 +13,10 @@ import (
 
 // Inspection writes an inspection in the given format.
 func Inspection(w io.Writer, f Format, ins compare.Inspection) error {
+	return checked(w, func(w io.Writer) error { return writeInspection(w, f, ins) })
+}
+
+func writeInspection(w io.Writer, f Format, ins compare.Inspection) error {
 	switch f {
 	case JSON:
 		return inspectionJSON(w, ins)

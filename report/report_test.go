@@ -2,7 +2,11 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -39,5 +43,42 @@ func TestParseFormat(t *testing.T) {
 	}
 	if _, err := ParseFormat("junit", Text, JSON); err == nil || !strings.Contains(err.Error(), "want text, json") {
 		t.Errorf("junit for inspect: %v", err)
+	}
+}
+
+// TestRemovePartial stops a report halfway, as the signal handler does:
+// its temporary file is removed at once, the report is never renamed into
+// place, a report finished before is kept, and later reports fail.
+func TestRemovePartial(t *testing.T) {
+	t.Cleanup(func() { partial.Lock(); partial.stopped = false; partial.Unlock() })
+	dir := t.TempDir()
+	done := filepath.Join(dir, "done.json")
+	if err := WriteFile(done, func(w io.Writer) error { _, err := io.WriteString(w, "{}"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	started, stop := make(chan bool), make(chan bool)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- WriteFile(filepath.Join(dir, "half.json"), func(w io.Writer) error {
+			io.WriteString(w, "{\"verdict\":")
+			started <- true
+			<-stop
+			return nil
+		})
+	}()
+	<-started
+	RemovePartial()
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 || entries[0].Name() != "done.json" {
+		t.Errorf("after RemovePartial: %v", entries)
+	}
+	close(stop)
+	if err := <-errc; !errors.Is(err, ErrStopped) {
+		t.Errorf("interrupted WriteFile: %v", err)
+	}
+	if err := WriteFile(filepath.Join(dir, "late.json"), func(io.Writer) error { return nil }); !errors.Is(err, ErrStopped) {
+		t.Errorf("WriteFile after RemovePartial: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("left: %v", entries)
 	}
 }

@@ -3,8 +3,35 @@
 // and the most likely cause.
 package main
 
-import "os"
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/graphdiff/graphdiff/report"
+)
+
+// exitInterrupted is the exit status after SIGINT or SIGTERM: 128 + 2, as
+// shells report a process killed by SIGINT.
+const exitInterrupted = 130
 
 func main() {
+	stopOnSignal()
 	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// stopOnSignal makes SIGINT and SIGTERM stop graphdiff at once, leaving
+// behind only whole reports: those already written are kept, those being
+// written are removed (see report.RemovePartial). graphdiff writes nothing
+// else, so there is nothing more to clean up.
+func stopOnSignal() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-ch
+		report.RemovePartial()
+		fmt.Fprintf(os.Stderr, "graphdiff: %v: stopped; reports already written are kept, none is left half-written\n", sig)
+		os.Exit(exitInterrupted)
+	}()
 }
