@@ -455,6 +455,7 @@ func runJobs(jobs []*job, workers int, progress func(int64)) {
 		go func() {
 			defer wg.Done()
 			w := newWorker()
+			defer workerPool.Put(w)
 			for tk := range next {
 				w.run(tk)
 				if progress != nil {
@@ -490,10 +491,14 @@ type worker struct {
 	hist           errorHistogram
 }
 
-func newWorker() *worker {
+// workerPool keeps workers and their buffers (5 MiB each) from one runJobs
+// call to the next: a run of thousands of steps calls it once per step.
+var workerPool = sync.Pool{New: func() any {
 	return &worker{bufA: make([]float64, 2*pairBufElems), bufB: make([]float64, 2*pairBufElems),
 		buf32A: make([]float32, pairBufElems), buf32B: make([]float32, pairBufElems)}
-}
+}}
+
+func newWorker() *worker { return workerPool.Get().(*worker) }
 
 func (w *worker) run(tk chunkTask) {
 	j := tk.job

@@ -15,11 +15,16 @@ import (
 // every tensor of that kind present in both runs with the same shape,
 // taken in name order. The same tensors and positions are sampled at every
 // step and in both runs, so vectors can be compared across runs and across
-// steps. A sample holds at most sampleBudget values per step and kind, so
-// diagnosis costs little even on multi-GB dumps.
+// steps. A sample holds at most sampleBudget values per step and kind, and
+// all samples of a run together about totalSampleBudget, so diagnosis costs
+// little even on multi-GB dumps or runs of thousands of steps.
 
 // sampleBudget is how many values one step-and-kind sample holds at most.
 const sampleBudget = 1 << 16
+
+// totalSampleBudget is how many values all of one run's samples hold
+// (16 MiB as float64) before each tensor's share drops to minPerTensor.
+const totalSampleBudget = 1 << 21
 
 // minPerTensor is how many values each tensor contributes at least.
 const minPerTensor = 64
@@ -86,7 +91,8 @@ func takeSamples(r *compare.Result) *sampleSet {
 			common[n] = true
 		}
 		sort.Slice(members, func(i, j int) bool { return members[i].name < members[j].name })
-		per := max(minPerTensor, sampleBudget/max(1, len(common)))
+		budget := min(sampleBudget, totalSampleBudget/max(1, len(byKey)))
+		per := max(minPerTensor, budget/max(1, len(common)))
 		var va, vb vec
 		for _, m := range members {
 			if !common[m.name] {
@@ -139,7 +145,7 @@ func head(t *loaders.Tensor, n int) (vec, error) {
 	}
 	defer r.Close()
 	out := make(vec, 0, min(int64(n), t.Len()*int64(t.DType.Components())))
-	buf := make([]float64, 4096)
+	buf := make([]float64, min(n, 4096))
 	for len(out) < n {
 		k, err := r.Read(buf)
 		out = append(out, buf[:min(k, n-len(out))]...)
