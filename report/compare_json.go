@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"math"
@@ -202,6 +204,15 @@ func (f Float) MarshalJSON() ([]byte, error) {
 
 // NewCompareJSON builds the JSON form of a comparison.
 func NewCompareJSON(r *Comparison) CompareJSON {
+	out := compareJSONHead(r)
+	for _, t := range r.Tensors {
+		out.Tensors = append(out.Tensors, tensorJSON(t))
+	}
+	return out
+}
+
+// compareJSONHead is NewCompareJSON without the tensors.
+func compareJSONHead(r *Comparison) CompareJSON {
 	out := CompareJSON{
 		Verdict: string(r.Verdict), A: r.A, B: r.B,
 		Causes: causesJSON(r.Causes), Warnings: causesJSON(r.Warnings),
@@ -221,9 +232,6 @@ func NewCompareJSON(r *Comparison) CompareJSON {
 	if r.Curve != nil {
 		c := NewCurveJSON(r.Curve)
 		out.Curve = &c
-	}
-	for _, t := range r.Tensors {
-		out.Tensors = append(out.Tensors, tensorJSON(t))
 	}
 	for _, t := range r.Ignored {
 		out.Ignored = append(out.Ignored, NameStepJSON{Name: t.Name, Step: stepPtr(t.Step), Kind: string(t.Kind)})
@@ -333,8 +341,37 @@ func entryFile(e *loaders.Entry) string {
 	return e.File
 }
 
+// compareJSON writes the JSON form of r as json.Encoder with a two-space
+// indent would, but streams the tensors one at a time: encoding them all
+// at once holds the whole document in memory (about 1 KB per pair, 60 MB
+// for 50,000 pairs) on top of the result.
 func compareJSON(w io.Writer, r *Comparison) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(NewCompareJSON(r))
+	doc := compareJSONHead(r)
+	head, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	const empty = "\n  \"tensors\": [],\n"
+	i := bytes.Index(head, []byte(empty))
+	if i < 0 || len(r.Tensors) == 0 {
+		_, err := w.Write(append(head, '\n'))
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	bw.Write(head[:i])
+	bw.WriteString("\n  \"tensors\": [\n    ")
+	for k, t := range r.Tensors {
+		if k > 0 {
+			bw.WriteString(",\n    ")
+		}
+		b, err := json.MarshalIndent(tensorJSON(t), "    ", "  ")
+		if err != nil {
+			return err
+		}
+		bw.Write(b)
+	}
+	bw.WriteString("\n  ],\n")
+	bw.Write(head[i+len(empty):])
+	bw.WriteByte('\n')
+	return bw.Flush()
 }
