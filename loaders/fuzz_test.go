@@ -25,6 +25,9 @@ func addSeeds(f *testing.F, patterns ...string) {
 // for a 40 KB seed and leaves no time to fuzz.
 const seedRecords = 16
 
+// maxSeed is the largest seed kept, for the same reason.
+const maxSeed = 64 << 10
+
 // firstLines cuts text after seedRecords lines.
 func firstLines(b []byte) []byte {
 	for i, n := 0, 0; i < len(b); i++ {
@@ -63,7 +66,10 @@ func addSeedsCut(f *testing.F, cut func([]byte) []byte, patterns ...string) {
 			if err != nil {
 				f.Fatal(err)
 			}
-			f.Add(cut(data))
+			if data = cut(data); len(data) > maxSeed {
+				continue // covered by the bad-input corpus test instead
+			}
+			f.Add(data)
 			n++
 		}
 	}
@@ -130,7 +136,7 @@ func FuzzSafetensors(f *testing.F) {
 // FuzzManifest checks that any manifest text is accepted or refused with an
 // error, never a panic.
 func FuzzManifest(f *testing.F) {
-	addSeeds(f, "runs/*/manifest.json", "runs/*/*/manifest.json")
+	addSeeds(f, "runs/*/manifest.json", "runs/*/*/manifest.json", "bad/runs/*/manifest.json")
 	f.Fuzz(func(t *testing.T, data []byte) { _, _ = ParseManifest(data) })
 }
 
@@ -157,7 +163,7 @@ func checkCurve(t *testing.T, c *Curve, err error) {
 }
 
 func FuzzCSVCurve(f *testing.F) {
-	addSeedsCut(f, firstLines, "curves/*/*/loss.csv")
+	addSeedsCut(f, firstLines, "curves/*/*/loss.csv", "bad/curve_*.csv")
 	f.Add([]byte("epoch,step,train_loss\n0,0,\n0,1,0.5\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := parseCSVCurve(bytes.NewReader(data), "fuzz.csv", "")
@@ -166,7 +172,7 @@ func FuzzCSVCurve(f *testing.F) {
 }
 
 func FuzzJSONLCurve(f *testing.F) {
-	addSeedsCut(f, firstLines, "curves/*/*/loss.jsonl")
+	addSeedsCut(f, firstLines, "curves/*/*/loss.jsonl", "bad/curve_*.jsonl")
 	f.Add([]byte("{\"step\": 1, \"loss\": NaN}\n{\"iteration\": 2.0, \"train_loss\": -Infinity}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := parseJSONLCurve(bytes.NewReader(data), "fuzz.jsonl", "")
@@ -175,7 +181,7 @@ func FuzzJSONLCurve(f *testing.F) {
 }
 
 func FuzzTFEvents(f *testing.F) {
-	addSeedsCut(f, firstRecords, "curves/*/*/tb/*", "curves/*/*/tb_tensor/*")
+	addSeedsCut(f, firstRecords, "curves/*/*/tb/*", "curves/*/*/tb_tensor/*", "bad/tb_*")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		scalars, _, err := parseTFEvents(bytes.NewReader(data), int64(len(data)), "fuzz.tfevents")
 		if err != nil {

@@ -2,6 +2,7 @@ package tolerances
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/graphdiff/graphdiff/loaders"
@@ -18,6 +19,17 @@ func FuzzPolicy(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte(examplePolicy))
 	f.Add([]byte("rules: [{match: {name: '[a-'}}]"))
+	bad, err := filepath.Glob("../testdata/bad/policy_*.yaml")
+	if err != nil || len(bad) == 0 {
+		f.Fatalf("hostile policies: %v, %d found", err, len(bad))
+	}
+	for _, path := range bad {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := ParsePolicy(data)
 		if err != nil {
