@@ -20,10 +20,10 @@ func NewCmdRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "graphdiff",
 		Short: "Check that a CUDA-graphed PyTorch run computes what the eager run does",
-		Long: `graphdiff reads tensor dumps (.npy, .npz, .safetensors, torch.save) of an eager PyTorch
-run and of the same run with CUDA graphs, compares them with dtype-aware
-tolerances, and says whether they agree, where they first diverged and the
-most likely cause.
+		Long: `graphdiff reads tensor dumps (.npy, .npz, .safetensors, torch.save) of an
+eager PyTorch run and of the same run with CUDA graphs, compares them with
+dtype-aware tolerances, and says whether they agree, where they first
+diverged and the most likely cause.
 
 Exit status, every command: 0 pass, 1 difference found, 2 usage or input error,
 130 interrupted (reports already written are kept, none is left half-written).`,
