@@ -81,6 +81,9 @@ func parseCSVCurve(in io.Reader, path, column string) (*Curve, error) {
 			return fail("line %d: value %q is not a number", row+2, rec[valCol])
 		}
 		step := int64(row)
+		if stepCol >= len(rec) {
+			return fail("line %d: no %q value (the row has %d of %d columns)", row+2, header[stepCol], len(rec), len(header))
+		}
 		if stepCol >= 0 {
 			s, err := strconv.ParseFloat(strings.TrimSpace(rec[stepCol]), 64)
 			st, ok := parseStep(s)

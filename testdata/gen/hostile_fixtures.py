@@ -182,6 +182,8 @@ def gen_policies():
 def gen_curves():
     put("curve_no_loss.csv", b"step,accuracy\n0,0.5\n1,0.6\n", "a CSV curve with no column whose name contains loss")
     put("curve_bad_step.csv", b"step,loss\n0,0.5\n1.5,0.4\n", "a CSV curve whose second step is 1.5")
+    put("curve_short_row.csv", b"loss,step\n0.5,0\n0.4\n",
+        "a CSV curve whose second row has a loss but no step column (a fuzzer's find)")
     put("curve_text_value.jsonl", b'{"step": 0, "loss": 0.5}\n{"step": 1, "loss": "low"}\n',
         "a JSON-lines curve whose second loss is the string \"low\"")
     line = json.dumps({"step": 0, "loss": 0.5, "pad": "x" * ((1 << 20) + 16)}).encode()
