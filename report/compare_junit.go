@@ -98,7 +98,7 @@ func compareJUnit(w io.Writer, r *Comparison) error {
 			Skipped: &junitSkipped{Message: "ignored by policy"}})
 		suite.Skipped++
 	}
-	if r.NotCompared > 0 {
+	if r.NotCompared > 0 && r.StoppedAfterStep != nil {
 		suite.SystemErr = fmt.Sprintf("--fail-fast stopped after %s; %d pairs of later steps were not compared", stepWords(*r.StoppedAfterStep), r.NotCompared)
 	}
 	var errs []string

@@ -56,6 +56,9 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 	if in.A == "" || in.B == "" || in.Tensors == nil {
 		return nil, errors.New(`not a graphdiff compare JSON report: no "a", "b" or "tensors"`)
 	}
+	if n := in.Summary.NotCompared; n < 0 || (n > 0) != (in.StoppedAfterStep != nil) {
+		return nil, fmt.Errorf(`not a graphdiff compare JSON report: %d pairs not compared, stopped_after_step %v`, n, in.StoppedAfterStep != nil)
+	}
 	res := &compare.Result{A: in.A, B: in.B, NotCompared: in.Summary.NotCompared}
 	out := &ShardReport{Result: res}
 	if in.ComputeDType != "" {
