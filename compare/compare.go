@@ -93,7 +93,9 @@ type Result struct {
 	Tensors []*TensorResult
 	// Ignored are the pairs a policy told to ignore.
 	Ignored []*TensorResult
-	// Errors are the inputs that could not be read, from either run.
+	// Errors are the inputs that could not be read and belong to no pair
+	// (a directory, a container that cannot be opened, a file only one run
+	// has); an unreadable pair's error is its Err. AllErrors lists both.
 	Errors []error
 	// StoppedAfterStep is set when --fail-fast stopped the comparison after
 	// a failing step; NotCompared pairs of later steps were not looked at.
@@ -381,6 +383,18 @@ func wilsonLower(k, n int64) float64 {
 	return (p + z2/(2*nf) - wilsonZ*math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))) / (1 + z2/nf)
 }
 
+// AllErrors returns every input that could not be read: Errors, then the
+// errors of the unreadable pairs in pair order.
+func (r *Result) AllErrors() []error {
+	all := append([]error(nil), r.Errors...)
+	for _, t := range r.Tensors {
+		if t.Status == StatusError && t.Err != nil {
+			all = append(all, t.Err)
+		}
+	}
+	return all
+}
+
 // finish sets the verdict and the first divergence.
 func (r *Result) finish() {
 	failed, errored := false, len(r.Errors) > 0
@@ -388,7 +402,6 @@ func (r *Result) finish() {
 		switch {
 		case t.Status == StatusError:
 			errored = true
-			r.Errors = append(r.Errors, t.Err)
 		case t.Failed():
 			failed = true
 		}

@@ -77,8 +77,8 @@ func TestUnreadablePairStillReportsTheRest(t *testing.T) {
 			compared++
 		}
 	}
-	if compared != 60 || errs != 1 || len(r.Errors) != 1 {
-		t.Errorf("%d compared, %d errors, %d listed errors", compared, errs, len(r.Errors))
+	if compared != 60 || errs != 1 || len(r.AllErrors()) != 1 {
+		t.Errorf("%d compared, %d errors, %d listed errors", compared, errs, len(r.AllErrors()))
 	}
 }
 
@@ -174,8 +174,8 @@ func TestFilesChangeAfterDiscovery(t *testing.T) {
 		if !strings.Contains(bad["1 grads/fc1.weight"], "fc1.weight.npy") || !strings.Contains(bad["3 params/fc2.weight"], "fc2.weight.npy") || len(bad) != 2 {
 			t.Errorf("jobs %d: unreadable pairs %v", jobs, bad)
 		}
-		if len(r.Errors) != 2 {
-			t.Errorf("jobs %d: errors %v", jobs, r.Errors)
+		if len(r.AllErrors()) != 2 {
+			t.Errorf("jobs %d: errors %v", jobs, r.AllErrors())
 		}
 	}
 }

@@ -80,10 +80,6 @@ func (s Shard) reportsDiscovery() bool { return s.Count == 0 || s.Index == 1 }
 // order; Merge fails when they are not the shards of one comparison (runs,
 // shard count or compute dtype differ) or when a shard is missing or given
 // twice, so that no pair is silently left out.
-//
-// Each part's Errors hold its discovery errors and the errors of its
-// unreadable pairs (as a result's do); the pairs' errors are taken from the
-// pairs themselves, so they are not counted twice.
 func Merge(parts []*Result) (*Result, error) {
 	if len(parts) == 0 {
 		return nil, errors.New("no shard results to merge")
@@ -116,17 +112,7 @@ func Merge(parts []*Result) (*Result, error) {
 		res.Tensors = append(res.Tensors, p.Tensors...)
 		res.Ignored = append(res.Ignored, p.Ignored...)
 		res.NotCompared += p.NotCompared
-		pairErrs := map[string]bool{}
-		for _, t := range p.Tensors {
-			if t.Status == StatusError && t.Err != nil {
-				pairErrs[t.Err.Error()] = true
-			}
-		}
-		for _, err := range p.Errors {
-			if !pairErrs[err.Error()] {
-				res.Errors = append(res.Errors, err)
-			}
-		}
+		res.Errors = append(res.Errors, p.Errors...)
 	}
 	var missing []string
 	for i := 1; i <= count; i++ {

@@ -216,7 +216,7 @@ func compareJSONHead(r *Comparison) CompareJSON {
 	out := CompareJSON{
 		Verdict: string(r.Verdict), A: r.A, B: r.B,
 		Causes: causesJSON(r.Causes), Warnings: causesJSON(r.Warnings),
-		Tensors: []TensorJSON{}, Ignored: []NameStepJSON{}, Errors: errorsJSON(r.Errors),
+		Tensors: []TensorJSON{}, Ignored: []NameStepJSON{}, Errors: errorsJSON(r.AllErrors()),
 		StoppedAfterStep: r.StoppedAfterStep,
 	}
 	if d := r.FirstDivergence; d != nil {
@@ -271,7 +271,7 @@ func summarize(r *compare.Result) SummaryJSON {
 		}
 	}
 	s.Pairs = len(r.Tensors) + s.Ignored + s.NotCompared
-	s.UnreadableInputs = len(r.Errors) - s.Errors
+	s.UnreadableInputs = len(r.Errors)
 	s.Discovered = s.Pairs + s.UnreadableInputs
 	return s
 }

@@ -102,7 +102,7 @@ func compareJUnit(w io.Writer, r *Comparison) error {
 		suite.SystemErr = fmt.Sprintf("--fail-fast stopped after %s; %d pairs of later steps were not compared", stepWords(*r.StoppedAfterStep), r.NotCompared)
 	}
 	var errs []string
-	for _, err := range r.Errors {
+	for _, err := range r.AllErrors() {
 		errs = append(errs, err.Error())
 	}
 	if len(errs) > 0 {

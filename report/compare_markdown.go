@@ -69,10 +69,10 @@ func compareMarkdown(w io.Writer, r *Comparison) error {
 		fmt.Fprintln(w, "</details>")
 		fmt.Fprintln(w)
 	}
-	if len(r.Errors) > 0 {
+	if errs := r.AllErrors(); len(errs) > 0 {
 		fmt.Fprintln(w, "### Unreadable inputs")
 		fmt.Fprintln(w)
-		for _, err := range r.Errors {
+		for _, err := range errs {
 			fmt.Fprintf(w, "- `%s`\n", mdCode(err.Error()))
 		}
 		fmt.Fprintln(w)

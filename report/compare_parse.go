@@ -76,26 +76,36 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 		step := *in.StoppedAfterStep
 		res.StoppedAfterStep = &step
 	}
-	for _, e := range in.Errors {
-		if e.Path == "" {
-			res.Errors = append(res.Errors, errors.New(e.Message))
-		} else {
-			res.Errors = append(res.Errors, &loaders.Error{Path: e.Path, Member: e.Member, Err: errors.New(e.Message)})
+	// The error list holds the errors of discovery, then those of the
+	// unreadable pairs in pair order (see compare.Result.AllErrors); each
+	// pair takes its own back, with its path and member.
+	listed := make([]error, len(in.Errors))
+	for i, e := range in.Errors {
+		listed[i] = errors.New(e.Message)
+		if e.Path != "" {
+			listed[i] = &loaders.Error{Path: e.Path, Member: e.Member, Err: errors.New(e.Message)}
 		}
 	}
-	// an unreadable pair's error is also in the error list, with its path
-	// and member: keep that structure
-	listed := map[string]error{}
-	for _, err := range res.Errors {
-		listed[err.Error()] = err
+	pairErrs := 0
+	for _, tj := range in.Tensors {
+		if compare.Status(tj.Status) == compare.StatusError && tj.Error != "" {
+			pairErrs++
+		}
 	}
+	if pairErrs > len(listed) {
+		return nil, fmt.Errorf("not a graphdiff compare JSON report: %d unreadable pairs but %d errors", pairErrs, len(listed))
+	}
+	res.Errors, listed = listed[:len(listed)-pairErrs], listed[len(listed)-pairErrs:]
 	for i, tj := range in.Tensors {
 		t, err := tensorFromJSON(tj)
 		if err != nil {
 			return nil, fmt.Errorf("tensors[%d] (%s): %w", i, tj.Name, err)
 		}
-		if e, ok := listed[tj.Error]; ok && t.Err != nil {
-			t.Err = e
+		if t.Status == compare.StatusError && t.Err != nil {
+			if listed[0].Error() != tj.Error {
+				return nil, fmt.Errorf("tensors[%d] (%s): its error is not in the error list", i, tj.Name)
+			}
+			t.Err, listed = listed[0], listed[1:]
 		}
 		res.Tensors = append(res.Tensors, t)
 	}

@@ -90,9 +90,9 @@ func compareText(w io.Writer, r *Comparison, o TextOptions) error {
 	if failing > whyLines {
 		fmt.Fprintf(w, "  ... and %d more\n", failing-whyLines)
 	}
-	if len(r.Errors) > 0 {
-		fmt.Fprintf(w, "\n%s could not be read:\n", plural(len(r.Errors), "input"))
-		for _, err := range r.Errors {
+	if errs := r.AllErrors(); len(errs) > 0 {
+		fmt.Fprintf(w, "\n%s could not be read:\n", plural(len(errs), "input"))
+		for _, err := range errs {
 			fmt.Fprintf(w, "  %v\n", err)
 		}
 	}

@@ -124,7 +124,7 @@ func compareHTML(w io.Writer, r *Comparison) error {
 		}
 		p.Tensors = append(p.Tensors, row)
 	}
-	for _, err := range r.Errors {
+	for _, err := range r.AllErrors() {
 		p.Errors = append(p.Errors, err.Error())
 	}
 	if r.Curve != nil {

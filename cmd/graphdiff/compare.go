@@ -245,7 +245,7 @@ func writeComparison(full *report.Comparison, format report.Format, reports []re
 	}
 	switch result := full.Result; result.Verdict {
 	case compare.Error:
-		return &inputError{count: len(result.Errors)}
+		return &inputError{count: len(result.AllErrors())}
 	case compare.Fail:
 		return errDifference
 	}
