@@ -73,9 +73,9 @@ func ReadCurve(path string, opts CurveOptions) (*Curve, error) {
 	case strings.Contains(name, "tfevents"):
 		return readTFEventsCurve([]string{path}, path, opts.Tag)
 	case strings.HasSuffix(name, ".csv"):
-		return readCSVCurve(path, opts.Column)
+		return readTextCurve(path, opts.Column, parseCSVCurve)
 	case strings.HasSuffix(name, ".jsonl"), strings.HasSuffix(name, ".ndjson"), strings.HasSuffix(name, ".json"):
-		return readJSONLCurve(path, opts.Key)
+		return readTextCurve(path, opts.Key, parseJSONLCurve)
 	}
 	return readNPYCurve(path, opts.Options)
 }

@@ -16,19 +16,21 @@ import (
 	"strings"
 )
 
-// readCSVCurve reads a loss column from a CSV file with a header row, as
-// Lightning's CSVLogger and most scripts write them. Rows whose value cell
-// is empty (other metrics logged on that row) are skipped.
-func readCSVCurve(path, column string) (*Curve, error) {
+// readTextCurve opens a curve file and parses it: parse is parseCSVCurve
+// (choice is the column) or parseJSONLCurve (choice is the key).
+func readTextCurve(path, choice string, parse func(io.Reader, string, string) (*Curve, error)) (*Curve, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &Error{Path: path, Err: unwrapPathError(err)}
 	}
 	defer f.Close()
-	return parseCSVCurve(f, path, column)
+	return parse(f, path, choice)
 }
 
-// parseCSVCurve reads CSV text; path names it in errors.
+// parseCSVCurve reads a loss column from CSV text with a header row, as
+// Lightning's CSVLogger and most scripts write them; path names it in
+// errors. Rows whose value cell is empty (other metrics logged on that
+// row) are skipped.
 func parseCSVCurve(in io.Reader, path, column string) (*Curve, error) {
 	r := csv.NewReader(bufio.NewReader(io.LimitReader(in, maxCurveFile)))
 	r.FieldsPerRecord = -1
@@ -127,19 +129,9 @@ var pythonSpecials = regexp.MustCompile(`([:\[,]\s*)(-?Infinity|NaN)(\s*[,}\]])`
 // maxJSONLine caps one JSON line.
 const maxJSONLine = 1 << 20
 
-// readJSONLCurve reads one value per line from a JSON-lines file:
-// {"step": 3, "loss": 0.25}. Lines without the value key are skipped.
-// Python's NaN and Infinity tokens are accepted.
-func readJSONLCurve(path, key string) (*Curve, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, &Error{Path: path, Err: unwrapPathError(err)}
-	}
-	defer f.Close()
-	return parseJSONLCurve(f, path, key)
-}
-
-// parseJSONLCurve reads JSON-lines text; path names it in errors.
+// parseJSONLCurve reads one value per line from JSON-lines text:
+// {"step": 3, "loss": 0.25}; path names it in errors. Lines without the
+// value key are skipped. Python's NaN and Infinity tokens are accepted.
 func parseJSONLCurve(f io.Reader, path, key string) (*Curve, error) {
 	fail := func(format string, args ...any) (*Curve, error) {
 		return nil, &Error{Path: path, Err: fmt.Errorf(format, args...)}
