@@ -10,23 +10,18 @@
 # anything shows. The bound is 256 MiB of anonymous memory.
 set -euo pipefail
 gd=$(readlink -f "$1"); dir=$2
+. "$(dirname "$0")/peak.sh"
 case_() { # name command...
   name=$1; shift
   out=$(mktemp); s=$(date +%s.%N)
-  "$gd" "$@" > "$out" 2>/dev/null & pid=$!
-  peak=0
-  while kill -0 "$pid" 2>/dev/null; do
-    kb=$(awk '/^RssAnon:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
-    [ -n "$kb" ] && [ "$kb" -gt "$peak" ] && peak=$kb
-    sleep 0.01
-  done
-  status=0; wait "$pid" || status=$?
+  run_peak "$out" "$gd" "$@"
   e=$(date +%s.%N)
   summary=$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["summary"]; print(d["verdict"], "pairs", s["pairs"], "compared", s["compared"], "errors", s["errors"], "elements", sum(t["metrics"]["count"] for t in d["tensors"] if t["metrics"]), "mismatched", sum(t["metrics"]["mismatched"] for t in d["tensors"] if t["metrics"]))' "$out")
-  awk -v n="$name" -v s="$s" -v e="$e" -v m="$peak" -v x="$status" -v sum="$summary" \
-    'BEGIN{printf "%-22s %7.2f s  peak anon %4d MiB  exit %d  %s\n", n, e-s, m/1024, x, sum}'
+  awk -v n="$name" -v s="$s" -v e="$e" -v m="$PEAK_MIB" -v x="$STATUS" -v sum="$summary" \
+    'BEGIN{printf "%-22s %7.2f s  peak anon %4d MiB  exit %d  %s\n", n, e-s, m, x, sum}'
   rm -f "$out"
 }
 cat "$dir"/huge_a.npy "$dir"/huge_b.npy > /dev/null
 case_ "50,000 pairs (json)" compare --format json "$dir/many/a" "$dir/many/b"
-case_ "2 x 8 GiB (json)" compare --format json "$dir/huge_a.npy" "$dir/huge_b.npy"
+gib=$(( $(stat -c %s "$dir/huge_a.npy") >> 30 ))
+case_ "2 x $gib GiB (json)" compare --format json "$dir/huge_a.npy" "$dir/huge_b.npy"

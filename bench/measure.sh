@@ -8,6 +8,7 @@
 # from /proc every 10 ms; file-backed mapped pages are not counted).
 set -euo pipefail
 gd=$(readlink -f "$1"); dir=$2; mib=${3:-1024}
+. "$(dirname "$0")/peak.sh"
 n=$((mib << 18)) # elements per large file
 med() { # median wall seconds of 3 runs of "$@"
   for i in 1 2 3; do
@@ -16,15 +17,8 @@ med() { # median wall seconds of 3 runs of "$@"
   done | sort -n | sed -n 2p
 }
 peak_anon() { # peak RssAnon in MiB of one run of "$@"
-  "$@" > /dev/null 2>&1 & pid=$!
-  peak=0
-  while kill -0 "$pid" 2>/dev/null; do
-    kb=$(awk '/^RssAnon:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
-    [ -n "$kb" ] && [ "$kb" -gt "$peak" ] && peak=$kb
-    sleep 0.01
-  done
-  wait "$pid" || true
-  awk -v k="$peak" 'BEGIN{printf "%.0f", k/1024}'
+  run_peak /dev/null "$@"
+  echo "$PEAK_MIB"
 }
 row() { # name elements bytes command...
   name=$1; elems=$2; bytes=$3; shift 3
