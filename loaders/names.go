@@ -24,7 +24,7 @@ func checkName(name string) error {
 	switch {
 	case !utf8.ValidString(name):
 		return fmt.Errorf("name %q is not valid UTF-8", name)
-	case strings.IndexFunc(name, isControl) >= 0:
+	case !isText(name):
 		return fmt.Errorf("name %q contains control characters", name)
 	case strings.HasPrefix(name, "/") || strings.HasPrefix(name, `\`) ||
 		len(name) >= 2 && name[1] == ':' && (name[0]|0x20 >= 'a' && name[0]|0x20 <= 'z'):
@@ -39,6 +39,10 @@ func checkName(name string) error {
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+
+// isText reports whether s is valid UTF-8 without control characters: safe
+// to print as it is.
+func isText(s string) bool { return utf8.ValidString(s) && strings.IndexFunc(s, isControl) < 0 }
 
 // errNotUTF8 is returned for text inputs (manifests, policies) that are not
 // valid UTF-8.

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
-	"unicode/utf8"
 	"unsafe"
 )
 
@@ -209,7 +207,7 @@ type Error struct {
 func (e *Error) Error() string {
 	if e.Member != "" {
 		member := e.Member
-		if !utf8.ValidString(member) || strings.IndexFunc(member, isControl) >= 0 {
+		if !isText(member) {
 			member = strconv.Quote(member) // never raw bytes on a terminal
 		}
 		return fmt.Sprintf("%s: %s: %v", e.Path, member, e.Err)
