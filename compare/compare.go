@@ -695,6 +695,9 @@ func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *a
 		(j.b.DType == loaders.BFloat16 || j.b.DType == loaders.Float32):
 		mode = ulpBFloat16 // bfloat16, or float32 rounded to it
 	}
+	if c, ok, err := compareMapped16(tk, hist, key, mode); ok {
+		return c, err
+	}
 	sa, err := openFloat32(j.a, tk, w.buf32A)
 	if err != nil {
 		return nil, err
@@ -723,6 +726,40 @@ func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *a
 		}
 		c.addF32(va, vb, mode)
 	}
+}
+
+// compareMapped16 compares a pair of large bfloat16 or float16 tensors of
+// one dtype, little-endian in place in their files, with add16 over memory
+// maps. ok is false when the pair is not such a pair or cannot be mapped;
+// the caller then decodes through float32.
+func compareMapped16(tk chunkTask, hist *errorHistogram, key ulpKey, mode ulpMode) (c *acc, ok bool, err error) {
+	j := tk.job
+	a, b := j.a, j.b
+	first, count := tk.first, tk.count
+	if tk.whole {
+		first, count = 0, a.Len()
+	}
+	if a.DType != b.DType || (a.DType != loaders.BFloat16 && a.DType != loaders.Float16) ||
+		a.BigEndian || b.BigEndian || !a.Mappable() || !b.Mappable() || count < mapMinElems {
+		return nil, false, nil
+	}
+	ra, releaseA, err := a.MapBytes(first, count)
+	if err != nil {
+		return nil, false, nil
+	}
+	defer releaseA()
+	rb, releaseB, err := b.MapBytes(first, count)
+	if err != nil {
+		return nil, false, nil
+	}
+	defer releaseB()
+	c = newAcc(j.settings.Tolerance, key, false, true, hist, first)
+	const piece = 2 * pairBufElems // bytes per call: the progress granularity of the other paths
+	for off := 0; off < len(ra); off += piece {
+		end := min(off+piece, len(ra))
+		c.add16(ra[off:end], rb[off:end], a.DType == loaders.Float16, mode)
+	}
+	return c, true, nil
 }
 
 // compareInMemory handles a pair stored in different orders (one C, one

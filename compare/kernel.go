@@ -1,15 +1,22 @@
 package compare
 
 import (
+	"encoding/binary"
 	"math"
+
+	"github.com/x448/float16"
 )
 
-// The float32 kernel: the hot loop of every comparison whose values are
-// all float32 (float32, bfloat16, float16, float8, small integers). It
-// computes the same metrics as addReal, for the same elements in the same
-// order and with the same float64 sums, so results do not depend on which
-// loop ran; it only avoids the per-element work addReal does in general:
+// The float32 kernels: the hot loops of every comparison whose values are
+// all float32 (float32, bfloat16, float16, float8, small integers). They
+// compute the same metrics as addReal, with the same float64 additions in
+// the same order (sums.go), so results do not depend on which loop ran;
+// they only avoid the per-element work addReal does in general:
 //
+//   - elements go four at a time, one per lane of the partial sums; a group
+//     of four finite pairs with a = b (the common case when a graph replays
+//     the eager kernels) costs one square and one addition per element,
+//     and for 16-bit data one 8-byte comparison per side finds it;
 //   - NaN and ±Inf are found from the exponent bits, and go to the slow
 //     path (special) together;
 //   - b − a of two float32 values is exact in float64, as are the squares
@@ -42,97 +49,265 @@ func orderedKey(bits uint32, round uint) int64 {
 	return (int64(m) ^ -s) + s
 }
 
-// addF32 folds paired float32 values into the accumulator.
-func (c *acc) addF32(va, vb []float32, mode ulpMode) {
+// maxBlock is the most elements the slow path takes at once: enough to
+// amortise its setup, few enough to decode 16-bit data on the stack.
+const maxBlock = 256
+
+// block is the slow path: it folds every pair of va, vb (any length; va[0]
+// is the i-th next element of the accumulator) lane by lane. Within a lane
+// the pairs go in storage order, so the partial sums add as sums.go says;
+// everything else it records is independent of order: counts, the first
+// position beyond the tolerance (the smallest), and maxima whose ties go
+// to the smaller position, as a pass in storage order keeps the first.
+func (c *acc) block(va, vb []float32, i int, mode ulpMode) {
 	vb = vb[:len(va)]
-	var round uint // bits rounded away for the ULP unit
-	if mode == ulpBFloat16 {
-		round = 16
-	}
-	atol, rtol := c.tol.ATol, c.tol.RTol
-	sumSqD, sumSqA, sumSqB, sumAB := c.sumSqD, c.sumSqA, c.sumSqB, c.sumAB
-	finite, maxULP := c.finite, c.maxULP
-	maxAbs, maxRel := c.maxAbs.Value, c.maxRel.Value
 	h := c.hist
 	if h.counts == nil {
 		h.counts = make([]uint32, histBuckets)
 		h.lo, h.hi = histBuckets, -1
 	}
 	counts := h.counts[:histBuckets]
-	lo, hi, zeros := h.lo, h.hi, h.zeros
-	base := c.base + c.n
-	firstFinite := int64(-1)
-	for i, x := range va {
-		y := vb[i]
-		bx, by := math.Float32bits(x), math.Float32bits(y)
-		if bx&0x7F800000 == 0x7F800000 || by&0x7F800000 == 0x7F800000 {
-			c.special(float64(x), float64(y), base+int64(i))
-			continue
-		}
-		a, b := float64(x), float64(y)
-		d := b - a
-		sumSqD += d * d
-		sumSqA += a * a
-		sumSqB += b * b
-		sumAB += a * b
-		finite++
-		if firstFinite < 0 {
-			firstFinite = base + int64(i)
-		}
-		ad := math.Abs(d)
-		if ad == 0 {
-			zeros++
-			continue // equal: no error, no ULP, no new maximum
-		}
-		k := int(math.Float64bits(ad) >> 48)
-		counts[k]++
-		lo, hi = min(lo, k), max(hi, k)
-		aa := math.Abs(a)
-		if ad > atol+rtol*aa {
-			c.markBeyond(base + int64(i))
-		}
-		if ad > maxAbs {
-			maxAbs = ad
-			c.maxAbs = Extreme{Value: ad, A: a, B: b, pos: base + int64(i)}
-		}
-		// The filter is |d| > m·|a| with a margin for the product's
-		// rounding, so that no element whose quotient beats m is missed.
-		if aa == 0 || ad > maxRel*aa*(1-1e-12) {
-			rel := math.Inf(1)
-			if aa != 0 {
-				rel = ad / aa
+	lo, hi := h.lo, h.hi
+	var round uint // bits rounded away for the ULP unit
+	if mode == ulpBFloat16 {
+		round = 16
+	}
+	atol, rtol := c.tol.ATol, c.tol.RTol
+	var finite, zeros int64
+	maxULP := c.maxULP
+	start := c.base + c.n + int64(i) // storage position of va[0]
+	for l := range lanes {
+		sqD, sqA, sqB, ab, eq := c.sums.sqD[l], c.sums.sqA[l], c.sums.sqB[l], c.sums.ab[l], c.sums.eq[l]
+		for j := (l - c.lane(i) + lanes) % lanes; j < len(va); j += lanes {
+			x, y := va[j], vb[j]
+			bx, by := math.Float32bits(x), math.Float32bits(y)
+			pos := start + int64(j)
+			if bx&0x7F800000 == 0x7F800000 || by&0x7F800000 == 0x7F800000 {
+				c.special(float64(x), float64(y), pos)
+				continue
 			}
-			if rel > maxRel {
-				maxRel = rel
-				c.maxRel = Extreme{Value: rel, A: a, B: b, pos: base + int64(i)}
+			a, b := float64(x), float64(y)
+			finite++
+			if x == y {
+				eq += a * a
+				zeros++
+				if c.maxAbs.Value <= 0 {
+					c.peak(0, 0, a, b, pos)
+				}
+				continue
 			}
-		}
-		var u uint64
-		switch mode {
-		case ulpKeyFunc:
-			u = ulpDistance(c.key, a, b)
-		default:
-			ka, kb := orderedKey(bx, round), orderedKey(by, round)
-			if ka > kb {
-				u = uint64(ka - kb)
+			d := b - a
+			sqD, sqA, sqB, ab = sqD+d*d, sqA+a*a, sqB+b*b, ab+a*b
+			ad, aa := math.Abs(d), math.Abs(a)
+			k := int(math.Float64bits(ad) >> 48)
+			counts[k]++
+			lo, hi = min(lo, k), max(hi, k)
+			if ad > atol+rtol*aa {
+				c.beyond++
+				if c.first < 0 || pos < c.first {
+					c.first = pos
+				}
+			}
+			// The relative test is |d| ≥ m·|a| with a margin for the
+			// product's rounding, so that no element whose quotient
+			// reaches m is missed; peak divides.
+			if ad >= c.maxAbs.Value || aa == 0 || ad >= c.maxRel.Value*aa*(1-1e-12) {
+				c.peak(ad, aa, a, b, pos)
+			}
+			var u uint64
+			if mode == ulpKeyFunc {
+				u = ulpDistance(c.key, a, b)
 			} else {
-				u = uint64(kb - ka)
+				ka, kb := orderedKey(bx, round), orderedKey(by, round)
+				u = uint64(max(ka-kb, kb-ka))
+			}
+			maxULP = max(maxULP, u)
+		}
+		c.sums.sqD[l], c.sums.sqA[l], c.sums.sqB[l], c.sums.ab[l], c.sums.eq[l] = sqD, sqA, sqB, ab, eq
+	}
+	h.lo, h.hi, h.zeros = lo, hi, h.zeros+zeros
+	c.finite += finite
+	c.maxULP = maxULP
+}
+
+// peak offers a finite pair (|a−b| = ad, |a| = aa) to the two maxima; ties
+// go to the smaller position. The relative error is ad/aa, +Inf for aa = 0
+// < ad, and 0 for ad = 0.
+func (c *acc) peak(ad, aa, a, b float64, pos int64) {
+	if ad > c.maxAbs.Value || ad == c.maxAbs.Value && pos < c.maxAbs.pos {
+		c.maxAbs = Extreme{Value: ad, A: a, B: b, pos: pos}
+	}
+	rel := 0.0
+	switch {
+	case ad == 0:
+	case aa == 0:
+		rel = math.Inf(1)
+	default:
+		rel = ad / aa
+	}
+	if rel > c.maxRel.Value || rel == c.maxRel.Value && pos < c.maxRel.pos {
+		c.maxRel = Extreme{Value: rel, A: a, B: b, pos: pos}
+	}
+}
+
+// addF32 folds paired float32 values into the accumulator.
+func (c *acc) addF32(va, vb []float32, mode ulpMode) {
+	vb = vb[:len(va)]
+	for i := 0; i < len(va); {
+		// Equal groups need no bookkeeping once a finite pair has been
+		// seen (a zero difference cannot be a new maximum then).
+		if c.lane(i) == 0 && c.maxAbs.pos >= 0 && va[i] == vb[i] {
+			k, eq := equalRun32(va[i:], vb[i:], c.sums.eq)
+			c.foldEqual(k, eq)
+			if i += k; k > 0 {
+				continue
 			}
 		}
-		if u > maxULP {
-			maxULP = u
-		}
+		end := c.slowEnd(i, len(va), func(g int) bool {
+			x, y := va[g:g+lanes:g+lanes], vb[g:g+lanes:g+lanes]
+			return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3]
+		})
+		c.block(va[i:end], vb[i:end], i, mode)
+		i = end
 	}
-	// addReal records a zero difference as the maximum when nothing larger
-	// came first; so must this loop, for identical results.
-	if firstFinite >= 0 && c.maxAbs.pos < 0 {
-		c.maxAbs = Extreme{Value: 0, A: float64(va[firstFinite-base]), B: float64(vb[firstFinite-base]), pos: firstFinite}
-	}
-	if firstFinite >= 0 && c.maxRel.pos < 0 {
-		c.maxRel = Extreme{Value: 0, A: float64(va[firstFinite-base]), B: float64(vb[firstFinite-base]), pos: firstFinite}
-	}
-	c.sumSqD, c.sumSqA, c.sumSqB, c.sumAB = sumSqD, sumSqA, sumSqB, sumAB
-	c.finite, c.maxULP = finite, maxULP
-	h.lo, h.hi, h.zeros = lo, hi, zeros
 	c.n += int64(len(va))
+}
+
+// slowEnd returns where the slow path that starts at the i-th next element
+// of n stops: past the next lane 0, then at the next group of lanes that
+// equal says is equal, at n, or after at most maxBlock elements.
+func (c *acc) slowEnd(i, n int, equal func(g int) bool) int {
+	end := i + lanes - c.lane(i)
+	for end+lanes <= n && end-i+lanes <= maxBlock && !equal(end) {
+		end += lanes
+	}
+	if end+lanes > n && n-i <= maxBlock { // and the tail, shorter than a group
+		end = n
+	}
+	return min(end, n)
+}
+
+// lane returns the lane of the i-th next element.
+func (c *acc) lane(i int) int { return int((c.n + int64(i)) % lanes) }
+
+// foldEqual records k equal finite pairs whose squares made the partials eq.
+func (c *acc) foldEqual(k int, eq [lanes]float64) {
+	c.sums.eq = eq
+	c.finite += int64(k)
+	c.hist.zeros += int64(k)
+}
+
+// equalRun32 is the fast path: it folds the leading groups of lanes pairs
+// that are equal and finite into the partials e (a² each) and returns how
+// many elements it took, a multiple of lanes, and the new partials.
+func equalRun32(va, vb []float32, e [lanes]float64) (int, [lanes]float64) {
+	e0, e1, e2, e3 := e[0], e[1], e[2], e[3]
+	vb = vb[:len(va)]
+	i := 0
+	for ; i+lanes <= len(va); i += lanes {
+		x, y := va[i:i+lanes:i+lanes], vb[i:i+lanes:i+lanes]
+		if x[0] != y[0] || x[1] != y[1] || x[2] != y[2] || x[3] != y[3] { // NaN too
+			break
+		}
+		a0, a1, a2, a3 := float64(x[0]), float64(x[1]), float64(x[2]), float64(x[3])
+		s0, s1, s2, s3 := a0*a0, a1*a1, a2*a2, a3*a3
+		if s0+s1+s2+s3 > math.MaxFloat64 { // ±Inf among them
+			break
+		}
+		e0, e1, e2, e3 = e0+s0, e1+s1, e2+s2, e3+s3
+	}
+	return i, [lanes]float64{e0, e1, e2, e3}
+}
+
+// add16 folds paired 16-bit floats given as little-endian bytes, both
+// bfloat16 or (f16) both float16.
+func (c *acc) add16(ra, rb []byte, f16 bool, mode ulpMode) {
+	n := len(ra) / 2
+	rb = rb[:2*n]
+	equalRun := equalRunBF16
+	if f16 {
+		equalRun = equalRunF16
+	}
+	var x, y [maxBlock]float32
+	for i := 0; i < n; {
+		if c.lane(i) == 0 && c.maxAbs.pos >= 0 && ra[2*i] == rb[2*i] && ra[2*i+1] == rb[2*i+1] {
+			k, eq := equalRun(ra[2*i:], rb[2*i:], c.sums.eq)
+			c.foldEqual(k, eq)
+			if i += k; k > 0 {
+				continue
+			}
+		}
+		end := c.slowEnd(i, n, func(g int) bool {
+			return binary.LittleEndian.Uint64(ra[2*g:]) == binary.LittleEndian.Uint64(rb[2*g:])
+		})
+		for j := i; j < end; j++ {
+			x[j-i] = half32(binary.LittleEndian.Uint16(ra[2*j:]), f16)
+			y[j-i] = half32(binary.LittleEndian.Uint16(rb[2*j:]), f16)
+		}
+		c.block(x[:end-i], y[:end-i], i, mode)
+		i = end
+	}
+	c.n += int64(n)
+}
+
+// The 16-bit fast paths compare four elements as one 8-byte word per side
+// and take the squares from the bit patterns: a bfloat16 is the top half
+// of a float32; a float16's magnitude bits shifted left by 13 are a
+// float32 (possibly subnormal) of 2⁻¹¹² times its magnitude, so its square
+// is that float32's square (exact in float64) times 2²²⁴.
+
+// specials16 reports whether any of the four 16-bit elements of w has all
+// the exponent bits of mask set (±Inf or NaN): z has a zero element there,
+// and the expression is the usual test for one.
+func specials16(w, mask uint64) bool {
+	z := w&mask ^ mask
+	return (z-0x0001_0001_0001_0001)&^z&0x8000_8000_8000_8000 != 0
+}
+
+// equalRunBF16 is equalRun32 for little-endian bfloat16 bytes.
+func equalRunBF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
+	e0, e1, e2, e3 := e[0], e[1], e[2], e[3]
+	rb = rb[:len(ra)]
+	i := 0
+	for ; i+8 <= len(ra); i += 8 {
+		w := binary.LittleEndian.Uint64(ra[i:])
+		if w != binary.LittleEndian.Uint64(rb[i:]) || specials16(w, 0x7F80_7F80_7F80_7F80) {
+			break
+		}
+		lo, hi := uint32(w), uint32(w>>32)
+		a0 := float64(math.Float32frombits(lo << 16))
+		a1 := float64(math.Float32frombits(lo &^ 0xFFFF))
+		a2 := float64(math.Float32frombits(hi << 16))
+		a3 := float64(math.Float32frombits(hi &^ 0xFFFF))
+		e0, e1, e2, e3 = e0+a0*a0, e1+a1*a1, e2+a2*a2, e3+a3*a3
+	}
+	return i / 2, [lanes]float64{e0, e1, e2, e3}
+}
+
+// equalRunF16 is equalRun32 for little-endian float16 bytes.
+func equalRunF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
+	e0, e1, e2, e3 := e[0], e[1], e[2], e[3]
+	rb = rb[:len(ra)]
+	i := 0
+	for ; i+8 <= len(ra); i += 8 {
+		w := binary.LittleEndian.Uint64(ra[i:])
+		if w != binary.LittleEndian.Uint64(rb[i:]) || specials16(w, 0x7C00_7C00_7C00_7C00) {
+			break
+		}
+		lo, hi := uint32(w), uint32(w>>32)
+		f0 := float64(math.Float32frombits(lo & 0x7FFF << 13))
+		f1 := float64(math.Float32frombits(lo >> 3 & (0x7FFF << 13)))
+		f2 := float64(math.Float32frombits(hi & 0x7FFF << 13))
+		f3 := float64(math.Float32frombits(hi >> 3 & (0x7FFF << 13)))
+		e0, e1, e2, e3 = e0+f0*f0*0x1p224, e1+f1*f1*0x1p224, e2+f2*f2*0x1p224, e3+f3*f3*0x1p224
+	}
+	return i / 2, [lanes]float64{e0, e1, e2, e3}
+}
+
+// half32 returns the value of a bfloat16 or (f16) float16 bit pattern.
+func half32(h uint16, f16 bool) float32 {
+	if f16 {
+		return float16.Frombits(h).Float32()
+	}
+	return math.Float32frombits(uint32(h) << 16)
 }

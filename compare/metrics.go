@@ -8,8 +8,9 @@ import (
 
 // Metrics describe how one tensor of the second run (b) differs from the
 // same tensor of the reference run (a). All sums are accumulated in
-// float64, in one pass, in storage order within fixed chunks that are
-// merged in order, so the result is the same whatever the parallelism.
+// float64, in one pass, in an order fixed by the data (lanes of partial
+// sums within fixed chunks that are merged in order; see sums.go), so the
+// result is the same whatever the parallelism.
 //
 // An element pair is "finite" when both values are finite; the aggregate
 // statistics below are over finite pairs. NaN and ±Inf are counted per
@@ -86,10 +87,7 @@ type acc struct {
 	n        int64 // elements so far
 	beyond   int64
 	first    int64 // storage position of the first element beyond, -1
-	sumSqD   float64
-	sumSqA   float64
-	sumSqB   float64
-	sumAB    float64
+	sums     laneSums
 	finite   int64
 	maxAbs   Extreme
 	maxRel   Extreme
@@ -111,11 +109,17 @@ func (c *acc) addReal(va, vb []float64) {
 	for i, a := range va {
 		b := vb[i]
 		pos := c.base + c.n + int64(i)
+		lane := int((c.n + int64(i)) % lanes)
 		if !isFinite(a) || !isFinite(b) {
 			c.special(a, b, pos)
 			continue
 		}
-		c.pair(math.Abs(a-b), math.Abs(a), a*a, b*b, a*b, a, b, pos)
+		if a == b {
+			c.sums.eq[lane] += a * a
+		} else {
+			c.sums.differ(lane, (a-b)*(a-b), a*a, b*b, a*b)
+		}
+		c.pair(math.Abs(a-b), math.Abs(a), a, b, pos)
 		if c.useULP && a != b {
 			if u := ulpDistance(c.key, a, b); u > c.maxULP {
 				c.maxULP = u
@@ -136,7 +140,9 @@ func (c *acc) addComplex(va, vb []float64) {
 			continue
 		}
 		absA, absB := math.Hypot(ar, ai), math.Hypot(br, bi)
-		c.pair(math.Hypot(ar-br, ai-bi), absA, ar*ar+ai*ai, br*br+bi*bi, ar*br+ai*bi, absA, absB, pos)
+		d := math.Hypot(ar-br, ai-bi)
+		c.sums.differ(int((c.n+int64(i/2))%lanes), d*d, ar*ar+ai*ai, br*br+bi*bi, ar*br+ai*bi)
+		c.pair(d, absA, absA, absB, pos)
 		if c.useULP {
 			u := max(ulpDistance(c.key, ar, br), ulpDistance(c.key, ai, bi))
 			c.maxULP = max(c.maxULP, u)
@@ -145,14 +151,10 @@ func (c *acc) addComplex(va, vb []float64) {
 	c.n += int64(len(va) / 2)
 }
 
-// pair folds one finite element pair: d = |a−b|, scale = |a|, the squared
-// norms and dot product terms, and the values to report at the maxima.
-func (c *acc) pair(d, scale, sqA, sqB, ab, showA, showB float64, pos int64) {
+// pair folds one finite element pair, its sums aside: d = |a−b|,
+// scale = |a|, and the values to report at the maxima.
+func (c *acc) pair(d, scale, showA, showB float64, pos int64) {
 	c.finite++
-	c.sumSqD += d * d
-	c.sumSqA += sqA
-	c.sumSqB += sqB
-	c.sumAB += ab
 	c.hist.add(d)
 	if d > c.maxAbs.Value {
 		c.maxAbs = Extreme{Value: d, A: showA, B: showB, pos: pos}
@@ -224,10 +226,7 @@ func (c *acc) merge(o *acc) {
 	if c.first < 0 {
 		c.first = o.first
 	}
-	c.sumSqD += o.sumSqD
-	c.sumSqA += o.sumSqA
-	c.sumSqB += o.sumSqB
-	c.sumAB += o.sumAB
+	c.sums.merge(&o.sums)
 	c.finite += o.finite
 	if o.maxAbs.Value > c.maxAbs.Value {
 		c.maxAbs = o.maxAbs
@@ -265,7 +264,8 @@ func (c *acc) metrics(hist *errorHistogram, index func(int64) []int) Metrics {
 			e.out.Value, e.out.A, e.out.B = math.NaN(), math.NaN(), math.NaN()
 		}
 	}
-	normD, normA, normB := math.Sqrt(c.sumSqD), math.Sqrt(c.sumSqA), math.Sqrt(c.sumSqB)
+	sqD, sqA, sqB, ab := c.sums.totals()
+	normD, normA, normB := math.Sqrt(sqD), math.Sqrt(sqA), math.Sqrt(sqB)
 	switch {
 	case normA == 0 && normD == 0:
 		m.RelL2 = 0
@@ -280,7 +280,7 @@ func (c *acc) metrics(hist *errorHistogram, index func(int64) []int) Metrics {
 	case normA == 0 || normB == 0:
 		m.Cosine = math.NaN()
 	default:
-		m.Cosine = c.sumAB / (normA * normB)
+		m.Cosine = ab / (normA * normB)
 	}
 	q := hist.quantiles(c.maxAbs.Value, 0.5, 0.9, 0.99)
 	m.P50, m.P90, m.P99 = q[0], q[1], q[2]

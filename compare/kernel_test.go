@@ -1,0 +1,151 @@
+package compare
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/x448/float16"
+
+	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/tolerances"
+)
+
+// kernelData returns pairs that exercise every path of the kernels: long
+// runs of equal values (the fast path), pairs that differ, ±0 against ∓0,
+// NaN and ±Inf on either side or both, and ties for both maxima. With
+// allDiffer every finite pair differs.
+func kernelData(n int, allDiffer bool) ([]float32, []float32) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	a, b := make([]float32, n), make([]float32, n)
+	for i := range a {
+		a[i] = float32(rng.NormFloat64())
+		b[i] = a[i]
+		if allDiffer || i%97 == 0 {
+			b[i] = a[i] * (1 + float32(rng.NormFloat64())*1e-3)
+		}
+	}
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	set := func(i int, x, y float32) { a[i], b[i] = x, y }
+	set(0, nan, nan) // no finite pair before the fast path may start
+	set(5, 0, float32(math.Copysign(0, -1)))
+	set(10, inf, inf)
+	set(11, 1, inf)
+	set(n/3, -inf, -inf)
+	set(n/3+1, nan, 1)
+	set(n/2, 2, nan)
+	for _, i := range []int{n/2 + 3, n/2 + 40, n - 7, n - 2} { // ties: same |a−b|, same |a−b|/|a|
+		set(i, 100, 108)
+	}
+	return a, b
+}
+
+// metricsOf runs fold on a fresh accumulator and returns its metrics.
+func metricsOf(d loaders.DType, n int, fold func(c *acc)) Metrics {
+	var h errorHistogram
+	c := newAcc(tolerances.For(d), ulpKeyFor(d), false, true, &h, 0)
+	fold(c)
+	tn := &loaders.Tensor{Shape: []int{n}}
+	return c.metrics(&h, tn.Index)
+}
+
+// pieces calls f on consecutive pieces of [0, n) of irregular sizes, so
+// that pieces start in every lane and cut groups and runs.
+func pieces(n int, f func(lo, hi int)) {
+	sizes := []int{1, 3, 4, 5, 64, 7, 250, 1000, 2, 513}
+	for lo, k := 0, 0; lo < n; k++ {
+		hi := min(n, lo+sizes[k%len(sizes)])
+		f(lo, hi)
+		lo = hi
+	}
+}
+
+// TestKernelsMatchGenericInPieces checks that the float32 and 16-bit
+// kernels give exactly the metrics of the general loop, whether the data
+// comes in one buffer or in pieces of any size.
+func TestKernelsMatchGenericInPieces(t *testing.T) {
+	const n = 5000
+	for _, allDiffer := range []bool{false, true} {
+		a32, b32 := kernelData(n, allDiffer)
+		generic := func(d loaders.DType, x, y []float32) Metrics {
+			va, vb := make([]float64, n), make([]float64, n)
+			for i := range x {
+				va[i], vb[i] = float64(x[i]), float64(y[i])
+			}
+			return metricsOf(d, n, func(c *acc) { c.addReal(va, vb) })
+		}
+		want := generic(loaders.Float32, a32, b32)
+		whole := metricsOf(loaders.Float32, n, func(c *acc) { c.addF32(a32, b32, ulpFloat32) })
+		split := metricsOf(loaders.Float32, n, func(c *acc) {
+			pieces(n, func(lo, hi int) { c.addF32(a32[lo:hi], b32[lo:hi], ulpFloat32) })
+		})
+		if !sameMetrics(&whole, &want) || !sameMetrics(&split, &want) {
+			t.Errorf("float32, all differ %v:\ngeneric %#v\nkernel  %#v\npieces  %#v", allDiffer, want, whole, split)
+		}
+		for _, d := range []loaders.DType{loaders.BFloat16, loaders.Float16} {
+			f16 := d == loaders.Float16
+			mode := ulpBFloat16
+			if f16 {
+				mode = ulpKeyFunc
+			}
+			ra, rb := halfBytes(a32, f16), halfBytes(b32, f16)
+			x, y := make([]float32, n), make([]float32, n)
+			for i := range x {
+				x[i] = half32(binary.LittleEndian.Uint16(ra[2*i:]), f16)
+				y[i] = half32(binary.LittleEndian.Uint16(rb[2*i:]), f16)
+			}
+			want := generic(d, x, y)
+			split := metricsOf(d, n, func(c *acc) {
+				pieces(n, func(lo, hi int) { c.add16(ra[2*lo:2*hi], rb[2*lo:2*hi], f16, mode) })
+			})
+			via32 := metricsOf(d, n, func(c *acc) { c.addF32(x, y, mode) })
+			if !sameMetrics(&split, &want) || !sameMetrics(&via32, &want) {
+				t.Errorf("%s, all differ %v:\ngeneric %#v\nadd16   %#v\naddF32  %#v", d, allDiffer, want, split, via32)
+			}
+		}
+		// float32 against bfloat16, compared at bfloat16's precision
+		bf := make([]float32, n)
+		for i, v := range b32 {
+			bf[i] = half32(bfloat16Bits(float64(v)), false)
+		}
+		wantMixed := generic(loaders.BFloat16, a32, bf)
+		mixed := metricsOf(loaders.BFloat16, n, func(c *acc) {
+			pieces(n, func(lo, hi int) { c.addF32(a32[lo:hi], bf[lo:hi], ulpBFloat16) })
+		})
+		if !sameMetrics(&mixed, &wantMixed) {
+			t.Errorf("float32 vs bfloat16, all differ %v:\ngeneric %#v\nkernel  %#v", allDiffer, wantMixed, mixed)
+		}
+		if want.MaxAbs.Index == nil || want.NaNA == 0 || want.SpecialMismatches == 0 {
+			t.Fatalf("data misses a case: %#v", want)
+		}
+	}
+}
+
+// TestHalfSquaresExact checks the 16-bit fast path's squares against the
+// decoded values for every finite bit pattern.
+func TestHalfSquaresExact(t *testing.T) {
+	for h := range 1 << 16 {
+		w := uint64(h) * 0x0001_0001_0001_0001 // the pattern in all four elements
+		var buf [8]byte
+		binary.LittleEndian.PutUint64(buf[:], w)
+		for _, f16 := range []bool{false, true} {
+			v := float64(half32(uint16(h), f16))
+			run := equalRunBF16
+			if f16 {
+				run = equalRunF16
+			}
+			k, e := run(buf[:], buf[:], [lanes]float64{})
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				if k != 0 {
+					t.Fatalf("f16 %v, %#04x: special value taken by the fast path", f16, h)
+				}
+				continue
+			}
+			if k != lanes || e != [lanes]float64{v * v, v * v, v * v, v * v} {
+				t.Fatalf("f16 %v, %#04x = %g: fast path took %d, squares %v", f16, h, v, k, e)
+			}
+		}
+	}
+	_ = float16.Frombits // the reference decoder of half32
+}
