@@ -4,7 +4,10 @@ import (
 	"errors"
 	"io"
 	"math"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/loaders"
@@ -84,7 +87,17 @@ func takeSamples(r *compare.Result) *sampleSet {
 		}
 		sort.Strings(s.names[kind])
 	}
-	allSteps := map[int]bool{}
+	// The heads to read, key by key, members in name order, each into its
+	// place in its key's sample; read several at a time (thousands of
+	// small files wait on the file system), then packed where some failed.
+	type read struct {
+		t      *compare.TensorResult
+		da, db vec // where its values go
+		got    int
+		ok     bool
+	}
+	byKeyReads := map[key][]*read{}
+	var reads []*read
 	for k, members := range byKey {
 		common := map[string]bool{}
 		for _, n := range s.names[k.kind] {
@@ -92,18 +105,51 @@ func takeSamples(r *compare.Result) *sampleSet {
 		}
 		sort.Slice(members, func(i, j int) bool { return members[i].name < members[j].name })
 		budget := min(sampleBudget, totalSampleBudget/max(1, len(byKey)))
-		per := max(minPerTensor, budget/max(1, len(common)))
-		var va, vb vec
+		per := int64(max(minPerTensor, budget/max(1, len(common))))
+		var size []int
+		total := 0
 		for _, m := range members {
-			if !common[m.name] {
-				continue
+			if common[m.name] {
+				t := m.t.A.Tensor
+				n := int(min(per, t.Len()*int64(t.DType.Components())))
+				size = append(size, n)
+				byKeyReads[k] = append(byKeyReads[k], &read{t: m.t})
+				total += n
 			}
-			xa, errA := head(m.t.A.Tensor, per)
-			xb, errB := head(m.t.B.Tensor, per)
-			if errA != nil || errB != nil || len(xa) != len(xb) {
-				continue
+		}
+		va, vb := make(vec, total), make(vec, total)
+		off := 0
+		for i, r := range byKeyReads[k] {
+			r.da, r.db = va[off:off+size[i]], vb[off:off+size[i]]
+			off += size[i]
+		}
+		reads = append(reads, byKeyReads[k]...)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(2*runtime.GOMAXPROCS(0), len(reads)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(reads); i = int(next.Add(1) - 1) {
+				r := reads[i]
+				na, errA := headInto(r.t.A.Tensor, r.da)
+				nb, errB := headInto(r.t.B.Tensor, r.db)
+				r.got, r.ok = na, errA == nil && errB == nil && na == nb
 			}
-			va, vb = append(va, xa...), append(vb, xb...)
+		}()
+	}
+	wg.Wait()
+	allSteps := map[int]bool{}
+	for k, rs := range byKeyReads {
+		if len(rs) == 0 {
+			continue
+		}
+		va, vb := rs[0].da[:0], rs[0].db[:0] // the key's whole sample, packed in place
+		for _, r := range rs {
+			if r.ok {
+				va, vb = append(va, r.da[:r.got]...), append(vb, r.db[:r.got]...)
+			}
 		}
 		if len(va) == 0 {
 			continue
@@ -131,32 +177,40 @@ func sameLayout(a, b *loaders.Tensor) bool {
 	return true
 }
 
-// head reads up to n values from the start of a tensor.
-func head(t *loaders.Tensor, n int) (vec, error) {
+// headInto reads the first len(dst) values of a tensor into dst and
+// returns how many it read (fewer at the end of the tensor).
+func headInto(t *loaders.Tensor, dst vec) (int, error) {
 	var r *loaders.Reader
 	var err error
 	if t.RandomAccess() {
-		r, err = t.OpenRange(0, min(t.Len(), int64(n)))
+		r, err = t.OpenRange(0, min(t.Len(), int64(len(dst))))
 	} else {
 		r, err = t.Open()
 	}
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	defer r.Close()
-	out := make(vec, 0, min(int64(n), t.Len()*int64(t.DType.Components())))
-	buf := make([]float64, min(n, 4096))
-	for len(out) < n {
-		k, err := r.Read(buf)
-		out = append(out, buf[:min(k, n-len(out))]...)
+	n := 0
+	for n < len(dst) {
+		var k int
+		var err error
+		if len(dst)-n < t.DType.Components() { // half a complex value left
+			var last [2]float64
+			k, err = r.Read(last[:])
+			k = copy(dst[n:], last[:k])
+		} else {
+			k, err = r.Read(dst[n:])
+		}
+		n += k
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return n, err
 		}
 	}
-	return out, nil
+	return n, nil
 }
 
 // get returns a run's sample at a step, nil when there is none.

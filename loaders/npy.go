@@ -1,6 +1,7 @@
 package loaders
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -257,13 +258,18 @@ func elementCount(shape []int, es int) (elems, bytes int64, err error) {
 // readNPY reads the header of the .npy data at [base, base+size) of the
 // file that open opens and returns its tensor. path and member name it in
 // errors.
+// npyHeadRead is how many bytes the first read of an .npy file asks for:
+// numpy pads headers to a multiple of 64 bytes, most fit in 256.
+const npyHeadRead = 512
+
 func readNPY(open opener, base, size int64, path, member string, opts Options) (*Tensor, error) {
 	ra, closer, err := open()
 	if err != nil {
 		return nil, &Error{Path: path, Member: member, Err: err}
 	}
 	defer closer.Close()
-	h, err := readNPYHeader(io.NewSectionReader(ra, base, size), size)
+	// Buffered: the preamble and the header in one read.
+	h, err := readNPYHeader(bufio.NewReaderSize(io.NewSectionReader(ra, base, size), npyHeadRead), size)
 	if err != nil {
 		return nil, &Error{Path: path, Member: member, Err: err}
 	}

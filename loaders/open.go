@@ -85,12 +85,18 @@ func sniff(head []byte) Format {
 // fileOpener returns an opener for the file at path.
 func fileOpener(path string) opener {
 	return func() (io.ReaderAt, io.Closer, error) {
-		f, err := os.Open(path)
+		f, err := openData(path)
 		if err != nil {
 			return nil, nil, unwrapPathError(err)
 		}
 		return f, f, nil
 	}
+}
+
+// keepOpen returns an opener that hands out f, already open, and leaves
+// closing it to the caller.
+func keepOpen(f io.ReaderAt) opener {
+	return func() (io.ReaderAt, io.Closer, error) { return f, io.NopCloser(nil), nil }
 }
 
 // OpenFile lists the tensors in one file: an .npy file holds one, an .npz
@@ -99,27 +105,39 @@ func fileOpener(path string) opener {
 // and one error per member it could not; with a fatal error (an *Error), the
 // file could not be read at all.
 func OpenFile(path string, opts Options) (tensors []*Tensor, memberErrs []error, fatal error) {
-	f, err := os.Open(path)
+	f, err := openData(path)
 	if err != nil {
 		return nil, nil, &Error{Path: path, Err: unwrapPathError(err)}
 	}
-	st, err := f.Stat()
+	size, dir, err := f.stat()
 	if err != nil {
 		f.Close()
 		return nil, nil, &Error{Path: path, Err: unwrapPathError(err)}
 	}
-	if st.IsDir() {
+	if dir {
 		f.Close()
 		return nil, nil, &Error{Path: path, Err: fmt.Errorf("is a directory")}
 	}
 	format := FormatOf(path)
 	if format == "" {
 		head := make([]byte, 16)
-		n, _ := io.ReadFull(f, head)
+		n, _ := f.ReadAt(head, 0)
 		format = sniff(head[:n])
 	}
+	if format == FormatNPY {
+		// The common case, thousands of times per run: one open and one
+		// read for the header, then data reads open the file anew.
+		defer f.Close()
+		t, err := readNPY(keepOpen(f), 0, size, path, "", opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		t.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		t.data.open, t.data.file = fileOpener(path), path
+		return []*Tensor{t}, nil, nil
+	}
 	f.Close()
-	tensors, memberErrs, fatal = openReaderAt(fileOpener(path), st.Size(), path, format, opts)
+	tensors, memberErrs, fatal = openReaderAt(fileOpener(path), size, path, format, opts)
 	for _, t := range tensors {
 		if t.data.stream == nil {
 			t.data.file = path // in place in the file: can be mapped

@@ -8,9 +8,12 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // NoStep is the step of a tensor that belongs to no step.
@@ -264,7 +267,8 @@ func (d *discovery) addFiles(dir, rel string, files []string) {
 			}
 		}
 	}
-	for _, f := range files {
+	found := make([]foundFile, len(files))
+	for i, f := range files {
 		name, step := stem(f), dirStep
 		if step == NoStep {
 			if m := stepSuffixRE.FindStringSubmatch(name); m != nil {
@@ -277,21 +281,63 @@ func (d *discovery) addFiles(dir, rel string, files []string) {
 			}
 		}
 		prefix := path.Join(path.Join(shards...), path.Join(below...))
-		d.addFile(filepath.Join(dir, f), path.Join(rel, f), path.Join(prefix, name), step)
+		found[i] = foundFile{full: filepath.Join(dir, f), rel: path.Join(rel, f), name: path.Join(prefix, name), step: step}
+	}
+	d.openAll(found)
+	for i := range found {
+		d.addFile(&found[i])
 	}
 }
 
-func stem(file string) string { return strings.TrimSuffix(file, filepath.Ext(file)) }
+// foundFile is a tensor file found by the walk, and what opening it gave.
+type foundFile struct {
+	full, rel, name string
+	step            int
+	tensors         []*Tensor
+	errs            []error // errors about parts of the file
+	err             error   // the file as a whole could not be read
+}
 
-// addFile opens one tensor file and adds its tensors.
-func (d *discovery) addFile(full, rel, name string, step int) {
+// openAll opens the files' headers, several at a time: with thousands of
+// small files per step, opening them is most of the work of a load, and
+// it waits on the file system more than on the processor.
+func (d *discovery) openAll(files []foundFile) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0)*openersPerCPU, len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
+				f := &files[i]
+				f.tensors, f.errs, f.err = OpenFile(f.full, d.fileOptions(f.rel))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// openersPerCPU is how many files are opened at once per processor.
+const openersPerCPU = 2
+
+// fileOptions returns the options to open the file at rel with: a
+// manifest may declare that its float8 data is of one format.
+func (d *discovery) fileOptions(rel string) Options {
 	opts := d.opts
 	for key, o := range d.overrides {
 		if key[0] == rel && (o.dtype == Float8E4M3FN || o.dtype == Float8E5M2) {
 			opts.V1 = o.dtype
 		}
 	}
-	tensors, errs, err := OpenFile(full, opts)
+	return opts
+}
+
+func stem(file string) string { return strings.TrimSuffix(file, filepath.Ext(file)) }
+
+// addFile records what opening one file gave, in the order of the walk.
+func (d *discovery) addFile(f *foundFile) {
+	full, rel, name, step := f.full, f.rel, f.name, f.step
+	tensors, errs, err := f.tensors, f.errs, f.err
 	container := FormatOf(full) != FormatNPY
 	unreadable := func(name string, err error) {
 		d.run.Unreadable = append(d.run.Unreadable, &Unreadable{Name: name, Step: step, Kind: KindOf(name), File: rel, Err: err})
@@ -320,8 +366,6 @@ func (d *discovery) addFile(full, rel, name string, step int) {
 	}
 }
 
-// add applies a manifest override to e and appends it, unless another
-// entry already has its name and step.
 func (d *discovery) add(e *Entry, o *manifestOverride) {
 	r := d.run
 	if o != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"unsafe"
 )
 
@@ -122,12 +123,13 @@ const readerChunk = 1 << 20
 // Reader decodes a tensor's elements into float64 values, a buffer at a
 // time. It is not safe for concurrent use; open one Reader per goroutine.
 type Reader struct {
-	t    *Tensor
-	r    io.Reader
-	c    io.Closer
-	left int64 // bytes not yet read
-	raw  []byte
-	done int64 // bytes read so far
+	t      *Tensor
+	r      io.Reader
+	c      io.Closer
+	left   int64 // bytes not yet read
+	raw    []byte
+	pooled *[]byte // raw's pool entry, if it came from smallRawPool
+	done   int64   // bytes read so far
 	// checkEnd asks for one more byte after the last element, so that a
 	// compressed member that holds more than its header says, or fails its
 	// checksum (verified at end of stream), is an error rather than ignored.
@@ -163,8 +165,15 @@ func (r *Reader) next(max int) ([]byte, int, error) {
 	}
 	n := int(elems * es)
 	if cap(r.raw) < n {
-		// no bigger than what is left: small tensors get small buffers
-		r.raw = make([]byte, min(int64(readerChunk), r.left))
+		// no bigger than what is left: small tensors get small buffers,
+		// from a pool (a run may read thousands of them)
+		r.release()
+		if r.left <= smallRaw {
+			r.pooled = smallRawPool.Get().(*[]byte)
+			r.raw = *r.pooled
+		} else {
+			r.raw = make([]byte, min(int64(readerChunk), r.left))
+		}
 	}
 	raw := r.raw[:n]
 	if got, err := io.ReadFull(r.r, raw); err != nil {
@@ -190,10 +199,25 @@ func (r *Reader) next(max int) ([]byte, int, error) {
 
 // Close releases the file behind the Reader.
 func (r *Reader) Close() error {
+	r.release()
 	if r.c == nil {
 		return nil
 	}
 	return r.c.Close()
+}
+
+// smallRaw is the size of the pooled buffers of Readers with little to
+// read.
+const smallRaw = 64 << 10
+
+var smallRawPool = sync.Pool{New: func() any { b := make([]byte, smallRaw); return &b }}
+
+// release gives a pooled buffer back.
+func (r *Reader) release() {
+	if r.pooled != nil {
+		smallRawPool.Put(r.pooled)
+		r.pooled, r.raw = nil, nil
+	}
 }
 
 // Error is a problem with one input: it names the file (and the member

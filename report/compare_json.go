@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 
@@ -360,18 +361,66 @@ func compareJSON(w io.Writer, r *Comparison) error {
 	bw := bufio.NewWriter(w)
 	bw.Write(head[:i])
 	bw.WriteString("\n  \"tensors\": [\n    ")
-	for k, t := range r.Tensors {
+	err = marshalPairs(r.Tensors, func(k int, b []byte) {
 		if k > 0 {
 			bw.WriteString(",\n    ")
 		}
-		b, err := json.MarshalIndent(tensorJSON(t), "    ", "  ")
-		if err != nil {
-			return err
-		}
 		bw.Write(b)
+	})
+	if err != nil {
+		return err
 	}
 	bw.WriteString("\n  ],\n")
 	bw.Write(head[i+len(empty):])
 	bw.WriteByte('\n')
 	return bw.Flush()
+}
+
+// pairBatch is how many pairs one goroutine of marshalPairs encodes at a
+// time.
+const pairBatch = 256
+
+// marshalPairs encodes each pair as indented JSON and hands the encodings
+// to write in order. Batches are encoded on all processors, at most a few
+// per processor ahead of the writer, so memory stays bounded whatever the
+// number of pairs.
+func marshalPairs(ts []*compare.TensorResult, write func(k int, b []byte)) error {
+	type batch struct {
+		first int
+		out   [][]byte
+		err   error
+		done  chan struct{}
+	}
+	queue := make(chan *batch, 2*runtime.GOMAXPROCS(0))
+	go func() {
+		defer close(queue)
+		for first := 0; first < len(ts); first += pairBatch {
+			b := &batch{first: first, done: make(chan struct{})}
+			queue <- b // waits while the writer is far behind
+			go func() {
+				defer close(b.done)
+				for _, t := range ts[first:min(first+pairBatch, len(ts))] {
+					enc, err := json.MarshalIndent(tensorJSON(t), "    ", "  ")
+					if err != nil {
+						b.err = err
+						return
+					}
+					b.out = append(b.out, enc)
+				}
+			}()
+		}
+	}()
+	var err error
+	for b := range queue {
+		<-b.done
+		if err == nil && b.err != nil {
+			err = b.err
+		}
+		if err == nil {
+			for i, enc := range b.out {
+				write(b.first+i, enc)
+			}
+		}
+	}
+	return err
 }

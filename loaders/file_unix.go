@@ -1,0 +1,70 @@
+//go:build linux || darwin || freebsd
+
+package loaders
+
+import (
+	"io"
+	"os"
+	"syscall"
+)
+
+// openData opens a file for positioned reads of tensor data. It is a bare
+// descriptor rather than an *os.File: a compare of thousands of small
+// files opens each one twice or more, and os.File's bookkeeping (the
+// runtime poller, a finalizer) cost more than the read itself. Errors are
+// *os.PathError, as os.Open's.
+func openData(path string) (*dataFile, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		return &dataFile{fd: fd, path: path}, nil
+	}
+}
+
+type dataFile struct {
+	fd   int
+	path string
+}
+
+// stat returns the file's size and whether it is a directory.
+func (f *dataFile) stat() (size int64, dir bool, err error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(f.fd, &st); err != nil {
+		return 0, false, &os.PathError{Op: "stat", Path: f.path, Err: err}
+	}
+	return st.Size, st.Mode&syscall.S_IFMT == syscall.S_IFDIR, nil
+}
+
+// ReadAt implements io.ReaderAt with pread.
+func (f *dataFile) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := syscall.Pread(f.fd, p[n:], off+int64(n))
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return n, &os.PathError{Op: "read", Path: f.path, Err: err}
+		case m == 0:
+			return n, io.EOF
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// Close closes the descriptor; closing again is an error, never a close
+// of a descriptor since reused.
+func (f *dataFile) Close() error {
+	if f.fd < 0 {
+		return &os.PathError{Op: "close", Path: f.path, Err: os.ErrClosed}
+	}
+	fd := f.fd
+	f.fd = -1
+	return syscall.Close(fd)
+}
