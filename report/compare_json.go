@@ -399,13 +399,16 @@ func marshalPairs(ts []*compare.TensorResult, write func(k int, b []byte)) error
 			queue <- b // waits while the writer is far behind
 			go func() {
 				defer close(b.done)
+				var compact []byte
 				for _, t := range ts[first:min(first+pairBatch, len(ts))] {
-					enc, err := json.MarshalIndent(tensorJSON(t), "    ", "  ")
-					if err != nil {
+					tj := tensorJSON(t)
+					compact = appendPairJSON(compact[:0], &tj)
+					var enc bytes.Buffer
+					if err := json.Indent(&enc, compact, "    ", "  "); err != nil {
 						b.err = err
 						return
 					}
-					b.out = append(b.out, enc)
+					b.out = append(b.out, enc.Bytes())
 				}
 			}()
 		}

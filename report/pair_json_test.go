@@ -1,0 +1,76 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestPairJSONMatchesEncodingJSON checks the hand-written pair encoding
+// against encoding/json on random pairs with every field present or
+// absent, NaN and ±Inf, and strings that need escaping.
+func TestPairJSONMatchesEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	strs := []string{"", "grads/layer.0.weight", `q"uote\back`, "<a&b>", "tab\tnew\nline\x01", "ünï", "bad\xffutf8", "\u2028sep", "x"}
+	str := func() string { return strs[rng.IntN(len(strs))] }
+	floats := []float64{0, math.Copysign(0, -1), 1e-5, 1.3e-06, 3.162110188004715e-05, 146.31509370953546, 1e300, 5e-324, math.NaN(), math.Inf(1), math.Inf(-1), -2.5}
+	flt := func() Float { return Float(floats[rng.IntN(len(floats))]) }
+	ints := func() []int {
+		switch rng.IntN(3) {
+		case 0:
+			return nil
+		case 1:
+			return []int{}
+		}
+		v := make([]int, 1+rng.IntN(4))
+		for i := range v {
+			v[i] = rng.IntN(1 << 20)
+		}
+		return v
+	}
+	maybe := func() bool { return rng.IntN(2) == 0 }
+	for i := range 3000 {
+		p := TensorJSON{Name: str(), Kind: str(), Status: str(), DType: str(), DTypeB: str(),
+			Shape: ints(), ShapeB: ints(), FileA: str(), FileB: str(), Error: str()}
+		if maybe() {
+			s := rng.IntN(1000) - 1
+			p.Step = &s
+		}
+		if maybe() {
+			p.Limits = &LimitsJSON{CompareDType: str(), RTol: flt(), ATol: flt(), MaxRelL2: flt(), MaxMismatchFraction: flt()}
+		}
+		if maybe() {
+			p.Metrics = &MetricsJSON{Count: rng.Int64(), Mismatched: rng.Int64N(100), MismatchFraction: flt(),
+				FirstMismatch: ints(), MaxAbs: flt(), MaxAbsIndex: ints(), MaxRel: flt(), MaxRelIndex: ints(),
+				RelL2: flt(), Cosine: flt(), P50: flt(), P90: flt(), P99: flt(), MaxULP: rng.Uint64(),
+				NaNA: rng.Int64N(3), NaNB: rng.Int64N(3), InfA: rng.Int64N(3), InfB: rng.Int64N(3),
+				SpecialsAgree: maybe(), SpecialMismatches: rng.Int64N(3)}
+			if maybe() {
+				p.Metrics.MaxAbsValues = []Float{flt(), flt()}
+				p.Metrics.MaxRelValues = []Float{}
+			}
+		}
+		if maybe() {
+			p.Noise = &NoiseJSON{RelL2: flt(), Count: rng.Int64(), Mismatched: rng.Int64N(9), MismatchFraction: flt(), MaxAbs: flt()}
+		}
+		switch rng.IntN(3) {
+		case 0:
+			p.Reasons = []string{}
+		case 1:
+			p.Reasons = []string{str(), str()}
+		}
+		want, err := json.MarshalIndent(&p, "    ", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := json.Indent(&got, appendPairJSON(nil, &p), "    ", "  "); err != nil {
+			t.Fatalf("pair %d: %v\n%s", i, err, appendPairJSON(nil, &p))
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("pair %d:\nencoding/json %s\nhand-written  %s", i, want, got.Bytes())
+		}
+	}
+}
