@@ -5,6 +5,8 @@
 
 DIR receives, for a size of MiB per float32 file (default 1024):
   f32_a.npy, f32_b.npy    float32 N(0,1); b = a with every 1000th value + 1e-3
+  f32_ulp.npy             a with every value moved one float32 step up (every
+                          pair differs, as when a graph sums in another order)
   bf16_a.npy, bf16_b.npy  the same values rounded to bfloat16, saved as numpy's
                           raw 2-byte dtype '<V2' (how ml_dtypes.bfloat16 saves);
                           same element count, half the bytes
@@ -31,13 +33,14 @@ def main():
     os.makedirs(out, exist_ok=True)
     n = mib << 18  # float32 elements in mib MiB
     tag = f"_{mib}"
-    if not os.path.exists(os.path.join(out, f"f16_b{tag}.npy")):
+    if not os.path.exists(os.path.join(out, f"f32_ulp{tag}.npy")):
         rng = np.random.default_rng(1)
         a = rng.standard_normal(n, dtype=np.float32)
         b = a.copy()
         b[::1000] += np.float32(1e-3)
         save(os.path.join(out, f"f32_a{tag}.npy"), a)
         save(os.path.join(out, f"f32_b{tag}.npy"), b)
+        save(os.path.join(out, f"f32_ulp{tag}.npy"), np.nextafter(a, np.float32(np.inf)))
         for name, arr in (("a", a), ("b", b)):
             bits = arr.view(np.uint32)
             # round to nearest even, keep the top 16 bits

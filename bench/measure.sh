@@ -30,6 +30,7 @@ row() { # name elements bytes command...
 }
 for f in "$dir"/*_"$mib".npy; do cat "$f" > /dev/null; done
 row "float32 vs float32" "$n" $((8 * n)) "$dir/f32_a_$mib.npy" "$dir/f32_b_$mib.npy"
+row "float32, every pair differs" "$n" $((8 * n)) "$dir/f32_a_$mib.npy" "$dir/f32_ulp_$mib.npy"
 row "bfloat16 vs bfloat16" "$n" $((4 * n)) "$dir/bf16_a_$mib.npy" "$dir/bf16_b_$mib.npy"
 row "float16 vs float16" "$n" $((4 * n)) "$dir/f16_a_$mib.npy" "$dir/f16_b_$mib.npy"
 row "float32 vs bfloat16 (mixed)" "$n" $((6 * n)) "$dir/f32_a_$mib.npy" "$dir/bf16_b_$mib.npy"

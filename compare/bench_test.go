@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/x448/float16"
@@ -107,4 +109,87 @@ func BenchmarkGenericFloat64(b *testing.B) {
 		c := newAcc(tolerances.For(loaders.Float32), ulpKeyFor(loaders.Float32), false, true, &h, 0)
 		c.addReal(va, vb)
 	}
+}
+
+// benchmarkRuns measures loading two runs and comparing them (what
+// `graphdiff compare` does before diagnosis and reports), in bytes of
+// tensor data of both runs per second.
+func benchmarkRuns(b *testing.B, pathA, pathB string) {
+	var size int64
+	for b.Loop() {
+		ra, err := loaders.Load(pathA, loaders.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rb, err := loaders.Load(pathB, loaders.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := mustRuns(b, ra, rb, Options{})
+		if size == 0 {
+			for _, t := range r.Tensors {
+				if t.Metrics == nil {
+					b.Fatalf("%s: not compared (%s)", t.Name, t.Status)
+				}
+				size += t.A.Tensor.Size() + t.B.Tensor.Size()
+			}
+		}
+	}
+	b.SetBytes(size)
+}
+
+// BenchmarkRunsFixture compares the committed eager and graphed MLP runs
+// (61 small tensors in 4 steps).
+func BenchmarkRunsFixture(b *testing.B) {
+	benchmarkRuns(b, fixture("runs", "mlp_fp32", "eager"), fixture("runs", "mlp_fp32", "graph"))
+}
+
+// benchDir returns the directory of bench/make_files.py's inputs, named by
+// GRAPHDIFF_BENCH_DIR, or skips the benchmark.
+func benchDir(b *testing.B, parts ...string) string {
+	dir := os.Getenv("GRAPHDIFF_BENCH_DIR")
+	if dir == "" {
+		b.Skip("GRAPHDIFF_BENCH_DIR not set: /usr/bin/python3 bench/make_files.py DIR [MiB] writes the inputs")
+	}
+	p := filepath.Join(append([]string{dir}, parts...)...)
+	if _, err := os.Stat(p); err != nil {
+		b.Skip(err)
+	}
+	return p
+}
+
+// benchMiB is the size of the large inputs (bench/make_files.py's MiB).
+func benchMiB() string {
+	if m := os.Getenv("GRAPHDIFF_BENCH_MIB"); m != "" {
+		return m
+	}
+	return "1024"
+}
+
+// BenchmarkRunsLarge* compare two large single-tensor files; the data
+// are memory-mapped, so the page cache must hold them for a fair figure.
+func BenchmarkRunsLargeFloat32(b *testing.B) {
+	benchmarkRuns(b, benchDir(b, "f32_a_"+benchMiB()+".npy"), benchDir(b, "f32_b_"+benchMiB()+".npy"))
+}
+
+func BenchmarkRunsLargeFloat32AllDiffer(b *testing.B) {
+	benchmarkRuns(b, benchDir(b, "f32_a_"+benchMiB()+".npy"), benchDir(b, "f32_ulp_"+benchMiB()+".npy"))
+}
+
+func BenchmarkRunsLargeBFloat16(b *testing.B) {
+	benchmarkRuns(b, benchDir(b, "bf16_a_"+benchMiB()+".npy"), benchDir(b, "bf16_b_"+benchMiB()+".npy"))
+}
+
+func BenchmarkRunsLargeFloat16(b *testing.B) {
+	benchmarkRuns(b, benchDir(b, "f16_a_"+benchMiB()+".npy"), benchDir(b, "f16_b_"+benchMiB()+".npy"))
+}
+
+func BenchmarkRunsLargeMixed(b *testing.B) {
+	benchmarkRuns(b, benchDir(b, "f32_a_"+benchMiB()+".npy"), benchDir(b, "bf16_b_"+benchMiB()+".npy"))
+}
+
+// BenchmarkRunsSmallFiles compares two runs of 8 steps × 2000 float32
+// tensors of 1024 elements.
+func BenchmarkRunsSmallFiles(b *testing.B) {
+	benchmarkRuns(b, benchDir(b, "small", "a"), benchDir(b, "small", "b"))
 }
