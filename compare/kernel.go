@@ -73,8 +73,11 @@ func (c *acc) block(va, vb []float32, i int, mode ulpMode) {
 		round = 16
 	}
 	atol, rtol := c.tol.ATol, c.tol.RTol
-	var finite, zeros int64
+	var finite, zeros, beyond int64
+	first := c.first
 	maxULP := c.maxULP
+	// the maxima's thresholds, refreshed by peak
+	maxAbs, maxRel := c.maxAbs.Value, c.maxRel.Value*(1-1e-12)
 	start := c.base + c.n + int64(i) // storage position of va[0]
 	for l := range lanes {
 		sqD, sqA, sqB, ab, eq := c.sums.sqD[l], c.sums.sqA[l], c.sums.sqB[l], c.sums.ab[l], c.sums.eq[l]
@@ -91,8 +94,9 @@ func (c *acc) block(va, vb []float32, i int, mode ulpMode) {
 			if x == y {
 				eq += a * a
 				zeros++
-				if c.maxAbs.Value <= 0 {
+				if maxAbs <= 0 {
 					c.peak(0, 0, a, b, pos)
+					maxAbs, maxRel = c.maxAbs.Value, c.maxRel.Value*(1-1e-12)
 				}
 				continue
 			}
@@ -103,16 +107,17 @@ func (c *acc) block(va, vb []float32, i int, mode ulpMode) {
 			counts[k]++
 			lo, hi = min(lo, k), max(hi, k)
 			if ad > atol+rtol*aa {
-				c.beyond++
-				if c.first < 0 || pos < c.first {
-					c.first = pos
+				beyond++
+				if first < 0 || pos < first {
+					first = pos
 				}
 			}
 			// The relative test is |d| ≥ m·|a| with a margin for the
 			// product's rounding, so that no element whose quotient
 			// reaches m is missed; peak divides.
-			if ad >= c.maxAbs.Value || aa == 0 || ad >= c.maxRel.Value*aa*(1-1e-12) {
+			if ad >= maxAbs || aa == 0 || ad >= maxRel*aa {
 				c.peak(ad, aa, a, b, pos)
+				maxAbs, maxRel = c.maxAbs.Value, c.maxRel.Value*(1-1e-12)
 			}
 			var u uint64
 			if mode == ulpKeyFunc {
@@ -127,6 +132,10 @@ func (c *acc) block(va, vb []float32, i int, mode ulpMode) {
 	}
 	h.lo, h.hi, h.zeros = lo, hi, h.zeros+zeros
 	c.finite += finite
+	c.beyond += beyond
+	if first >= 0 && (c.first < 0 || first < c.first) { // special() may have set c.first
+		c.first = first
+	}
 	c.maxULP = maxULP
 }
 

@@ -29,6 +29,10 @@ func kernelData(n int, allDiffer bool) ([]float32, []float32) {
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	set := func(i int, x, y float32) { a[i], b[i] = x, y }
 	set(0, nan, nan) // no finite pair before the fast path may start
+	// the first mismatch is a special one, in a lane after a difference's
+	set(1, 3, 3)
+	set(2, 4, 4)
+	set(3, 1, nan)
 	set(5, 0, float32(math.Copysign(0, -1)))
 	set(10, inf, inf)
 	set(11, 1, inf)

@@ -197,9 +197,12 @@ func (c *acc) special(a, b float64, pos int64) {
 	c.markBeyond(pos)
 }
 
+// markBeyond counts an element beyond the tolerance at pos; the first is
+// the smallest position, as the slow path of the kernels goes lane by
+// lane.
 func (c *acc) markBeyond(pos int64) {
 	c.beyond++
-	if c.first < 0 {
+	if c.first < 0 || pos < c.first {
 		c.first = pos
 	}
 }
