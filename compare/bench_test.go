@@ -125,6 +125,9 @@ func benchmarkRuns(b *testing.B, pathA, pathB string) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		if len(ra.Entries) == 1 && len(rb.Entries) == 1 { // two files: pair them, as the CLI does
+			rb.Entries[0].Name, rb.Entries[0].Kind = ra.Entries[0].Name, ra.Entries[0].Kind
+		}
 		r := mustRuns(b, ra, rb, Options{})
 		if size == 0 {
 			for _, t := range r.Tensors {
