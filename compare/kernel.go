@@ -21,7 +21,7 @@ import (
 //     path (special) together;
 //   - b − a of two float32 values is exact in float64, as are the squares
 //     and products of the sums;
-//   - the largest relative error is tested by multiplication (|d| > m·|a|),
+//   - the largest relative error is tested by multiplication (|d| ≥ m·|a|),
 //     dividing only for a new maximum;
 //   - the ULP distance comes from the bit patterns with integer arithmetic,
 //     in float32 units or, for bfloat16 data (the top half of a float32),
