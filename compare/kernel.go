@@ -68,10 +68,6 @@ func (c *acc) block(va, vb []float32, i int, mode ulpMode) {
 	}
 	counts := h.counts[:histBuckets]
 	lo, hi := h.lo, h.hi
-	var round uint // bits rounded away for the ULP unit
-	if mode == ulpBFloat16 {
-		round = 16
-	}
 	atol, rtol := c.tol.ATol, c.tol.RTol
 	var finite, zeros, beyond int64
 	first := c.first
@@ -120,11 +116,15 @@ func (c *acc) block(va, vb []float32, i int, mode ulpMode) {
 				maxAbs, maxRel = c.maxAbs.Value, c.maxRel.Value*(1-1e-12)
 			}
 			var u uint64
-			if mode == ulpKeyFunc {
-				u = ulpDistance(c.key, a, b)
-			} else {
-				ka, kb := orderedKey(bx, round), orderedKey(by, round)
+			switch mode { // constant shifts: cheaper than by a variable
+			case ulpFloat32:
+				ka, kb := orderedKey(bx, 0), orderedKey(by, 0)
 				u = uint64(max(ka-kb, kb-ka))
+			case ulpBFloat16:
+				ka, kb := orderedKey(bx, 16), orderedKey(by, 16)
+				u = uint64(max(ka-kb, kb-ka))
+			default:
+				u = ulpDistance(c.key, a, b)
 			}
 			maxULP = max(maxULP, u)
 		}
