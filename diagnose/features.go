@@ -6,10 +6,9 @@ import (
 	"math"
 	"runtime"
 	"sort"
-	"sync"
-	"sync/atomic"
 
 	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/internal/parallel"
 	"github.com/graphdiff/graphdiff/loaders"
 )
 
@@ -92,7 +91,8 @@ func takeSamples(r *compare.Result) *sampleSet {
 	// small files wait on the file system), then packed where some failed.
 	type read struct {
 		t      *compare.TensorResult
-		da, db vec // where its values go
+		want   int // values to read from each side
+		da, db vec // where they go
 		got    int
 		ok     bool
 	}
@@ -106,40 +106,29 @@ func takeSamples(r *compare.Result) *sampleSet {
 		sort.Slice(members, func(i, j int) bool { return members[i].name < members[j].name })
 		budget := min(sampleBudget, totalSampleBudget/max(1, len(byKey)))
 		per := int64(max(minPerTensor, budget/max(1, len(common))))
-		var size []int
+		var rs []*read
 		total := 0
 		for _, m := range members {
 			if common[m.name] {
 				t := m.t.A.Tensor
-				n := int(min(per, t.Len()*int64(t.DType.Components())))
-				size = append(size, n)
-				byKeyReads[k] = append(byKeyReads[k], &read{t: m.t})
-				total += n
+				r := &read{t: m.t, want: int(min(per, t.Len()*int64(t.DType.Components())))}
+				rs = append(rs, r)
+				total += r.want
 			}
 		}
 		va, vb := make(vec, total), make(vec, total)
-		off := 0
-		for i, r := range byKeyReads[k] {
-			r.da, r.db = va[off:off+size[i]], vb[off:off+size[i]]
-			off += size[i]
+		for _, r := range rs {
+			r.da, r.db, va, vb = va[:r.want], vb[:r.want], va[r.want:], vb[r.want:]
 		}
-		reads = append(reads, byKeyReads[k]...)
+		byKeyReads[k] = rs
+		reads = append(reads, rs...)
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(2*runtime.GOMAXPROCS(0), len(reads)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(reads); i = int(next.Add(1) - 1) {
-				r := reads[i]
-				na, errA := headInto(r.t.A.Tensor, r.da)
-				nb, errB := headInto(r.t.B.Tensor, r.db)
-				r.got, r.ok = na, errA == nil && errB == nil && na == nb
-			}
-		}()
-	}
-	wg.Wait()
+	parallel.For(len(reads), 2*runtime.GOMAXPROCS(0), func(i int) {
+		r := reads[i]
+		na, errA := headInto(r.t.A.Tensor, r.da)
+		nb, errB := headInto(r.t.B.Tensor, r.db)
+		r.got, r.ok = na, errA == nil && errB == nil && na == nb
+	})
 	allSteps := map[int]bool{}
 	for k, rs := range byKeyReads {
 		if len(rs) == 0 {

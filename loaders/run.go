@@ -12,8 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
+
+	"github.com/graphdiff/graphdiff/internal/parallel"
 )
 
 // NoStep is the step of a tensor that belongs to no step.
@@ -302,19 +302,10 @@ type foundFile struct {
 // small files per step, opening them is most of the work of a load, and
 // it waits on the file system more than on the processor.
 func (d *discovery) openAll(files []foundFile) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0)*openersPerCPU, len(files)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
-				f := &files[i]
-				f.tensors, f.errs, f.err = OpenFile(f.full, d.fileOptions(f.rel))
-			}
-		}()
-	}
-	wg.Wait()
+	parallel.For(len(files), runtime.GOMAXPROCS(0)*openersPerCPU, func(i int) {
+		f := &files[i]
+		f.tensors, f.errs, f.err = OpenFile(f.full, d.fileOptions(f.rel))
+	})
 }
 
 // openersPerCPU is how many files are opened at once per processor.
