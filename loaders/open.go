@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
 
 // Options say how to read data whose dtype the file does not record.
@@ -93,12 +94,6 @@ func fileOpener(path string) opener {
 	}
 }
 
-// keepOpen returns an opener that hands out f, already open, and leaves
-// closing it to the caller.
-func keepOpen(f io.ReaderAt) opener {
-	return func() (io.ReaderAt, io.Closer, error) { return f, io.NopCloser(nil), nil }
-}
-
 // OpenFile lists the tensors in one file: an .npy file holds one, an .npz
 // or .safetensors file any number. A file whose extension names no format
 // is recognized by its first bytes. It returns the tensors it could read
@@ -124,20 +119,19 @@ func OpenFile(path string, opts Options) (tensors []*Tensor, memberErrs []error,
 		n, _ := f.ReadAt(head, 0)
 		format = sniff(head[:n])
 	}
-	if format == FormatNPY {
-		// The common case, thousands of times per run: one open and one
-		// read for the header, then data reads open the file anew.
-		defer f.Close()
-		t, err := readNPY(keepOpen(f), 0, size, path, "", opts)
-		if err != nil {
-			return nil, nil, err
+	// Listing reads through the descriptor already open (the first open
+	// the reader asks for); reads of the data, later, open the file anew.
+	var listing atomic.Pointer[dataFile]
+	listing.Store(f)
+	open := func() (io.ReaderAt, io.Closer, error) {
+		if g := listing.Swap(nil); g != nil {
+			return g, io.NopCloser(nil), nil
 		}
-		t.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-		t.data.open, t.data.file = fileOpener(path), path
-		return []*Tensor{t}, nil, nil
+		return fileOpener(path)()
 	}
+	tensors, memberErrs, fatal = openReaderAt(open, size, path, format, opts)
+	listing.Store(nil)
 	f.Close()
-	tensors, memberErrs, fatal = openReaderAt(fileOpener(path), size, path, format, opts)
 	for _, t := range tensors {
 		if t.data.stream == nil {
 			t.data.file = path // in place in the file: can be mapped
