@@ -67,7 +67,7 @@ func benchmarkKernel16(b *testing.B, d loaders.DType) {
 	b.SetBytes(int64(len(ra) + len(rb)))
 	for b.Loop() {
 		c := newAcc(tolerances.For(d), ulpKeyFor(d), false, true, &h, 0)
-		c.add16(ra, rb, f16, mode)
+		c.add16(ra, rb, &loaders.Tensor{DType: d}, mode)
 	}
 }
 

@@ -757,7 +757,7 @@ func compareMapped16(tk chunkTask, hist *errorHistogram, key ulpKey, mode ulpMod
 	const piece = 2 * pairBufElems // bytes per call: the progress granularity of the other paths
 	for off := 0; off < len(ra); off += piece {
 		end := min(off+piece, len(ra))
-		c.add16(ra[off:end], rb[off:end], a.DType == loaders.Float16, mode)
+		c.add16(ra[off:end], rb[off:end], a, mode) // b: same dtype and byte order
 	}
 	return c, true, nil
 }

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/x448/float16"
+	"github.com/graphdiff/graphdiff/loaders"
 )
 
 // The float32 kernels: the hot loops of every comparison whose values are
@@ -228,13 +228,13 @@ func equalRun32(va, vb []float32, e [lanes]float64) (int, [lanes]float64) {
 	return i, [lanes]float64{e0, e1, e2, e3}
 }
 
-// add16 folds paired 16-bit floats given as little-endian bytes, both
-// bfloat16 or (f16) both float16.
-func (c *acc) add16(ra, rb []byte, f16 bool, mode ulpMode) {
+// add16 folds paired 16-bit floats given as little-endian bytes, both of
+// the dtype of half (bfloat16 or float16), which decodes them.
+func (c *acc) add16(ra, rb []byte, half *loaders.Tensor, mode ulpMode) {
 	n := len(ra) / 2
 	rb = rb[:2*n]
 	equalRun := equalRunBF16
-	if f16 {
+	if half.DType == loaders.Float16 {
 		equalRun = equalRunF16
 	}
 	var x, y [maxBlock]float32
@@ -249,10 +249,8 @@ func (c *acc) add16(ra, rb []byte, f16 bool, mode ulpMode) {
 		end := c.slowEnd(i, n, func(g int) bool {
 			return binary.LittleEndian.Uint64(ra[2*g:]) == binary.LittleEndian.Uint64(rb[2*g:])
 		})
-		for j := i; j < end; j++ {
-			x[j-i] = half32(binary.LittleEndian.Uint16(ra[2*j:]), f16)
-			y[j-i] = half32(binary.LittleEndian.Uint16(rb[2*j:]), f16)
-		}
+		half.DecodeFloat32(x[:end-i], ra[2*i:2*end])
+		half.DecodeFloat32(y[:end-i], rb[2*i:2*end])
 		c.block(x[:end-i], y[:end-i], i, mode)
 		i = end
 	}
@@ -311,12 +309,4 @@ func equalRunF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
 		e0, e1, e2, e3 = e0+f0*f0*0x1p224, e1+f1*f1*0x1p224, e2+f2*f2*0x1p224, e3+f3*f3*0x1p224
 	}
 	return i / 2, [lanes]float64{e0, e1, e2, e3}
-}
-
-// half32 returns the value of a bfloat16 or (f16) float16 bit pattern.
-func half32(h uint16, f16 bool) float32 {
-	if f16 {
-		return float16.Frombits(h).Float32()
-	}
-	return math.Float32frombits(uint32(h) << 16)
 }

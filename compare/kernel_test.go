@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/x448/float16"
-
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/tolerances"
 )
@@ -94,14 +92,13 @@ func TestKernelsMatchGenericInPieces(t *testing.T) {
 				mode = ulpKeyFunc
 			}
 			ra, rb := halfBytes(a32, f16), halfBytes(b32, f16)
+			half := &loaders.Tensor{DType: d}
 			x, y := make([]float32, n), make([]float32, n)
-			for i := range x {
-				x[i] = half32(binary.LittleEndian.Uint16(ra[2*i:]), f16)
-				y[i] = half32(binary.LittleEndian.Uint16(rb[2*i:]), f16)
-			}
+			half.DecodeFloat32(x, ra)
+			half.DecodeFloat32(y, rb)
 			want := generic(d, x, y)
 			split := metricsOf(d, n, func(c *acc) {
-				pieces(n, func(lo, hi int) { c.add16(ra[2*lo:2*hi], rb[2*lo:2*hi], f16, mode) })
+				pieces(n, func(lo, hi int) { c.add16(ra[2*lo:2*hi], rb[2*lo:2*hi], half, mode) })
 			})
 			via32 := metricsOf(d, n, func(c *acc) { c.addF32(x, y, mode) })
 			if !sameMetrics(&split, &want) || !sameMetrics(&via32, &want) {
@@ -110,9 +107,7 @@ func TestKernelsMatchGenericInPieces(t *testing.T) {
 		}
 		// float32 against bfloat16, compared at bfloat16's precision
 		bf := make([]float32, n)
-		for i, v := range b32 {
-			bf[i] = half32(bfloat16Bits(float64(v)), false)
-		}
+		(&loaders.Tensor{DType: loaders.BFloat16}).DecodeFloat32(bf, halfBytes(b32, false))
 		wantMixed := generic(loaders.BFloat16, a32, bf)
 		mixed := metricsOf(loaders.BFloat16, n, func(c *acc) {
 			pieces(n, func(lo, hi int) { c.addF32(a32[lo:hi], bf[lo:hi], ulpBFloat16) })
@@ -134,7 +129,13 @@ func TestHalfSquaresExact(t *testing.T) {
 		var buf [8]byte
 		binary.LittleEndian.PutUint64(buf[:], w)
 		for _, f16 := range []bool{false, true} {
-			v := float64(half32(uint16(h), f16))
+			d := loaders.BFloat16
+			if f16 {
+				d = loaders.Float16
+			}
+			var x [lanes]float32
+			(&loaders.Tensor{DType: d}).DecodeFloat32(x[:], buf[:])
+			v := float64(x[0])
 			run := equalRunBF16
 			if f16 {
 				run = equalRunF16
@@ -151,5 +152,4 @@ func TestHalfSquaresExact(t *testing.T) {
 			}
 		}
 	}
-	_ = float16.Frombits // the reference decoder of half32
 }
