@@ -472,7 +472,8 @@ func runJobs(jobs []*job, workers int, progress func(int64)) {
 			for tk := range next {
 				w.run(tk)
 				if progress != nil {
-					progress(int64(tk.job.a.DType.Size()+tk.job.b.DType.Size()) * taskLen(tk))
+					_, count := tk.span()
+					progress(int64(tk.job.a.DType.Size()+tk.job.b.DType.Size()) * count)
 				}
 			}
 		}()
@@ -487,11 +488,12 @@ func runJobs(jobs []*job, workers int, progress func(int64)) {
 	}
 }
 
-func taskLen(tk chunkTask) int64 {
+// span returns the task's first element and element count.
+func (tk chunkTask) span() (first, count int64) {
 	if tk.whole {
-		return tk.job.a.Len()
+		return 0, tk.job.a.Len()
 	}
-	return tk.count
+	return tk.first, tk.count
 }
 
 // pairBufElems is how many elements a worker decodes from each side at a
@@ -611,10 +613,7 @@ type float32Source struct {
 }
 
 func openFloat32(t *loaders.Tensor, tk chunkTask, buf []float32) (*float32Source, error) {
-	first, count := tk.first, tk.count
-	if tk.whole {
-		first, count = 0, t.Len()
-	}
+	first, count := tk.span()
 	// Mapping costs two system calls and a fault per page: worth it for
 	// large reads only; small tensors are read in one go.
 	if t.Float32Native() && count >= mapMinElems {
@@ -735,10 +734,7 @@ func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *a
 func compareMapped16(tk chunkTask, hist *errorHistogram, key ulpKey, mode ulpMode) (c *acc, ok bool, err error) {
 	j := tk.job
 	a, b := j.a, j.b
-	first, count := tk.first, tk.count
-	if tk.whole {
-		first, count = 0, a.Len()
-	}
+	first, count := tk.span()
 	if a.DType != b.DType || (a.DType != loaders.BFloat16 && a.DType != loaders.Float16) ||
 		a.BigEndian || b.BigEndian || !a.Mappable() || !b.Mappable() || count < mapMinElems {
 		return nil, false, nil

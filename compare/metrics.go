@@ -114,12 +114,13 @@ func (c *acc) addReal(va, vb []float64) {
 			c.special(a, b, pos)
 			continue
 		}
-		if a == b {
+		d := a - b
+		if d == 0 {
 			c.sums.eq[lane] += a * a
 		} else {
-			c.sums.differ(lane, (a-b)*(a-b), a*a, b*b, a*b)
+			c.sums.differ(lane, d*d, a*a, b*b, a*b)
 		}
-		c.pair(math.Abs(a-b), math.Abs(a), a, b, pos)
+		c.pair(math.Abs(d), math.Abs(a), a, b, pos)
 		if c.useULP && a != b {
 			if u := ulpDistance(c.key, a, b); u > c.maxULP {
 				c.maxULP = u
