@@ -18,21 +18,21 @@ func mapRange(path string, off, n int64) ([]byte, func(), error) {
 	if n == 0 {
 		return nil, func() {}, nil
 	}
-	f, err := os.Open(path)
+	f, err := openData(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	size, _, err := f.stat()
 	if err != nil {
 		return nil, nil, err
 	}
-	if st.Size() < off+n {
-		return nil, nil, fmt.Errorf("file has %d bytes, data runs to byte %d (truncated or changed since it was listed)", st.Size(), off+n)
+	if size < off+n {
+		return nil, nil, fmt.Errorf("file has %d bytes, data runs to byte %d (truncated or changed since it was listed)", size, off+n)
 	}
 	page := int64(os.Getpagesize())
 	start := off &^ (page - 1)
-	m, err := syscall.Mmap(int(f.Fd()), start, int(off-start+n), syscall.PROT_READ, syscall.MAP_SHARED)
+	m, err := syscall.Mmap(f.fd, start, int(off-start+n), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
 		return nil, nil, err
 	}
