@@ -10,6 +10,7 @@ require (
 	github.com/vbauerster/mpb/v8 v8.9.3
 	github.com/x448/float16 v0.8.4
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/sys v0.30.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
 )
@@ -29,6 +30,5 @@ require (
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/sys v0.30.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )

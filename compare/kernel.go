@@ -206,10 +206,11 @@ func (c *acc) foldEqual(k int, eq [lanes]float64) {
 	c.hist.zeros += int64(k)
 }
 
-// equalRun32 is the fast path: it folds the leading groups of lanes pairs
+// equalRun32Go is the fast path: it folds the leading groups of lanes pairs
 // that are equal and finite into the partials e (a² each) and returns how
 // many elements it took, a multiple of lanes, and the new partials.
-func equalRun32(va, vb []float32, e [lanes]float64) (int, [lanes]float64) {
+// equalRun32 runs it, or its assembly version where there is one.
+func equalRun32Go(va, vb []float32, e [lanes]float64) (int, [lanes]float64) {
 	e0, e1, e2, e3 := e[0], e[1], e[2], e[3]
 	vb = vb[:len(va)]
 	i := 0
@@ -271,8 +272,8 @@ func specials16(w, mask uint64) bool {
 	return (z-0x0001_0001_0001_0001)&^z&0x8000_8000_8000_8000 != 0
 }
 
-// equalRunBF16 is equalRun32 for little-endian bfloat16 bytes.
-func equalRunBF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
+// equalRunBF16Go is equalRun32Go for little-endian bfloat16 bytes.
+func equalRunBF16Go(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
 	e0, e1, e2, e3 := e[0], e[1], e[2], e[3]
 	rb = rb[:len(ra)]
 	i := 0
@@ -291,8 +292,8 @@ func equalRunBF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
 	return i / 2, [lanes]float64{e0, e1, e2, e3}
 }
 
-// equalRunF16 is equalRun32 for little-endian float16 bytes.
-func equalRunF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
+// equalRunF16Go is equalRun32Go for little-endian float16 bytes.
+func equalRunF16Go(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
 	e0, e1, e2, e3 := e[0], e[1], e[2], e[3]
 	rb = rb[:len(ra)]
 	i := 0

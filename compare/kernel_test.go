@@ -67,6 +67,26 @@ func pieces(n int, f func(lo, hi int)) {
 // kernels give exactly the metrics of the general loop, whether the data
 // comes in one buffer or in pieces of any size.
 func TestKernelsMatchGenericInPieces(t *testing.T) {
+	eachKernelSet(t, testKernelsMatchGenericInPieces)
+}
+
+// eachKernelSet runs test with the Go kernels and, where the machine has
+// them, the assembly kernels.
+func eachKernelSet(t *testing.T, test func(t *testing.T)) {
+	t.Helper()
+	saved := useAVX2
+	defer func() { useAVX2 = saved }()
+	for _, asm := range []bool{false, true} {
+		if asm && !saved {
+			t.Log("no assembly kernels on this machine: Go kernels only")
+			continue
+		}
+		useAVX2 = asm
+		t.Run(map[bool]string{false: "go", true: "avx2"}[asm], test)
+	}
+}
+
+func testKernelsMatchGenericInPieces(t *testing.T) {
 	const n = 5000
 	for _, allDiffer := range []bool{false, true} {
 		a32, b32 := kernelData(n, allDiffer)
@@ -123,11 +143,14 @@ func TestKernelsMatchGenericInPieces(t *testing.T) {
 
 // TestHalfSquaresExact checks the 16-bit fast path's squares against the
 // decoded values for every finite bit pattern.
-func TestHalfSquaresExact(t *testing.T) {
+func TestHalfSquaresExact(t *testing.T) { eachKernelSet(t, testHalfSquaresExact) }
+
+func testHalfSquaresExact(t *testing.T) {
 	for h := range 1 << 16 {
 		w := uint64(h) * 0x0001_0001_0001_0001 // the pattern in all four elements
-		var buf [8]byte
+		var buf [16]byte                       // two groups: the loops' 8-element step
 		binary.LittleEndian.PutUint64(buf[:], w)
+		binary.LittleEndian.PutUint64(buf[8:], w)
 		for _, f16 := range []bool{false, true} {
 			d := loaders.BFloat16
 			if f16 {
@@ -147,8 +170,61 @@ func TestHalfSquaresExact(t *testing.T) {
 				}
 				continue
 			}
-			if k != lanes || e != [lanes]float64{v * v, v * v, v * v, v * v} {
+			if s := v*v + v*v; k != 2*lanes || e != [lanes]float64{s, s, s, s} {
 				t.Fatalf("f16 %v, %#04x = %g: fast path took %d, squares %v", f16, h, v, k, e)
+			}
+		}
+	}
+}
+
+// TestEqualRunsStopWhereGoStops checks the assembly fast paths against the
+// Go loops on runs broken at every position by each kind of pair that ends
+// a run: values that differ, NaN on both sides, ±Inf on both sides, and
+// (for 16-bit data, which compares bit patterns) +0 against −0.
+func TestEqualRunsStopWhereGoStops(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no assembly kernels on this machine")
+	}
+	rng := rand.New(rand.NewPCG(3, 5))
+	nan, inf, negZero := float32(math.NaN()), float32(math.Inf(-1)), float32(math.Copysign(0, -1))
+	breaks := []struct {
+		name string
+		x, y float32
+	}{{"differ", 1, 1.5}, {"NaN", nan, nan}, {"Inf", inf, inf}, {"±0", 0, negZero}}
+	for n := 0; n <= 40; n++ {
+		for p := 0; p <= n; p++ { // p = n: no break
+			for _, br := range breaks {
+				a, b := make([]float32, n), make([]float32, n)
+				for i := range a {
+					a[i] = float32(rng.NormFloat64())
+					b[i] = a[i]
+				}
+				if p < n {
+					a[p], b[p] = br.x, br.y
+				}
+				e0 := [lanes]float64{rng.Float64(), 1, 2, 3}
+				check := func(kind string, goK int, goE [lanes]float64, asmK int, asmE [lanes]float64) {
+					if goK != asmK || goE != asmE {
+						t.Fatalf("%s, n %d, %s at %d: Go took %d %v, assembly %d %v", kind, n, br.name, p, goK, goE, asmK, asmE)
+					}
+				}
+				useAVX2 = false
+				k, e := equalRun32(a, b, e0)
+				useAVX2 = true
+				k2, e2 := equalRun32(a, b, e0)
+				check("float32", k, e, k2, e2)
+				for _, f16 := range []bool{false, true} {
+					ra, rb := halfBytes(a, f16), halfBytes(b, f16)
+					run := equalRunBF16
+					if f16 {
+						run = equalRunF16
+					}
+					useAVX2 = false
+					k, e := run(ra, rb, e0)
+					useAVX2 = true
+					k2, e2 := run(ra, rb, e0)
+					check(map[bool]string{false: "bfloat16", true: "float16"}[f16], k, e, k2, e2)
+				}
 			}
 		}
 	}

@@ -1,0 +1,20 @@
+//go:build !amd64 || purego
+
+package compare
+
+// Without assembly kernels the fast paths are the Go loops of kernel.go.
+
+// useAVX2 is false: there are no assembly kernels to select.
+var useAVX2 = false
+
+func equalRun32(va, vb []float32, e [lanes]float64) (int, [lanes]float64) {
+	return equalRun32Go(va, vb, e)
+}
+
+func equalRunBF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
+	return equalRunBF16Go(ra, rb, e)
+}
+
+func equalRunF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
+	return equalRunF16Go(ra, rb, e)
+}
