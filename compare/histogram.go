@@ -22,18 +22,23 @@ func (h *errorHistogram) add(e float64) {
 		h.zeros++
 		return
 	}
-	if h.counts == nil {
-		h.counts = make([]uint32, histBuckets)
-		h.lo, h.hi = histBuckets, -1
-	}
 	k := int(math.Float64bits(e) >> 48)
-	h.counts[k]++
+	h.buckets()[k]++
 	if k < h.lo {
 		h.lo = k
 	}
 	if k > h.hi {
 		h.hi = k
 	}
+}
+
+// buckets returns counts, allocated on first use.
+func (h *errorHistogram) buckets() []uint32 {
+	if h.counts == nil {
+		h.counts = make([]uint32, histBuckets)
+		h.lo, h.hi = histBuckets, -1
+	}
+	return h.counts[:histBuckets]
 }
 
 // span returns the touched bucket range, empty (0, -1) when nothing

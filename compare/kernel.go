@@ -62,11 +62,7 @@ const maxBlock = 256
 func (c *acc) block(va, vb []float32, i int, mode ulpMode) {
 	vb = vb[:len(va)]
 	h := c.hist
-	if h.counts == nil {
-		h.counts = make([]uint32, histBuckets)
-		h.lo, h.hi = histBuckets, -1
-	}
-	counts := h.counts[:histBuckets]
+	counts := h.buckets()
 	lo, hi := h.lo, h.hi
 	atol, rtol := c.tol.ATol, c.tol.RTol
 	var finite, zeros, beyond int64
@@ -88,7 +84,7 @@ func (c *acc) block(va, vb []float32, i int, mode ulpMode) {
 			a, b := float64(x), float64(y)
 			finite++
 			if x == y {
-				eq += a * a
+				eq += float64(a * a)
 				zeros++
 				if maxAbs <= 0 {
 					c.peak(0, 0, a, b, pos)
@@ -97,12 +93,14 @@ func (c *acc) block(va, vb []float32, i int, mode ulpMode) {
 				continue
 			}
 			d := b - a
-			sqD, sqA, sqB, ab = sqD+d*d, sqA+a*a, sqB+b*b, ab+a*b
+			// float64(·) rounds each product: no fused multiply-add, as in
+			// the assembly (kernel_amd64.s) and on every GOAMD64 level
+			sqD, sqA, sqB, ab = sqD+float64(d*d), sqA+float64(a*a), sqB+float64(b*b), ab+float64(a*b)
 			ad, aa := math.Abs(d), math.Abs(a)
 			k := int(math.Float64bits(ad) >> 48)
 			counts[k]++
 			lo, hi = min(lo, k), max(hi, k)
-			if ad > atol+rtol*aa {
+			if ad > atol+float64(rtol*aa) {
 				beyond++
 				if first < 0 || pos < first {
 					first = pos
@@ -163,19 +161,29 @@ func (c *acc) peak(ad, aa, a, b float64, pos int64) {
 func (c *acc) addF32(va, vb []float32, mode ulpMode) {
 	vb = vb[:len(va)]
 	for i := 0; i < len(va); {
-		// Equal groups need no bookkeeping once a finite pair has been
-		// seen (a zero difference cannot be a new maximum then).
-		if c.lane(i) == 0 && c.maxAbs.pos >= 0 && va[i] == vb[i] {
-			k, eq := equalRun32(va[i:], vb[i:], c.sums.eq)
-			c.foldEqual(k, eq)
-			if i += k; k > 0 {
+		end := len(va)
+		if c.lane(i) == 0 && c.maxAbs.pos >= 0 {
+			// Equal groups need no bookkeeping once a finite pair has
+			// been seen (a zero difference cannot be a new maximum then).
+			if va[i] == vb[i] {
+				k, eq := equalRun32(va[i:], vb[i:], c.sums.eq)
+				c.foldEqual(k, eq)
+				if i += k; k > 0 {
+					continue
+				}
+			}
+			if k := c.differRun32(va[i:], vb[i:], i, mode); k > 0 {
+				i += k
 				continue
 			}
+			if useAVX2 && mode != ulpKeyFunc {
+				end = i + lanes // block takes the group differRun32 stopped at
+			}
 		}
-		end := c.slowEnd(i, len(va), func(g int) bool {
+		end = min(end, c.slowEnd(i, len(va), func(g int) bool {
 			x, y := va[g:g+lanes:g+lanes], vb[g:g+lanes:g+lanes]
 			return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3]
-		})
+		}))
 		c.block(va[i:end], vb[i:end], i, mode)
 		i = end
 	}

@@ -3,6 +3,7 @@
 package compare
 
 import (
+	"math"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -48,4 +49,62 @@ func equalRunF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
 	}
 	rb = rb[:len(ra)]
 	return equalRunF16AVX2(unsafe.SliceData(ra), unsafe.SliceData(rb), len(ra)/2, &e), e
+}
+
+// differState is what differRun32AVX2 reads and writes. Its layout is the
+// assembly's (ST_* offsets; TestDifferStateLayout checks them).
+type differState struct {
+	sums   *laneSums
+	counts *uint32 // the histogram's buckets
+	differ int64   // pairs with a ≠ b
+	beyond int64   // pairs beyond the tolerance
+	first  int64   // index of the first of these, −1 if none
+	_      int64
+	minAd  [lanes]float64 // least |a−b| of pairs that differ, per lane
+	maxAd  [lanes]float64 // largest |a−b| (0 where none differ)
+	maxULP [lanes]uint32
+	// read only, one copy per lane
+	atol, rtol, maxAbs, maxRel [lanes]float64
+}
+
+//go:noescape
+func differRun32AVX2(a, b *float32, n int, st *differState, bf16 bool) int
+
+// differRun32 folds the leading groups of lanes finite pairs of va and vb
+// (va[0] is the i-th next element and in lane 0) that offer no new maximum,
+// as block would, and returns how many elements it took: a multiple of
+// lanes, stopping before a group with ±Inf or NaN, one with a new maximum
+// (left to block, which keeps ties and positions), or an equal group after
+// others (left to the fast path). It takes none without the assembly, for
+// ULP distances by key function, or before the first finite pair.
+func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) int {
+	if !useAVX2 || mode == ulpKeyFunc || c.maxAbs.pos < 0 || len(va) < lanes {
+		return 0
+	}
+	h := c.hist
+	st := differState{sums: &c.sums, counts: &h.buckets()[0], first: -1}
+	for l := range lanes {
+		st.minAd[l] = math.Inf(1)
+		st.atol[l], st.rtol[l] = c.tol.ATol, c.tol.RTol
+		st.maxAbs[l], st.maxRel[l] = c.maxAbs.Value, c.maxRel.Value*(1-1e-12) // block's thresholds
+	}
+	vb = vb[:len(va)]
+	k := differRun32AVX2(unsafe.SliceData(va), unsafe.SliceData(vb), len(va), &st, mode == ulpBFloat16)
+	zeros := int64(k) - st.differ
+	c.finite += int64(k)
+	h.zeros += zeros
+	h.counts[0] -= uint32(zeros) // the assembly counted equal pairs in bucket 0
+	if st.differ > 0 {
+		lo := int(math.Float64bits(min(st.minAd[0], st.minAd[1], st.minAd[2], st.minAd[3])) >> 48)
+		hi := int(math.Float64bits(max(st.maxAd[0], st.maxAd[1], st.maxAd[2], st.maxAd[3])) >> 48)
+		h.lo, h.hi = min(h.lo, lo), max(h.hi, hi)
+	}
+	c.beyond += st.beyond
+	if st.first >= 0 {
+		if pos := c.base + c.n + int64(i) + st.first; c.first < 0 || pos < c.first {
+			c.first = pos
+		}
+	}
+	c.maxULP = max(c.maxULP, uint64(max(st.maxULP[0], st.maxULP[1], st.maxULP[2], st.maxULP[3])))
+	return k
 }

@@ -183,3 +183,221 @@ doneF:
 	VZEROUPPER
 	MOVQ AX, ret+32(FP)
 	RET
+
+// The slow path's common case in assembly: groups of four finite pairs
+// that offer no new maximum. Per group it does what block does per pair,
+// in vectors of four float64 (one per lane): the sums (unfused, in block's
+// order; a = b adds +0 to the terms it skips, which leaves them unchanged
+// since they are never −0), the histogram, the tolerance test, and the ULP
+// distance from the bit patterns in 32-bit integers (at most 2³² − 2 apart:
+// |ma − mb| when the signs agree, ma + mb when they differ).
+
+// Offsets in differState (kernel_amd64.go; TestDifferStateLayout).
+#define ST_SUMS 0
+#define ST_COUNTS 8
+#define ST_DIFFER 16
+#define ST_BEYOND 24
+#define ST_FIRST 32
+#define ST_MINAD 48
+#define ST_MAXAD 80
+#define ST_MAXULP 112
+#define ST_ATOL 128
+#define ST_RTOL 160
+#define ST_MAXABS 192
+#define ST_MAXREL 224
+
+DATA absMask<>+0(SB)/8, $0x7FFFFFFFFFFFFFFF
+DATA absMask<>+8(SB)/8, $0x7FFFFFFFFFFFFFFF
+DATA absMask<>+16(SB)/8, $0x7FFFFFFFFFFFFFFF
+DATA absMask<>+24(SB)/8, $0x7FFFFFFFFFFFFFFF
+GLOBL absMask<>(SB), RODATA|NOPTR, $32
+
+DATA posInf<>+0(SB)/8, $0x7FF0000000000000
+DATA posInf<>+8(SB)/8, $0x7FF0000000000000
+DATA posInf<>+16(SB)/8, $0x7FF0000000000000
+DATA posInf<>+24(SB)/8, $0x7FF0000000000000
+GLOBL posInf<>(SB), RODATA|NOPTR, $32
+
+DATA zero64<>+0(SB)/8, $0
+DATA zero64<>+8(SB)/8, $0
+DATA zero64<>+16(SB)/8, $0
+DATA zero64<>+24(SB)/8, $0
+GLOBL zero64<>(SB), RODATA|NOPTR, $32
+
+DATA exp32<>+0(SB)/8, $0x7F8000007F800000
+DATA exp32<>+8(SB)/8, $0x7F8000007F800000
+GLOBL exp32<>(SB), RODATA|NOPTR, $16
+
+DATA mag32<>+0(SB)/8, $0x7FFFFFFF7FFFFFFF
+DATA mag32<>+8(SB)/8, $0x7FFFFFFF7FFFFFFF
+GLOBL mag32<>(SB), RODATA|NOPTR, $16
+
+DATA one32<>+0(SB)/8, $0x0000000100000001
+DATA one32<>+8(SB)/8, $0x0000000100000001
+GLOBL one32<>(SB), RODATA|NOPTR, $16
+
+DATA round16<>+0(SB)/8, $0x00007FFF00007FFF
+DATA round16<>+8(SB)/8, $0x00007FFF00007FFF
+GLOBL round16<>(SB), RODATA|NOPTR, $16
+
+// ROUND_BF16 rounds the float32 magnitudes in XMM m to bfloat16 (to
+// nearest, ties to even), as orderedKey does: (m + 0x7FFF + (m>>16)&1) >> 16.
+#define ROUND_BF16(m) \
+	VPSRLD $16, m, X12; \
+	VPAND  one32<>(SB), X12, X12; \
+	VPADDD X12, m, m; \
+	VPADDD round16<>(SB), m, m; \
+	VPSRLD $16, m, m
+
+// func differRun32AVX2(a, b *float32, n int, st *differState, bf16 bool) int
+//
+// Registers: Y0–Y4 the partials (sqD, sqA, sqB, ab, eq); Y5, Y6 the least
+// and largest |a−b| of pairs that differ; X7 the largest ULP distance per
+// lane; R9 the histogram; R10, R11, R12 the pairs that differ, those
+// beyond the tolerance and the first of these (−1: none yet).
+TEXT ·differRun32AVX2(SB), NOSPLIT, $0-48
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ st+24(FP), R8
+	MOVBQZX bf16+32(FP), R13
+	MOVQ ST_SUMS(R8), DX
+	VMOVUPD 0(DX), Y0
+	VMOVUPD 32(DX), Y1
+	VMOVUPD 64(DX), Y2
+	VMOVUPD 96(DX), Y3
+	VMOVUPD 128(DX), Y4
+	VMOVUPD ST_MINAD(R8), Y5
+	VMOVUPD ST_MAXAD(R8), Y6
+	VMOVDQU ST_MAXULP(R8), X7
+	MOVQ ST_COUNTS(R8), R9
+	MOVQ ST_DIFFER(R8), R10
+	MOVQ ST_BEYOND(R8), R11
+	MOVQ ST_FIRST(R8), R12
+	XORQ AX, AX
+
+loop:
+	LEAQ 4(AX), BX
+	CMPQ BX, CX
+	JGT  done
+	VMOVUPS (SI)(AX*4), X8
+	VMOVUPS (DI)(AX*4), X9
+	// ±Inf or NaN on either side: block's special()
+	VPAND exp32<>(SB), X8, X10
+	VPCMPEQD exp32<>(SB), X10, X10
+	VPAND exp32<>(SB), X9, X11
+	VPCMPEQD exp32<>(SB), X11, X11
+	VPOR X11, X10, X10
+	VPTEST X10, X10
+	JNZ done
+	VCVTPS2PD X8, Y10                  // a
+	VCVTPS2PD X9, Y11                  // b
+	VSUBPD Y10, Y11, Y12               // d = b − a, 0 only where a = b
+	VANDPD absMask<>(SB), Y12, Y13     // |d|
+	VANDPD absMask<>(SB), Y10, Y14     // |a|
+	VCMPPD $0x1E, zero64<>(SB), Y13, Y15 // differ: |d| > 0
+	VMOVMSKPD Y15, DX
+	TESTQ DX, DX
+	JNZ differs
+	TESTQ AX, AX
+	JNZ done // an equal group after others: back to the fast path
+
+differs:
+	// A new maximum (|d| ≥ maxAbs; for a pair that differs, |d| ≥
+	// maxRel·|a|, which holds for |a| = 0 unless maxRel is +Inf, when such
+	// a pair can only tie) goes to block.
+	VMULPD ST_MAXREL(R8), Y14, Y8
+	VCMPPD $0x1D, Y8, Y13, Y8          // |d| ≥ maxRel·|a|
+	VANDPD Y15, Y8, Y8
+	VCMPPD $0x1D, ST_MAXABS(R8), Y13, Y9 // |d| ≥ maxAbs
+	VORPD Y9, Y8, Y8
+	VPTEST Y8, Y8
+	JNZ done
+	// beyond the tolerance: |d| > atol + rtol·|a|
+	VMULPD ST_RTOL(R8), Y14, Y8
+	VADDPD ST_ATOL(R8), Y8, Y8
+	VCMPPD $0x1E, Y8, Y13, Y8
+	VMOVMSKPD Y8, BX
+	TESTQ BX, BX
+	JNZ beyond
+
+counted:
+	POPCNTQ DX, DX
+	ADDQ DX, R10
+	VMULPD Y12, Y12, Y12
+	VADDPD Y12, Y0, Y0                 // sqD += d²
+	VMULPD Y10, Y10, Y8                // a²
+	VANDPD Y15, Y8, Y9
+	VADDPD Y9, Y1, Y1                  // sqA += a² where a ≠ b
+	VANDNPD Y8, Y15, Y8
+	VADDPD Y8, Y4, Y4                  // eq += a² where a = b
+	VMULPD Y11, Y11, Y8
+	VANDPD Y15, Y8, Y8
+	VADDPD Y8, Y2, Y2                  // sqB += b² where a ≠ b
+	VMULPD Y11, Y10, Y8
+	VANDPD Y15, Y8, Y8
+	VADDPD Y8, Y3, Y3                  // ab += a·b where a ≠ b
+	VMAXPD Y13, Y6, Y6
+	VANDNPD posInf<>(SB), Y15, Y8      // +Inf where a = b
+	VORPD Y13, Y8, Y8
+	VMINPD Y8, Y5, Y5
+	// histogram bucket: the top 16 bits of |d| (0 where a = b: the caller
+	// takes those back)
+	VPSRLQ $48, Y13, Y8
+	VMOVQ X8, BX
+	INCL (R9)(BX*4)
+	VPEXTRQ $1, X8, BX
+	INCL (R9)(BX*4)
+	VEXTRACTI128 $1, Y8, X8
+	VMOVQ X8, BX
+	INCL (R9)(BX*4)
+	VPEXTRQ $1, X8, BX
+	INCL (R9)(BX*4)
+	// ULP distance
+	VMOVDQU (SI)(AX*4), X8
+	VMOVDQU (DI)(AX*4), X9
+	VPAND mag32<>(SB), X8, X10         // magnitudes
+	VPAND mag32<>(SB), X9, X11
+	TESTQ R13, R13
+	JZ keys
+	ROUND_BF16(X10)
+	ROUND_BF16(X11)
+
+keys:
+	VPXOR X9, X8, X8
+	VPSRAD $31, X8, X8                 // signs differ
+	VPADDD X11, X10, X9                // ma + mb
+	VPSUBD X11, X10, X10
+	VPABSD X10, X10                    // |ma − mb|
+	VPBLENDVB X8, X9, X10, X10
+	VPMAXUD X10, X7, X7
+	ADDQ $4, AX
+	JMP loop
+
+beyond:
+	TESTQ R12, R12
+	JNS  tally
+	BSFQ BX, R12
+	ADDQ AX, R12
+
+tally:
+	POPCNTQ BX, BX
+	ADDQ BX, R11
+	JMP counted
+
+done:
+	MOVQ ST_SUMS(R8), DX
+	VMOVUPD Y0, 0(DX)
+	VMOVUPD Y1, 32(DX)
+	VMOVUPD Y2, 64(DX)
+	VMOVUPD Y3, 96(DX)
+	VMOVUPD Y4, 128(DX)
+	VMOVUPD Y5, ST_MINAD(R8)
+	VMOVUPD Y6, ST_MAXAD(R8)
+	VMOVDQU X7, ST_MAXULP(R8)
+	MOVQ R10, ST_DIFFER(R8)
+	MOVQ R11, ST_BEYOND(R8)
+	MOVQ R12, ST_FIRST(R8)
+	VZEROUPPER
+	MOVQ AX, ret+40(FP)
+	RET

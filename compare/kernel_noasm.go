@@ -18,3 +18,6 @@ func equalRunBF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
 func equalRunF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
 	return equalRunF16Go(ra, rb, e)
 }
+
+// differRun32 takes no elements: block does all the slow path's work.
+func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) int { return 0 }

@@ -229,3 +229,29 @@ func TestEqualRunsStopWhereGoStops(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstMismatchAfterTheMaxima checks the first element beyond the
+// tolerance when it is no new maximum: the maxima come from pairs inside
+// the tolerance (a large |a−b| at a large |a|, a large |a−b|/|a| at a tiny
+// |a|), so the slow path's bulk, not its handling of maxima, finds it.
+func TestFirstMismatchAfterTheMaxima(t *testing.T) {
+	eachKernelSet(t, func(t *testing.T) {
+		const n, firstBad = 4096, 2001
+		a, b := make([]float32, n), make([]float32, n)
+		for i := range a {
+			a[i] = 1 + float32(i%13)/16
+			b[i] = math.Nextafter32(a[i], 2) // inside the tolerance
+		}
+		a[0], b[0] = 1000, 1000.001  // |a−b| ≈ 1e-3 ≤ 1e-5 + 1.3e-6·1000
+		a[1], b[1] = 1e-9, 1e-9+5e-6 // |a−b|/|a| ≈ 5000, |a−b| ≤ 1e-5
+		b[firstBad] = a[firstBad] + 1e-4
+		b[firstBad+7] = a[firstBad+7] - 1e-4
+		m := metricsOf(loaders.Float32, n, func(c *acc) { c.addF32(a, b, ulpFloat32) })
+		if m.Mismatched != 2 || len(m.FirstMismatch) != 1 || m.FirstMismatch[0] != firstBad {
+			t.Errorf("mismatched %d, first at %v; want 2, first at [%d]", m.Mismatched, m.FirstMismatch, firstBad)
+		}
+		if m.MaxAbs.Index[0] != 0 || m.MaxRel.Index[0] != 1 {
+			t.Errorf("maxima at %v and %v, want [0] and [1]", m.MaxAbs.Index, m.MaxRel.Index)
+		}
+	})
+}

@@ -142,7 +142,7 @@ func (c *acc) addComplex(va, vb []float64) {
 		}
 		absA, absB := math.Hypot(ar, ai), math.Hypot(br, bi)
 		d := math.Hypot(ar-br, ai-bi)
-		c.sums.differ(int((c.n+int64(i/2))%lanes), d*d, ar*ar+ai*ai, br*br+bi*bi, ar*br+ai*bi)
+		c.sums.differ(int((c.n+int64(i/2))%lanes), d*d, float64(ar*ar)+float64(ai*ai), float64(br*br)+float64(bi*bi), float64(ar*br)+float64(ai*bi))
 		c.pair(d, absA, absA, absB, pos)
 		if c.useULP {
 			u := max(ulpDistance(c.key, ar, br), ulpDistance(c.key, ai, bi))
