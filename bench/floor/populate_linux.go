@@ -1,0 +1,6 @@
+package main
+
+import "syscall"
+
+// mapPopulate asks mmap to fill the page tables up front.
+const mapPopulate = syscall.MAP_POPULATE
