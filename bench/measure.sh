@@ -3,9 +3,11 @@
 #
 #   bench/measure.sh GRAPHDIFF_BINARY DIR [MiB]
 #
-# For each case: the median wall time of 3 runs (page cache warm), the
-# element rate, and the peak resident anonymous memory (RssAnon, sampled
-# from /proc every 10 ms; file-backed mapped pages are not counted).
+# Every input is first evicted from the page cache and read back
+# (recache.py), so that all are cached alike. For each case: the median
+# wall time of 3 runs (page cache warm), the element rate, and the peak
+# resident anonymous memory (RssAnon, sampled from /proc every 10 ms;
+# file-backed mapped pages are not counted).
 set -euo pipefail
 gd=$(readlink -f "$1"); dir=$2; mib=${3:-1024}
 . "$(dirname "$0")/peak.sh"
@@ -28,12 +30,11 @@ row() { # name elements bytes command...
   awk -v n="$name" -v t="$t" -v e="$elems" -v b="$bytes" -v m="$m" \
     'BEGIN{printf "%-28s %7.3f s  %6.2f ns/element  %7.0f MiB/s  peak anon %4d MiB\n", n, t, t*1e9/e, b/t/1048576, m}'
 }
-for f in "$dir"/*_"$mib".npy; do cat "$f" > /dev/null; done
+/usr/bin/python3 "$(dirname "$0")/recache.py" "$dir" # same page-cache state for every input
 row "float32 vs float32" "$n" $((8 * n)) "$dir/f32_a_$mib.npy" "$dir/f32_b_$mib.npy"
 row "float32, every pair differs" "$n" $((8 * n)) "$dir/f32_a_$mib.npy" "$dir/f32_ulp_$mib.npy"
 row "bfloat16 vs bfloat16" "$n" $((4 * n)) "$dir/bf16_a_$mib.npy" "$dir/bf16_b_$mib.npy"
 row "float16 vs float16" "$n" $((4 * n)) "$dir/f16_a_$mib.npy" "$dir/f16_b_$mib.npy"
 row "float32 vs bfloat16 (mixed)" "$n" $((6 * n)) "$dir/f32_a_$mib.npy" "$dir/bf16_b_$mib.npy"
 small=$((8 * 2000 * 1024))
-find "$dir/small" -type f -exec cat {} + > /dev/null
 row "small: 2x 16000 files of 4 KiB" "$small" $((8 * small)) "$dir/small/a" "$dir/small/b"
