@@ -19,13 +19,18 @@ import (
 //     and for 16-bit data one 8-byte comparison per side finds it;
 //   - NaN and ±Inf are found from the exponent bits, and go to the slow
 //     path (special) together;
-//   - b − a of two float32 values is exact in float64, as are the squares
-//     and products of the sums;
+//   - the squares and products a², b², a·b of float32 values are exact in
+//     float64, and so is b − a unless the exponents are more than 29
+//     apart; every product is rounded before it is added (no fused
+//     multiply-add on any GOAMD64 level);
 //   - the largest relative error is tested by multiplication (|d| ≥ m·|a|),
 //     dividing only for a new maximum;
 //   - the ULP distance comes from the bit patterns with integer arithmetic,
 //     in float32 units or, for bfloat16 data (the top half of a float32),
-//     in bfloat16 units; other dtypes use their key function.
+//     in bfloat16 units; other dtypes use their key function;
+//   - on amd64 with AVX2, runs of equal groups and groups that differ but
+//     hold no special value and no new maximum go through assembly
+//     (kernel_amd64.go), which does these same operations in this order.
 
 // ulpMode says how the float32 kernel measures ULP distances.
 type ulpMode int
