@@ -177,11 +177,11 @@ func (c *acc) addF32(va, vb []float32, mode ulpMode) {
 					continue
 				}
 			}
-			if k := c.differRun32(va[i:], vb[i:], i, mode); k > 0 {
-				i += k
+			k, ran := c.differRun32(va[i:], vb[i:], i, mode)
+			if i += k; k > 0 {
 				continue
 			}
-			if useAVX2 && mode != ulpKeyFunc {
+			if ran {
 				end = i + lanes // block takes the group differRun32 stopped at
 			}
 		}

@@ -75,11 +75,12 @@ func differRun32AVX2(a, b *float32, n int, st *differState, bf16 bool) int
 // as block would, and returns how many elements it took: a multiple of
 // lanes, stopping before a group with ±Inf or NaN, one with a new maximum
 // (left to block, which keeps ties and positions), or an equal group after
-// others (left to the fast path). It takes none without the assembly, for
-// ULP distances by key function, or before the first finite pair.
-func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) int {
+// others (left to the fast path). ran is false when it could not look at
+// the first group: without the assembly, for ULP distances by key
+// function, before the first finite pair, or with fewer than lanes pairs.
+func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran bool) {
 	if !useAVX2 || mode == ulpKeyFunc || c.maxAbs.pos < 0 || len(va) < lanes {
-		return 0
+		return 0, false
 	}
 	h := c.hist
 	st := differState{sums: &c.sums, counts: &h.buckets()[0], first: -1}
@@ -89,7 +90,7 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) int {
 		st.maxAbs[l], st.maxRel[l] = c.maxAbs.Value, c.maxRel.Value*(1-1e-12) // block's thresholds
 	}
 	vb = vb[:len(va)]
-	k := differRun32AVX2(unsafe.SliceData(va), unsafe.SliceData(vb), len(va), &st, mode == ulpBFloat16)
+	k = differRun32AVX2(unsafe.SliceData(va), unsafe.SliceData(vb), len(va), &st, mode == ulpBFloat16)
 	zeros := int64(k) - st.differ
 	c.finite += int64(k)
 	h.zeros += zeros
@@ -106,5 +107,5 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) int {
 		}
 	}
 	c.maxULP = max(c.maxULP, uint64(max(st.maxULP[0], st.maxULP[1], st.maxULP[2], st.maxULP[3])))
-	return k
+	return k, true
 }
