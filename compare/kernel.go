@@ -136,8 +136,8 @@ func (c *acc) block(va, vb []float32, i int, mode ulpMode) {
 	h.lo, h.hi, h.zeros = lo, hi, h.zeros+zeros
 	c.finite += finite
 	c.beyond += beyond
-	if first >= 0 && (c.first < 0 || first < c.first) { // special() may have set c.first
-		c.first = first
+	if first >= 0 { // special() may have set c.first
+		c.firstBeyond(first)
 	}
 	c.maxULP = maxULP
 }

@@ -9,11 +9,12 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// On amd64 with AVX2 the fast paths run in assembly (kernel_amd64.s), eight
-// pairs per iteration, with the Go loops' float64 operations in the Go
-// loops' order: the partials they return are bit for bit the same, which
-// TestKernelsMatchGenericInPieces checks with useAVX2 on and off. Build
-// with -tags purego to use the Go loops only.
+// On amd64 with AVX2 the fast paths (eight pairs per iteration) and the
+// bulk of the slow path (differRun32, four) run in assembly
+// (kernel_amd64.s), with the Go loops' float64 operations in the Go loops'
+// order: what they compute is bit for bit the same, which the kernel tests
+// check with useAVX2 on and off. Build with -tags purego to use the Go
+// loops only.
 
 // useAVX2 selects the assembly kernels; tests turn it off.
 var useAVX2 = cpu.X86.HasAVX2
@@ -102,9 +103,7 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran boo
 	}
 	c.beyond += st.beyond
 	if st.first >= 0 {
-		if pos := c.base + c.n + int64(i) + st.first; c.first < 0 || pos < c.first {
-			c.first = pos
-		}
+		c.firstBeyond(c.base + c.n + int64(i) + st.first)
 	}
 	c.maxULP = max(c.maxULP, uint64(max(st.maxULP[0], st.maxULP[1], st.maxULP[2], st.maxULP[3])))
 	return k, true

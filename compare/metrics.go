@@ -203,6 +203,12 @@ func (c *acc) special(a, b float64, pos int64) {
 // lane.
 func (c *acc) markBeyond(pos int64) {
 	c.beyond++
+	c.firstBeyond(pos)
+}
+
+// firstBeyond records pos as the first element beyond the tolerance if no
+// element before it is recorded.
+func (c *acc) firstBeyond(pos int64) {
 	if c.first < 0 || pos < c.first {
 		c.first = pos
 	}
