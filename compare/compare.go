@@ -693,6 +693,12 @@ func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *a
 	case j.settings.DType == loaders.BFloat16 && (j.a.DType == loaders.BFloat16 || j.a.DType == loaders.Float32) &&
 		(j.b.DType == loaders.BFloat16 || j.b.DType == loaders.Float32):
 		mode = ulpBFloat16 // bfloat16, or float32 rounded to it
+		if j.a.DType == loaders.Float32 {
+			mode |= ulpRoundA
+		}
+		if j.b.DType == loaders.Float32 {
+			mode |= ulpRoundB
+		}
 	}
 	if c, ok, err := compareMapped16(tk, hist, key, mode); ok {
 		return c, err

@@ -32,13 +32,20 @@ import (
 //     hold no special value and no new maximum go through assembly
 //     (kernel_amd64.go), which does these same operations in this order.
 
-// ulpMode says how the float32 kernel measures ULP distances.
-type ulpMode int
+// ulpMode says how the float32 kernel measures ULP distances: in float32
+// units, in bfloat16 units (bit patterns rounded to bfloat16, to nearest,
+// ties to even), or by the comparison dtype's key function. For bfloat16
+// units, ulpRoundA and ulpRoundB say which sides hold float32 data: the
+// assembly rounds only those, since rounding a bfloat16 changes nothing
+// (block rounds both, to the same result).
+type ulpMode uint8
 
 const (
-	ulpFloat32  ulpMode = iota // float32 bit patterns
-	ulpBFloat16                // float32 bit patterns rounded to bfloat16 (to nearest, ties to even)
-	ulpKeyFunc                 // the comparison dtype's key function
+	ulpFloat32  ulpMode = 0
+	ulpKeyFunc  ulpMode = 1
+	ulpBFloat16 ulpMode = 2
+	ulpRoundA   ulpMode = 4 // with ulpBFloat16: a is float32 data
+	ulpRoundB   ulpMode = 8 // with ulpBFloat16: b is float32 data
 )
 
 // orderedKey maps a float32 bit pattern, rounded to nearest-even at bit
@@ -119,11 +126,11 @@ func (c *acc) block(va, vb []float32, i int, mode ulpMode) {
 				maxAbs, maxRel = c.maxAbs.Value, c.maxRel.Value*(1-1e-12)
 			}
 			var u uint64
-			switch mode { // constant shifts: cheaper than by a variable
-			case ulpFloat32:
+			switch { // constant shifts: cheaper than by a variable
+			case mode == ulpFloat32:
 				ka, kb := orderedKey(bx, 0), orderedKey(by, 0)
 				u = uint64(max(ka-kb, kb-ka))
-			case ulpBFloat16:
+			case mode&ulpBFloat16 != 0:
 				ka, kb := orderedKey(bx, 16), orderedKey(by, 16)
 				u = uint64(max(ka-kb, kb-ka))
 			default:

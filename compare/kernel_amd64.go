@@ -69,7 +69,7 @@ type differState struct {
 }
 
 //go:noescape
-func differRun32AVX2(a, b *float32, n int, st *differState, bf16 bool) int
+func differRun32AVX2(a, b *float32, n int, st *differState, mode ulpMode) int
 
 // differRun32 folds the leading groups of lanes finite pairs of va and vb
 // (va[0] is the i-th next element and in lane 0) that offer no new maximum,
@@ -91,7 +91,7 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran boo
 		st.maxAbs[l], st.maxRel[l] = c.maxAbs.Value, c.maxRel.Value*(1-1e-12) // block's thresholds
 	}
 	vb = vb[:len(va)]
-	k = differRun32AVX2(unsafe.SliceData(va), unsafe.SliceData(vb), len(va), &st, mode == ulpBFloat16)
+	k = differRun32AVX2(unsafe.SliceData(va), unsafe.SliceData(vb), len(va), &st, mode)
 	zeros := int64(k) - st.differ
 	c.finite += int64(k)
 	h.zeros += zeros

@@ -224,10 +224,6 @@ DATA zero64<>+16(SB)/8, $0
 DATA zero64<>+24(SB)/8, $0
 GLOBL zero64<>(SB), RODATA|NOPTR, $32
 
-DATA exp32<>+0(SB)/8, $0x7F8000007F800000
-DATA exp32<>+8(SB)/8, $0x7F8000007F800000
-GLOBL exp32<>(SB), RODATA|NOPTR, $16
-
 DATA mag32<>+0(SB)/8, $0x7FFFFFFF7FFFFFFF
 DATA mag32<>+8(SB)/8, $0x7FFFFFFF7FFFFFFF
 GLOBL mag32<>(SB), RODATA|NOPTR, $16
@@ -249,18 +245,19 @@ GLOBL round16<>(SB), RODATA|NOPTR, $16
 	VPADDD round16<>(SB), m, m; \
 	VPSRLD $16, m, m
 
-// func differRun32AVX2(a, b *float32, n int, st *differState, bf16 bool) int
+// func differRun32AVX2(a, b *float32, n int, st *differState, mode ulpMode) int
 //
 // Registers: Y0–Y4 the partials (sqD, sqA, sqB, ab, eq); Y5, Y6 the least
 // and largest |a−b| of pairs that differ; X7 the largest ULP distance per
 // lane; R9 the histogram; R10, R11, R12 the pairs that differ, those
-// beyond the tolerance and the first of these (−1: none yet).
+// beyond the tolerance and the first of these (−1: none yet); R13 the
+// ulpMode: bit 1 bfloat16 keys, bits 2 and 3 round a and b to them.
 TEXT ·differRun32AVX2(SB), NOSPLIT, $0-48
 	MOVQ a+0(FP), SI
 	MOVQ b+8(FP), DI
 	MOVQ n+16(FP), CX
 	MOVQ st+24(FP), R8
-	MOVBQZX bf16+32(FP), R13
+	MOVBQZX mode+32(FP), R13
 	MOVQ ST_SUMS(R8), DX
 	VMOVUPD 0(DX), Y0
 	VMOVUPD 32(DX), Y1
@@ -280,36 +277,27 @@ loop:
 	LEAQ 4(AX), BX
 	CMPQ BX, CX
 	JGT  done
-	VMOVUPS (SI)(AX*4), X8
-	VMOVUPS (DI)(AX*4), X9
-	// ±Inf or NaN on either side: block's special()
-	VPAND exp32<>(SB), X8, X10
-	VPCMPEQD exp32<>(SB), X10, X10
-	VPAND exp32<>(SB), X9, X11
-	VPCMPEQD exp32<>(SB), X11, X11
-	VPOR X11, X10, X10
-	VPTEST X10, X10
-	JNZ done
-	VCVTPS2PD X8, Y10                  // a
-	VCVTPS2PD X9, Y11                  // b
-	VSUBPD Y10, Y11, Y12               // d = b − a, 0 only where a = b
+	VCVTPS2PD (SI)(AX*4), Y10          // a
+	VCVTPS2PD (DI)(AX*4), Y11          // b
+	VSUBPD Y10, Y11, Y12               // d = b − a: 0 only where a = b, ±Inf or NaN where a or b is
 	VANDPD absMask<>(SB), Y12, Y13     // |d|
 	VANDPD absMask<>(SB), Y10, Y14     // |a|
-	VCMPPD $0x1E, zero64<>(SB), Y13, Y15 // differ: |d| > 0
+	VCMPPD $0x1E, zero64<>(SB), Y13, Y15 // differ: |d| > 0 (not NaN)
 	VMOVMSKPD Y15, DX
 	TESTQ DX, DX
 	JNZ differs
 	TESTQ AX, AX
-	JNZ done // an equal group after others: back to the fast path
+	JNZ done // an equal group after others (or ±Inf, NaN): back to Go
 
 differs:
 	// A new maximum (|d| ≥ maxAbs; for a pair that differs, |d| ≥
 	// maxRel·|a|, which holds for |a| = 0 unless maxRel is +Inf, when such
-	// a pair can only tie) goes to block.
+	// a pair can only tie) goes to block, and so does ±Inf or NaN on either
+	// side: |d| is then +Inf or NaN, and "not |d| < maxAbs" holds.
 	VMULPD ST_MAXREL(R8), Y14, Y8
 	VCMPPD $0x1D, Y8, Y13, Y8          // |d| ≥ maxRel·|a|
 	VANDPD Y15, Y8, Y8
-	VCMPPD $0x1D, ST_MAXABS(R8), Y13, Y9 // |d| ≥ maxAbs
+	VCMPPD $0x15, ST_MAXABS(R8), Y13, Y9 // not |d| < maxAbs (NLT_UQ)
 	VORPD Y9, Y8, Y8
 	VPTEST Y8, Y8
 	JNZ done
@@ -322,11 +310,26 @@ differs:
 	JNZ beyond
 
 counted:
-	POPCNTQ DX, DX
-	ADDQ DX, R10
 	VMULPD Y12, Y12, Y12
 	VADDPD Y12, Y0, Y0                 // sqD += d²
 	VMULPD Y10, Y10, Y8                // a²
+	VMAXPD Y13, Y6, Y6
+	CMPQ DX, $15
+	JNE someEqual
+	// every pair differs: no masks (adding +0 and taking the minimum with
+	// +Inf, which the masks do for equal pairs, change nothing)
+	ADDQ $4, R10
+	VADDPD Y8, Y1, Y1                  // sqA += a²
+	VMULPD Y11, Y11, Y8
+	VADDPD Y8, Y2, Y2                  // sqB += b²
+	VMULPD Y11, Y10, Y8
+	VADDPD Y8, Y3, Y3                  // ab += a·b
+	VMINPD Y13, Y5, Y5
+	JMP histogram
+
+someEqual:
+	POPCNTQ DX, DX
+	ADDQ DX, R10
 	VANDPD Y15, Y8, Y9
 	VADDPD Y9, Y1, Y1                  // sqA += a² where a ≠ b
 	VANDNPD Y8, Y15, Y8
@@ -337,12 +340,13 @@ counted:
 	VMULPD Y11, Y10, Y8
 	VANDPD Y15, Y8, Y8
 	VADDPD Y8, Y3, Y3                  // ab += a·b where a ≠ b
-	VMAXPD Y13, Y6, Y6
 	VANDNPD posInf<>(SB), Y15, Y8      // +Inf where a = b
 	VORPD Y13, Y8, Y8
 	VMINPD Y8, Y5, Y5
-	// histogram bucket: the top 16 bits of |d| (0 where a = b: the caller
-	// takes those back)
+
+histogram:
+	// bucket: the top 16 bits of |d| (0 where a = b: the caller takes
+	// those back)
 	VPSRLQ $48, Y13, Y8
 	VMOVQ X8, BX
 	INCL (R9)(BX*4)
@@ -358,9 +362,23 @@ counted:
 	VMOVDQU (DI)(AX*4), X9
 	VPAND mag32<>(SB), X8, X10         // magnitudes
 	VPAND mag32<>(SB), X9, X11
-	TESTQ R13, R13
-	JZ keys
+	BTQ $1, R13
+	JCC keys                           // float32 keys
+	BTQ $2, R13
+	JCS roundA
+	VPSRLD $16, X10, X10               // a is bfloat16: its key is its top half
+	JMP sideB
+
+roundA:
 	ROUND_BF16(X10)
+
+sideB:
+	BTQ $3, R13
+	JCS roundB
+	VPSRLD $16, X11, X11
+	JMP keys
+
+roundB:
 	ROUND_BF16(X11)
 
 keys:

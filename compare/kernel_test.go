@@ -125,15 +125,27 @@ func testKernelsMatchGenericInPieces(t *testing.T) {
 				t.Errorf("%s, all differ %v:\ngeneric %#v\nadd16   %#v\naddF32  %#v", d, allDiffer, want, split, via32)
 			}
 		}
-		// float32 against bfloat16, compared at bfloat16's precision
+		// float32 against bfloat16 (either way round) and float32 against
+		// float32, compared at bfloat16's precision: the float32 sides'
+		// ULP keys round
 		bf := make([]float32, n)
 		(&loaders.Tensor{DType: loaders.BFloat16}).DecodeFloat32(bf, halfBytes(b32, false))
-		wantMixed := generic(loaders.BFloat16, a32, bf)
-		mixed := metricsOf(loaders.BFloat16, n, func(c *acc) {
-			pieces(n, func(lo, hi int) { c.addF32(a32[lo:hi], bf[lo:hi], ulpBFloat16) })
-		})
-		if !sameMetrics(&mixed, &wantMixed) {
-			t.Errorf("float32 vs bfloat16, all differ %v:\ngeneric %#v\nkernel  %#v", allDiffer, wantMixed, mixed)
+		for _, m := range []struct {
+			name string
+			a, b []float32
+			mode ulpMode
+		}{
+			{"float32 vs bfloat16", a32, bf, ulpBFloat16 | ulpRoundA},
+			{"bfloat16 vs float32", bf, a32, ulpBFloat16 | ulpRoundB},
+			{"float32 vs float32 at bfloat16", a32, b32, ulpBFloat16 | ulpRoundA | ulpRoundB},
+		} {
+			want := generic(loaders.BFloat16, m.a, m.b)
+			got := metricsOf(loaders.BFloat16, n, func(c *acc) {
+				pieces(n, func(lo, hi int) { c.addF32(m.a[lo:hi], m.b[lo:hi], m.mode) })
+			})
+			if !sameMetrics(&got, &want) {
+				t.Errorf("%s, all differ %v:\ngeneric %#v\nkernel  %#v", m.name, allDiffer, want, got)
+			}
 		}
 		if want.MaxAbs.Index == nil || want.NaNA == 0 || want.SpecialMismatches == 0 {
 			t.Fatalf("data misses a case: %#v", want)
@@ -252,6 +264,69 @@ func TestFirstMismatchAfterTheMaxima(t *testing.T) {
 		}
 		if m.MaxAbs.Index[0] != 0 || m.MaxRel.Index[0] != 1 {
 			t.Errorf("maxima at %v and %v, want [0] and [1]", m.MaxAbs.Index, m.MaxRel.Index)
+		}
+	})
+}
+
+// TestLargestULPAfterTheMaxima checks the largest ULP distance when it
+// belongs to no maximum, so that the slow path's bulk measures it: after a
+// first group holding the largest |a−b| and the largest |a−b|/|a|, every
+// pair differs by 1 or 2 units, but one by 5 at |a| ≈ 1.9. For bfloat16
+// units the float32 side carries low bits that round up, down or to even.
+func TestLargestULPAfterTheMaxima(t *testing.T) {
+	eachKernelSet(t, func(t *testing.T) {
+		const n, planted = 4096, 2001
+		for _, m := range []struct {
+			name  string
+			dtype loaders.DType
+			mode  ulpMode
+			swap  bool // b is the float32 side
+		}{
+			{"float32", loaders.Float32, ulpFloat32, false},
+			{"float32 vs bfloat16", loaders.BFloat16, ulpBFloat16 | ulpRoundA, false},
+			{"bfloat16 vs float32", loaders.BFloat16, ulpBFloat16 | ulpRoundB, true},
+		} {
+			bf16 := m.dtype == loaders.BFloat16
+			rng := rand.New(rand.NewPCG(3, 5))
+			// pair returns x and a value k units above x's key: for bfloat16
+			// units x gets low bits (0x8000 is a tie) and the other value is
+			// the bfloat16 k units above x rounded to nearest-even.
+			pair := func(base float32, k uint32) (float32, float32) {
+				bits := math.Float32bits(base)
+				if !bf16 {
+					return base, math.Float32frombits(bits + k)
+				}
+				bits &^= 0xFFFF
+				low := []uint32{0x7FFF, 0x8000, 0x8001, 0xC000, 0x1234}[rng.IntN(5)]
+				x := bits | low
+				key := (x + 0x7FFF + x>>16&1) >> 16
+				return math.Float32frombits(x), math.Float32frombits((key + k) << 16)
+			}
+			a, b := make([]float32, n), make([]float32, n)
+			for i := range a {
+				a[i], b[i] = pair(1+rng.Float32(), 1+uint32(rng.IntN(2)))
+			}
+			a[0], b[0] = pair(1<<20, 1) // largest |a−b|
+			a[1], b[1] = pair(1, 4)     // largest |a−b|/|a|
+			a[planted], b[planted] = pair(1.9, 5)
+			if m.swap {
+				a, b = b, a
+			}
+			gen := make([][]float64, 2)
+			for s, v := range [][]float32{a, b} {
+				gen[s] = make([]float64, n)
+				for i, x := range v {
+					gen[s][i] = float64(x)
+				}
+			}
+			want := metricsOf(m.dtype, n, func(c *acc) { c.addReal(gen[0], gen[1]) })
+			got := metricsOf(m.dtype, n, func(c *acc) { c.addF32(a, b, m.mode) })
+			if want.MaxULP != 5 || want.MaxAbs.Index[0] != 0 || want.MaxRel.Index[0] != 1 {
+				t.Fatalf("%s: data misses its aim: max ULP %d, maxima at %v and %v", m.name, want.MaxULP, want.MaxAbs.Index, want.MaxRel.Index)
+			}
+			if !sameMetrics(&got, &want) {
+				t.Errorf("%s:\ngeneric %#v\nkernel  %#v", m.name, want, got)
+			}
 		}
 	})
 }
