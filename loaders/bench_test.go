@@ -21,6 +21,24 @@ func benchmarkDecode(b *testing.B, dt DType) {
 	}
 }
 
+// benchmarkDecode32 is benchmarkDecode for the float32 decoders, which
+// the comparison kernels read from.
+func benchmarkDecode32(b *testing.B, dt DType) {
+	const elems = 1 << 16
+	src := make([]byte, elems*dt.Size())
+	for i := range src {
+		src[i] = byte(i * 7)
+	}
+	dst := make([]float32, elems)
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		decode32(dst, src, dt, false)
+	}
+}
+
+func BenchmarkDecode32BFloat16(b *testing.B) { benchmarkDecode32(b, BFloat16) }
+func BenchmarkDecode32Float16(b *testing.B)  { benchmarkDecode32(b, Float16) }
+
 func BenchmarkDecodeFloat32(b *testing.B)  { benchmarkDecode(b, Float32) }
 func BenchmarkDecodeBFloat16(b *testing.B) { benchmarkDecode(b, BFloat16) }
 func BenchmarkDecodeFloat16(b *testing.B)  { benchmarkDecode(b, Float16) }

@@ -190,9 +190,7 @@ func decode32(dst []float32, src []byte, dt DType, bigEndian bool) {
 		}
 	case BFloat16:
 		if u, ok := native16(src, len(dst), bigEndian); ok {
-			for i, v := range u {
-				dst[i] = math.Float32frombits(uint32(v) << 16)
-			}
+			widenBF16(dst, u)
 			return
 		}
 		for i := range dst {
@@ -242,6 +240,16 @@ func decode32(dst []float32, src []byte, dt DType, bigEndian bool) {
 		}
 	default:
 		panic("loaders: decode32 of " + dt.String())
+	}
+}
+
+// widenBF16Go sets dst[i] to the float32 whose top half is src[i] (a
+// bfloat16 is the top half of a float32); widenBF16 runs it, or its
+// assembly version where there is one.
+func widenBF16Go(dst []float32, src []uint16) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] = math.Float32frombits(uint32(v) << 16)
 	}
 }
 

@@ -2,6 +2,7 @@ package loaders
 
 import (
 	"fmt"
+	"io"
 	"testing"
 )
 
@@ -40,7 +41,56 @@ func TestNarrowFloatTables(t *testing.T) {
 				}
 			}
 			t.Logf("%d patterns, %d NaN", len(want), nan)
+			eachDecoderSet(t, func(t *testing.T) { // and to float32, through the float32 decoders
+				for _, bufLen := range []int{1 << 12, 1000, 13} { // buffers that cut the assembly's steps
+					got := readFloat32(t, bits, bufLen)
+					for i := range want {
+						if !sameValue(float64(got[i]), want[i]) {
+							t.Fatalf("pattern %#x as float32 (buffer %d): got %v, ml_dtypes %v", i, bufLen, got[i], want[i])
+						}
+					}
+				}
+			})
 		})
+	}
+}
+
+// eachDecoderSet runs test with the Go decoders and, where the machine has
+// them, the assembly ones.
+func eachDecoderSet(t *testing.T, test func(t *testing.T)) {
+	t.Helper()
+	saved := useAVX2
+	defer func() { useAVX2 = saved }()
+	for _, asm := range []bool{false, true} {
+		if asm && !saved {
+			t.Log("no assembly decoders on this machine: Go decoders only")
+			continue
+		}
+		useAVX2 = asm
+		t.Run(map[bool]string{false: "go", true: "avx2"}[asm], test)
+	}
+}
+
+// readFloat32 reads a tensor's elements in storage order with ReadFloat32,
+// bufLen at a time.
+func readFloat32(t *testing.T, tn *Tensor, bufLen int) []float32 {
+	t.Helper()
+	r, err := tn.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out := make([]float32, 0, tn.Len())
+	buf := make([]float32, bufLen)
+	for {
+		n, err := r.ReadFloat32(buf)
+		out = append(out, buf[:n]...)
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
