@@ -63,6 +63,14 @@ type TensorResult struct {
 	Reasons []string
 	// Err is set for StatusError.
 	Err error
+	// HeadWant is how many leading values of each side, in storage order,
+	// the comparison should keep in HeadA and HeadB as it reads them
+	// (Options.PlanHeads sets it; 0 keeps none). It keeps them where it
+	// reads the pair as float32 from its first element in one piece of at
+	// least HeadWant values; elsewhere they stay nil, and whoever wanted
+	// them reads them from the files.
+	HeadWant     int
+	HeadA, HeadB []float64
 }
 
 // Failed reports whether the pair counts against the verdict.
@@ -127,6 +135,11 @@ type Options struct {
 	// Progress, when set, is called with the number of bytes each finished
 	// piece of work read, from several goroutines.
 	Progress func(bytes int64)
+	// PlanHeads, when set, is called once with the pairs about to be
+	// compared, before any is read, to set their HeadWant: diagnose's
+	// samples are the heads of tensors, which the comparison reads anyway
+	// (for many small files, reading them again costs more than comparing).
+	PlanHeads func(pairs []*TensorResult)
 }
 
 // NoiseFactor is how far beyond the baseline's noise a pair may go: the
@@ -238,6 +251,9 @@ func Runs(a, b *loaders.Run, opts Options) (*Result, error) {
 	}
 	// Steps in order, with step-less tensors last.
 	sort.SliceStable(steps, func(i, j int) bool { return stepKey(steps[i][0].Step) < stepKey(steps[j][0].Step) })
+	if opts.PlanHeads != nil {
+		opts.PlanHeads(slices.Concat(steps...))
+	}
 
 	for i, group := range steps {
 		var jobs []*job
@@ -729,7 +745,24 @@ func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *a
 		if len(va) == 0 {
 			return c, nil
 		}
+		if c.n == 0 && tk.first == 0 {
+			j.keepHeads(va, vb)
+		}
 		c.addF32(va, vb, mode)
+	}
+}
+
+// keepHeads keeps the pair's leading values as its result asks
+// (TensorResult.HeadWant), given the first piece of each side.
+func (j *job) keepHeads(va, vb []float32) {
+	t := j.result
+	if j.noise || t.HeadWant == 0 || int64(len(va)) < min(int64(t.HeadWant), j.a.Len()) {
+		return
+	}
+	n := min(t.HeadWant, len(va))
+	t.HeadA, t.HeadB = make([]float64, n), make([]float64, n)
+	for i := range n {
+		t.HeadA[i], t.HeadB[i] = float64(va[i]), float64(vb[i])
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -152,4 +153,42 @@ func mustRuns(t testing.TB, a, b *loaders.Run, opts compare.Options) *compare.Re
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestHeadsFromTheComparison diagnoses every scenario twice: once with the
+// samples' heads kept by the comparison (PlanHeads), once reading them from
+// the files. The reports are the same, the heads were kept for most pairs,
+// and diagnosis drops them.
+func TestHeadsFromTheComparison(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "scenarios", "*", "scenario.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios (%v)", err)
+	}
+	kept, planned := 0, 0
+	for _, file := range files {
+		dir := filepath.Dir(file)
+		a, b := load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph"))
+		read := Diagnose(mustRuns(t, a, b, compare.Options{}))
+		r := mustRuns(t, a, b, compare.Options{PlanHeads: PlanHeads})
+		for _, p := range r.Tensors {
+			if p.HeadWant > 0 {
+				planned++
+				if len(p.HeadA) == p.HeadWant || int64(len(p.HeadA)) == p.A.Tensor.Len() {
+					kept++
+				}
+			}
+		}
+		if got := Diagnose(r); !reflect.DeepEqual(got, read) {
+			t.Errorf("%s: with the comparison's heads\n%+v\nreading the files\n%+v", dir, got, read)
+		}
+		for _, p := range r.Tensors {
+			if p.HeadA != nil || p.HeadB != nil {
+				t.Fatalf("%s: %s %d: heads kept after diagnosis", dir, p.Name, p.Step)
+			}
+		}
+	}
+	t.Logf("heads kept for %d of %d planned pairs", kept, planned)
+	if planned == 0 || kept < planned*9/10 {
+		t.Errorf("heads kept for %d of %d planned pairs", kept, planned)
+	}
 }

@@ -47,97 +47,51 @@ type sampleSet struct {
 	names map[loaders.Kind][]string
 }
 
-// takeSamples reads the samples of every paired tensor of the comparison.
-// Tensors whose shape or storage order differ between the runs, or that
-// cannot be read, are left out; a kind keeps only the names present at
-// every one of its steps, so that vectors line up across steps.
+// takeSamples reads the samples of every paired tensor of the comparison,
+// from the heads the comparison kept (PlanHeads) where it kept enough, from
+// the files elsewhere. Tensors whose shape or storage order differ between
+// the runs, or that cannot be read, are left out; a kind keeps only the
+// names present at every one of its steps, so that vectors line up across
+// steps. It drops the heads it used.
 func takeSamples(r *compare.Result) *sampleSet {
-	type member struct {
-		t    *compare.TensorResult
-		name string
-	}
-	byKey := map[key][]member{}
-	stepsOf := map[loaders.Kind]map[int]bool{}
-	for _, t := range r.Tensors {
-		if t.A == nil || t.B == nil || t.Step == loaders.NoStep || t.Status == compare.StatusError ||
-			!sameLayout(t.A.Tensor, t.B.Tensor) {
-			continue
-		}
-		k := key{t.Step, t.Kind}
-		byKey[k] = append(byKey[k], member{t, t.Name})
-		if stepsOf[t.Kind] == nil {
-			stepsOf[t.Kind] = map[int]bool{}
-		}
-		stepsOf[t.Kind][t.Step] = true
-	}
-	s := &sampleSet{a: map[key]vec{}, b: map[key]vec{}, kinds: map[loaders.Kind]bool{}, names: map[loaders.Kind][]string{}}
-	// names common to every step of a kind
-	for kind, steps := range stepsOf {
-		count := map[string]int{}
-		for k := range steps {
-			for _, m := range byKey[key{k, kind}] {
-				count[m.name]++
-			}
-		}
-		for name, n := range count {
-			if n == len(steps) {
-				s.names[kind] = append(s.names[kind], name)
-			}
-		}
-		sort.Strings(s.names[kind])
-	}
-	// The heads to read, key by key, members in name order, each into its
-	// place in its key's sample; read several at a time (thousands of
-	// small files wait on the file system), then packed where some failed.
-	type read struct {
-		t      *compare.TensorResult
-		want   int // values to read from each side
-		da, db vec // where they go
-		got    int
-		ok     bool
-	}
-	byKeyReads := map[key][]*read{}
-	var reads []*read
-	for k, members := range byKey {
-		common := map[string]bool{}
-		for _, n := range s.names[k.kind] {
-			common[n] = true
-		}
-		sort.Slice(members, func(i, j int) bool { return members[i].name < members[j].name })
-		budget := min(sampleBudget, totalSampleBudget/max(1, len(byKey)))
-		per := int64(max(minPerTensor, budget/max(1, len(common))))
-		var rs []*read
+	s := &sampleSet{a: map[key]vec{}, b: map[key]vec{}, kinds: map[loaders.Kind]bool{}}
+	var byKey map[key][]*sampled
+	s.names, byKey = planSamples(r.Tensors)
+	var reads []*sampled
+	for _, ms := range byKey {
 		total := 0
-		for _, m := range members {
-			if common[m.name] {
-				t := m.t.A.Tensor
-				r := &read{t: m.t, want: int(min(per, t.Len()*int64(t.DType.Components())))}
-				rs = append(rs, r)
-				total += r.want
-			}
+		for _, m := range ms {
+			total += m.want
 		}
 		va, vb := make(vec, total), make(vec, total)
-		for _, r := range rs {
-			r.da, r.db, va, vb = va[:r.want], vb[:r.want], va[r.want:], vb[r.want:]
+		for _, m := range ms {
+			m.da, m.db, va, vb = va[:m.want], vb[:m.want], va[m.want:], vb[m.want:]
+			if t := m.t; len(t.HeadA) >= m.want && len(t.HeadB) >= m.want {
+				copy(m.da, t.HeadA)
+				copy(m.db, t.HeadB)
+				m.got, m.ok = m.want, true
+			} else {
+				reads = append(reads, m)
+			}
+			m.t.HeadA, m.t.HeadB = nil, nil
 		}
-		byKeyReads[k] = rs
-		reads = append(reads, rs...)
 	}
+	// several at a time: thousands of small files wait on the file system
 	parallel.For(len(reads), 2*runtime.GOMAXPROCS(0), func(i int) {
-		r := reads[i]
-		na, errA := headInto(r.t.A.Tensor, r.da)
-		nb, errB := headInto(r.t.B.Tensor, r.db)
-		r.got, r.ok = na, errA == nil && errB == nil && na == nb
+		m := reads[i]
+		na, errA := headInto(m.t.A.Tensor, m.da)
+		nb, errB := headInto(m.t.B.Tensor, m.db)
+		m.got, m.ok = na, errA == nil && errB == nil && na == nb
 	})
 	allSteps := map[int]bool{}
-	for k, rs := range byKeyReads {
-		if len(rs) == 0 {
+	for k, ms := range byKey {
+		if len(ms) == 0 {
 			continue
 		}
-		va, vb := rs[0].da[:0], rs[0].db[:0] // the key's whole sample, packed in place
-		for _, r := range rs {
-			if r.ok {
-				va, vb = append(va, r.da[:r.got]...), append(vb, r.db[:r.got]...)
+		va, vb := ms[0].da[:0], ms[0].db[:0] // the key's whole sample, packed in place where some failed
+		for _, m := range ms {
+			if m.ok {
+				va, vb = append(va, m.da[:m.got]...), append(vb, m.db[:m.got]...)
 			}
 		}
 		if len(va) == 0 {
@@ -152,6 +106,89 @@ func takeSamples(r *compare.Result) *sampleSet {
 	}
 	sort.Ints(s.steps)
 	return s
+}
+
+// sampled is one tensor's part of a sample: its first want values of each
+// side, read into da and db (got of them; ok when both sides read alike).
+type sampled struct {
+	t      *compare.TensorResult
+	want   int
+	da, db vec
+	got    int
+	ok     bool
+}
+
+// planSamples decides which tensors of ts the samples are made of and how
+// many values each gives: per step and kind, every tensor paired with the
+// same layout whose name the kind has at each of its steps, in name order,
+// min(minPerTensor, its length) values at least, and an equal share of
+// min(sampleBudget, totalSampleBudget / keys) otherwise. names are the
+// names sampled per kind.
+func planSamples(ts []*compare.TensorResult) (names map[loaders.Kind][]string, byKey map[key][]*sampled) {
+	byKey = map[key][]*sampled{}
+	stepsOf := map[loaders.Kind]map[int]bool{}
+	for _, t := range ts {
+		if t.A == nil || t.B == nil || t.Step == loaders.NoStep || t.Status == compare.StatusError ||
+			!sameLayout(t.A.Tensor, t.B.Tensor) {
+			continue
+		}
+		k := key{t.Step, t.Kind}
+		byKey[k] = append(byKey[k], &sampled{t: t})
+		if stepsOf[t.Kind] == nil {
+			stepsOf[t.Kind] = map[int]bool{}
+		}
+		stepsOf[t.Kind][t.Step] = true
+	}
+	// names common to every step of a kind
+	names = map[loaders.Kind][]string{}
+	for kind, steps := range stepsOf {
+		count := map[string]int{}
+		for k := range steps {
+			for _, m := range byKey[key{k, kind}] {
+				count[m.t.Name]++
+			}
+		}
+		for name, n := range count {
+			if n == len(steps) {
+				names[kind] = append(names[kind], name)
+			}
+		}
+		sort.Strings(names[kind])
+	}
+	keys := len(byKey)
+	for k, ms := range byKey {
+		common := map[string]bool{}
+		for _, n := range names[k.kind] {
+			common[n] = true
+		}
+		budget := min(sampleBudget, totalSampleBudget/max(1, keys))
+		per := int64(max(minPerTensor, budget/max(1, len(common))))
+		kept := ms[:0]
+		for _, m := range ms {
+			if common[m.t.Name] {
+				t := m.t.A.Tensor
+				m.want = int(min(per, t.Len()*int64(t.DType.Components())))
+				kept = append(kept, m)
+			}
+		}
+		sort.Slice(kept, func(i, j int) bool { return kept[i].t.Name < kept[j].t.Name })
+		byKey[k] = kept
+	}
+	return names, byKey
+}
+
+// PlanHeads sets the HeadWant of pairs about to be compared to what their
+// samples will take (a compare.Options.PlanHeads), so that the comparison
+// keeps those values as it reads them and diagnosis need not read them
+// again. A pair that then fails to read, or fail-fast, can change the plan;
+// takeSamples reads what it is then short of.
+func PlanHeads(pairs []*compare.TensorResult) {
+	_, byKey := planSamples(pairs)
+	for _, ms := range byKey {
+		for _, m := range ms {
+			m.t.HeadWant = m.want
+		}
+	}
 }
 
 func sameLayout(a, b *loaders.Tensor) bool {

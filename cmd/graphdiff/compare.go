@@ -184,7 +184,7 @@ func compareRun(opts *compareOptions) error {
 		return err
 	}
 	pairSingleFiles(a, b)
-	copts := compare.Options{Resolver: resolver, Jobs: opts.Jobs, FailFast: opts.FailFast}
+	copts := compare.Options{Resolver: resolver, Jobs: opts.Jobs, FailFast: opts.FailFast, PlanHeads: diagnose.PlanHeads}
 	if opts.Shard != "" {
 		if copts.Shard, err = compare.ParseShard(opts.Shard); err != nil {
 			return &usageError{err: fmt.Errorf("--shard: %w", err)}
