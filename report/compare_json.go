@@ -361,15 +361,12 @@ func compareJSON(w io.Writer, r *Comparison) error {
 	bw := bufio.NewWriter(w)
 	bw.Write(head[:i])
 	bw.WriteString("\n  \"tensors\": [\n    ")
-	err = marshalPairs(r.Tensors, func(k int, b []byte) {
+	marshalPairs(r.Tensors, func(k int, b []byte) {
 		if k > 0 {
 			bw.WriteString(",\n    ")
 		}
 		bw.Write(b)
 	})
-	if err != nil {
-		return err
-	}
 	bw.WriteString("\n  ],\n")
 	bw.Write(head[i+len(empty):])
 	bw.WriteByte('\n')
@@ -384,11 +381,10 @@ const pairBatch = 256
 // to write in order. Batches are encoded on all processors, at most a few
 // per processor ahead of the writer, so memory stays bounded whatever the
 // number of pairs.
-func marshalPairs(ts []*compare.TensorResult, write func(k int, b []byte)) error {
+func marshalPairs(ts []*compare.TensorResult, write func(k int, b []byte)) {
 	type batch struct {
 		first int
 		out   [][]byte
-		err   error
 		done  chan struct{}
 	}
 	queue := make(chan *batch, 2*runtime.GOMAXPROCS(0))
@@ -403,27 +399,15 @@ func marshalPairs(ts []*compare.TensorResult, write func(k int, b []byte)) error
 				for _, t := range ts[first:min(first+pairBatch, len(ts))] {
 					tj := tensorJSON(t)
 					compact = appendPairJSON(compact[:0], &tj)
-					var enc bytes.Buffer
-					if err := json.Indent(&enc, compact, "    ", "  "); err != nil {
-						b.err = err
-						return
-					}
-					b.out = append(b.out, enc.Bytes())
+					b.out = append(b.out, indentJSON(make([]byte, 0, 2*len(compact)), compact, "    ", "  "))
 				}
 			}()
 		}
 	}()
-	var err error
 	for b := range queue {
 		<-b.done
-		if err == nil && b.err != nil {
-			err = b.err
-		}
-		if err == nil {
-			for i, enc := range b.out {
-				write(b.first+i, enc)
-			}
+		for i, enc := range b.out {
+			write(b.first+i, enc)
 		}
 	}
-	return err
 }

@@ -9,9 +9,9 @@ import (
 // The JSON report's pairs are written by hand: a comparison of thousands
 // of small tensors spends more time in encoding/json's reflection and in
 // validating Float's MarshalJSON output than in comparing. appendPairJSON
-// writes exactly what json.Marshal writes for a TensorJSON (a test checks
-// it byte for byte), and json.Indent lays it out as json.MarshalIndent
-// would.
+// writes exactly what json.Marshal writes for a TensorJSON, and
+// indentJSON lays it out as json.MarshalIndent would (tests check both
+// byte for byte).
 
 // appendPairJSON appends t as compact JSON.
 func appendPairJSON(b []byte, t *TensorJSON) []byte {
@@ -187,4 +187,63 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// indentJSON appends compact JSON (no space outside strings, as json.Marshal
+// and appendPairJSON write it) to dst laid out as json.Indent lays it out:
+// every member and element on a line of its own, beginning with prefix and
+// one indent per level, "{}" and "[]" kept whole, ": " after keys. Unlike
+// json.Indent it does not validate src, which costs more than encoding the
+// pair did.
+func indentJSON(dst, src []byte, prefix, indent string) []byte {
+	depth := 0
+	opened := false // the last byte opened an object or array
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if opened {
+			opened = false
+			if c == '}' || c == ']' {
+				depth--
+				dst = append(dst, c)
+				continue
+			}
+			dst = newlineJSON(dst, prefix, indent, depth)
+		}
+		switch c {
+		case '"':
+			j := i + 1
+			for ; src[j] != '"'; j++ {
+				if src[j] == '\\' {
+					j++
+				}
+			}
+			dst = append(dst, src[i:j+1]...)
+			i = j
+		case '{', '[':
+			dst = append(dst, c)
+			depth++
+			opened = true
+		case '}', ']':
+			depth--
+			dst = newlineJSON(dst, prefix, indent, depth)
+			dst = append(dst, c)
+		case ',':
+			dst = append(dst, ',')
+			dst = newlineJSON(dst, prefix, indent, depth)
+		case ':':
+			dst = append(dst, ':', ' ')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+func newlineJSON(dst []byte, prefix, indent string, depth int) []byte {
+	dst = append(dst, '\n')
+	dst = append(dst, prefix...)
+	for range depth {
+		dst = append(dst, indent...)
+	}
+	return dst
 }

@@ -65,12 +65,29 @@ func TestPairJSONMatchesEncodingJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got bytes.Buffer
-		if err := json.Indent(&got, appendPairJSON(nil, &p), "    ", "  "); err != nil {
-			t.Fatalf("pair %d: %v\n%s", i, err, appendPairJSON(nil, &p))
-		}
-		if !bytes.Equal(got.Bytes(), want) {
-			t.Fatalf("pair %d:\nencoding/json %s\nhand-written  %s", i, want, got.Bytes())
+		if got := indentJSON(nil, appendPairJSON(nil, &p), "    ", "  "); !bytes.Equal(got, want) {
+			t.Fatalf("pair %d:\nencoding/json %s\nhand-written  %s", i, want, got)
 		}
 	}
+}
+
+// FuzzIndentJSON checks indentJSON against json.Indent on any valid JSON,
+// made compact first as indentJSON requires.
+func FuzzIndentJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `[]`, `{"a":[1,{},[],{"b":"x\"y"}],"c":null}`, `"\\"`, `[[[]],{"":{}}]`, `-1.5e3`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var compact bytes.Buffer
+		if json.Compact(&compact, data) != nil {
+			return
+		}
+		var want bytes.Buffer
+		if err := json.Indent(&want, compact.Bytes(), "  ", "\t"); err != nil {
+			t.Fatal(err)
+		}
+		if got := indentJSON(nil, compact.Bytes(), "  ", "\t"); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("%q:\njson.Indent %q\nindentJSON  %q", compact.Bytes(), want.Bytes(), got)
+		}
+	})
 }
