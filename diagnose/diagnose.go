@@ -52,7 +52,9 @@ type facts struct {
 
 // Diagnose looks at a whole comparison — all steps, all tensors, and
 // samples of both runs' raw values — and returns the likely causes of what
-// it found, each with evidence and a fix.
+// it found, each with evidence and a fix. The samples come from the heads
+// the comparison kept (see PlanHeads), which Diagnose then drops from r,
+// or from the files.
 func Diagnose(r *compare.Result) Report {
 	f := &facts{r: r, s: takeSamples(r), failed: numbersFailed(r), div: loaders.NoStep,
 		diverged: map[loaders.Kind][]int{}, found: map[string]float64{}}

@@ -6,31 +6,35 @@ import (
 	"testing"
 )
 
-// benchmarkDecode measures decoding throughput of one dtype, in bytes of
-// raw input per second, on a buffer that stays in cache.
-func benchmarkDecode(b *testing.B, dt DType) {
-	const elems = 1 << 16
-	src := make([]byte, elems*dt.Size())
+// benchElems is how many elements the decoding benchmarks decode: a
+// buffer that stays in cache.
+const benchElems = 1 << 16
+
+// benchSource returns benchElems elements of dt as raw bytes.
+func benchSource(b *testing.B, dt DType) []byte {
+	src := make([]byte, benchElems*dt.Size())
 	for i := range src {
 		src[i] = byte(i * 7)
 	}
-	dst := make([]float64, elems)
 	b.SetBytes(int64(len(src)))
+	return src
+}
+
+// benchmarkDecode measures decoding throughput of one dtype, in bytes of
+// raw input per second.
+func benchmarkDecode(b *testing.B, dt DType) {
+	src := benchSource(b, dt)
+	dst := make([]float64, benchElems)
 	for b.Loop() {
-		decode(dst[:elems], src, dt, false)
+		decode(dst, src, dt, false)
 	}
 }
 
 // benchmarkDecode32 is benchmarkDecode for the float32 decoders, which
 // the comparison kernels read from.
 func benchmarkDecode32(b *testing.B, dt DType) {
-	const elems = 1 << 16
-	src := make([]byte, elems*dt.Size())
-	for i := range src {
-		src[i] = byte(i * 7)
-	}
-	dst := make([]float32, elems)
-	b.SetBytes(int64(len(src)))
+	src := benchSource(b, dt)
+	dst := make([]float32, benchElems)
 	for b.Loop() {
 		decode32(dst, src, dt, false)
 	}
