@@ -12,12 +12,16 @@ import (
 // On amd64 with AVX2 the fast paths (eight pairs per iteration) and the
 // bulk of the slow path (differRun32, four) run in assembly
 // (kernel_amd64.s), with the Go loops' float64 operations in the Go loops'
-// order: what they compute is bit for bit the same, which the kernel tests
-// check with useAVX2 on and off. Build with -tags purego to use the Go
-// loops only.
+// order; with AVX-512 (F, DQ, VL) as well, the slow path takes eight pairs
+// at a time while all of them differ. What they compute is bit for bit
+// the same, which the kernel tests check with each set: Go, AVX2, AVX2
+// with AVX-512. Build with -tags purego to use the Go loops only.
 
 // useAVX2 selects the assembly kernels; tests turn it off.
 var useAVX2 = cpu.X86.HasAVX2
+
+// useAVX512 selects, on top of them, the slow path's eight-pair loop.
+var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
 
 //go:noescape
 func equalRun32AVX2(a, b *float32, n int, e *[lanes]float64) int
@@ -71,6 +75,9 @@ type differState struct {
 //go:noescape
 func differRun32AVX2(a, b *float32, n int, st *differState, mode ulpMode) int
 
+//go:noescape
+func differRun32AVX512(a, b *float32, n int, st *differState, mode ulpMode) int
+
 // differRun32 folds the leading groups of lanes finite pairs of va and vb
 // (va[0] is the i-th next element and in lane 0) that offer no new maximum,
 // as block would, and returns how many elements it took: a multiple of
@@ -91,7 +98,27 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran boo
 		st.maxAbs[l], st.maxRel[l] = c.maxAbs.Value, c.maxRel.Value*(1-1e-12) // block's thresholds
 	}
 	vb = vb[:len(va)]
-	k = differRun32AVX2(unsafe.SliceData(va), unsafe.SliceData(vb), len(va), &st, mode)
+	for {
+		// eight at a time while every pair differs, then four at a time:
+		// past the eight that stopped the wider loop (its first index
+		// counted from where it starts), or to the end without AVX-512
+		lim := len(va) - k
+		if useAVX512 {
+			k += differRun32AVX512(unsafe.SliceData(va[k:]), unsafe.SliceData(vb[k:]), lim, &st, mode)
+			lim = min(len(va)-k, 2*lanes)
+		}
+		if lim < lanes {
+			break
+		}
+		first := st.first
+		k4 := differRun32AVX2(unsafe.SliceData(va[k:]), unsafe.SliceData(vb[k:]), lim, &st, mode)
+		if first < 0 && st.first >= 0 {
+			st.first += int64(k)
+		}
+		if k += k4; k4 < lim || !useAVX512 {
+			break
+		}
+	}
 	zeros := int64(k) - st.differ
 	c.finite += int64(k)
 	h.zeros += zeros

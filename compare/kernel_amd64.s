@@ -419,3 +419,183 @@ done:
 	VZEROUPPER
 	MOVQ AX, ret+40(FP)
 	RET
+
+// func differRun32AVX512(a, b *float32, n int, st *differState, mode ulpMode) int
+//
+// differRun32AVX2 for eight pairs at a time, where the machine has
+// AVX-512 (F, DQ, VL): it stops before any eight with an equal pair,
+// ±Inf, NaN or a new maximum, which differRun32AVX2 then takes four at a
+// time. With every pair differing there are no masks: the products go
+// into the same four-lane partials Y0–Y4, the first four pairs' then the
+// next four's, as two groups would. Z5, Z6 and Y7 hold eight lanes of the
+// least and largest |a−b| and the largest ULP distance, folded to four at
+// the end; Z20–Z25 and Y26–Y28 hold the constants.
+TEXT ·differRun32AVX512(SB), NOSPLIT, $0-48
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ st+24(FP), R8
+	MOVBQZX mode+32(FP), R13
+	MOVQ ST_SUMS(R8), DX
+	VMOVUPD 0(DX), Y0
+	VMOVUPD 32(DX), Y1
+	VMOVUPD 64(DX), Y2
+	VMOVUPD 96(DX), Y3
+	VBROADCASTF64X4 ST_MINAD(R8), Z5
+	VBROADCASTF64X4 ST_MAXAD(R8), Z6
+	VBROADCASTI128 ST_MAXULP(R8), Y7
+	VBROADCASTSD absMask<>(SB), Z20
+	VBROADCASTSD ST_MAXREL(R8), Z21
+	VBROADCASTSD ST_MAXABS(R8), Z22
+	VBROADCASTSD ST_RTOL(R8), Z23
+	VBROADCASTSD ST_ATOL(R8), Z24
+	VPXORQ Z25, Z25, Z25
+	VPBROADCASTD mag32<>(SB), Y26
+	VPBROADCASTD one32<>(SB), Y27
+	VPBROADCASTD round16<>(SB), Y28
+	MOVQ ST_COUNTS(R8), R9
+	MOVQ ST_DIFFER(R8), R10
+	MOVQ ST_BEYOND(R8), R11
+	MOVQ ST_FIRST(R8), R12
+	XORQ AX, AX
+
+loop8:
+	LEAQ 8(AX), BX
+	CMPQ BX, CX
+	JGT  done8
+	VCVTPS2PD (SI)(AX*4), Z10          // a
+	VCVTPS2PD (DI)(AX*4), Z11          // b
+	VSUBPD Z10, Z11, Z12               // d = b − a
+	VANDPD Z20, Z12, Z13               // |d|
+	VANDPD Z20, Z10, Z14               // |a|
+	VCMPPD $0x1E, Z25, Z13, K1         // |d| > 0 (not NaN)
+	KORTESTB K1, K1
+	JCC  done8                         // some pair equal, ±Inf or NaN
+	VMULPD Z21, Z14, Z8
+	VCMPPD $0x1D, Z8, Z13, K2          // |d| ≥ maxRel·|a|
+	VCMPPD $0x15, Z22, Z13, K3         // not |d| < maxAbs
+	KORTESTB K3, K2
+	JNZ  done8                         // a new maximum
+	VMULPD Z23, Z14, Z8
+	VADDPD Z24, Z8, Z8
+	VCMPPD $0x1E, Z8, Z13, K4          // beyond: |d| > atol + rtol·|a|
+	KMOVB K4, BX
+	TESTQ BX, BX
+	JNZ  beyond8
+
+counted8:
+	ADDQ $8, R10
+	VMULPD Z12, Z12, Z8
+	VEXTRACTF64X4 $1, Z8, Y9
+	VADDPD Y8, Y0, Y0                  // sqD += d², first four
+	VADDPD Y9, Y0, Y0                  // then the next four
+	VMULPD Z10, Z10, Z8
+	VEXTRACTF64X4 $1, Z8, Y9
+	VADDPD Y8, Y1, Y1                  // sqA += a²
+	VADDPD Y9, Y1, Y1
+	VMULPD Z11, Z11, Z8
+	VEXTRACTF64X4 $1, Z8, Y9
+	VADDPD Y8, Y2, Y2                  // sqB += b²
+	VADDPD Y9, Y2, Y2
+	VMULPD Z11, Z10, Z8
+	VEXTRACTF64X4 $1, Z8, Y9
+	VADDPD Y8, Y3, Y3                  // ab += a·b
+	VADDPD Y9, Y3, Y3
+	VMAXPD Z13, Z6, Z6
+	VMINPD Z13, Z5, Z5
+	// histogram bucket: the top 16 bits of |d|
+	VPSRLQ $48, Z13, Z8
+	VMOVQ X8, BX
+	INCL (R9)(BX*4)
+	VPEXTRQ $1, X8, BX
+	INCL (R9)(BX*4)
+	VEXTRACTI32X4 $1, Z8, X9
+	VMOVQ X9, BX
+	INCL (R9)(BX*4)
+	VPEXTRQ $1, X9, BX
+	INCL (R9)(BX*4)
+	VEXTRACTI32X4 $2, Z8, X9
+	VMOVQ X9, BX
+	INCL (R9)(BX*4)
+	VPEXTRQ $1, X9, BX
+	INCL (R9)(BX*4)
+	VEXTRACTI32X4 $3, Z8, X9
+	VMOVQ X9, BX
+	INCL (R9)(BX*4)
+	VPEXTRQ $1, X9, BX
+	INCL (R9)(BX*4)
+	// ULP distance, as in differRun32AVX2, eight lanes
+	VMOVDQU (SI)(AX*4), Y8
+	VMOVDQU (DI)(AX*4), Y9
+	VPANDD Y26, Y8, Y10                // magnitudes
+	VPANDD Y26, Y9, Y11
+	BTQ $1, R13
+	JCC keys8                          // float32 keys
+	BTQ $2, R13
+	JCS roundA8
+	VPSRLD $16, Y10, Y10
+	JMP sideB8
+
+roundA8:
+	VPSRLD $16, Y10, Y12
+	VPANDD Y27, Y12, Y12
+	VPADDD Y12, Y10, Y10
+	VPADDD Y28, Y10, Y10
+	VPSRLD $16, Y10, Y10
+
+sideB8:
+	BTQ $3, R13
+	JCS roundB8
+	VPSRLD $16, Y11, Y11
+	JMP keys8
+
+roundB8:
+	VPSRLD $16, Y11, Y12
+	VPANDD Y27, Y12, Y12
+	VPADDD Y12, Y11, Y11
+	VPADDD Y28, Y11, Y11
+	VPSRLD $16, Y11, Y11
+
+keys8:
+	VPXOR Y9, Y8, Y8
+	VPSRAD $31, Y8, Y8                 // signs differ
+	VPADDD Y11, Y10, Y9                // ma + mb
+	VPSUBD Y11, Y10, Y10
+	VPABSD Y10, Y10                    // |ma − mb|
+	VPBLENDVB Y8, Y9, Y10, Y10
+	VPMAXUD Y10, Y7, Y7
+	ADDQ $8, AX
+	JMP loop8
+
+beyond8:
+	TESTQ R12, R12
+	JNS  tally8
+	BSFQ BX, R12
+	ADDQ AX, R12
+
+tally8:
+	POPCNTQ BX, BX
+	ADDQ BX, R11
+	JMP counted8
+
+done8:
+	VEXTRACTF64X4 $1, Z5, Y9
+	VMINPD Y9, Y5, Y5
+	VEXTRACTF64X4 $1, Z6, Y9
+	VMAXPD Y9, Y6, Y6
+	VEXTRACTI128 $1, Y7, X9
+	VPMAXUD X9, X7, X7
+	MOVQ ST_SUMS(R8), DX
+	VMOVUPD Y0, 0(DX)
+	VMOVUPD Y1, 32(DX)
+	VMOVUPD Y2, 64(DX)
+	VMOVUPD Y3, 96(DX)
+	VMOVUPD Y5, ST_MINAD(R8)
+	VMOVUPD Y6, ST_MAXAD(R8)
+	VMOVDQU X7, ST_MAXULP(R8)
+	MOVQ R10, ST_DIFFER(R8)
+	MOVQ R11, ST_BEYOND(R8)
+	MOVQ R12, ST_FIRST(R8)
+	VZEROUPPER
+	MOVQ AX, ret+40(FP)
+	RET

@@ -4,8 +4,9 @@ package compare
 
 // Without assembly kernels the fast paths are the Go loops of kernel.go.
 
-// useAVX2 is false: there are no assembly kernels to select.
-var useAVX2 = false
+// useAVX2 and useAVX512 are false: there are no assembly kernels to
+// select.
+var useAVX2, useAVX512 = false, false
 
 func equalRun32(va, vb []float32, e [lanes]float64) (int, [lanes]float64) {
 	return equalRun32Go(va, vb, e)

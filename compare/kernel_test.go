@@ -2,6 +2,7 @@ package compare
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -71,18 +72,21 @@ func TestKernelsMatchGenericInPieces(t *testing.T) {
 }
 
 // eachKernelSet runs test with the Go kernels and, where the machine has
-// them, the assembly kernels.
+// them, the AVX2 assembly kernels, then those with the AVX-512 loop.
 func eachKernelSet(t *testing.T, test func(t *testing.T)) {
 	t.Helper()
-	saved := useAVX2
-	defer func() { useAVX2 = saved }()
-	for _, asm := range []bool{false, true} {
-		if asm && !saved {
-			t.Log("no assembly kernels on this machine: Go kernels only")
+	saved2, saved512 := useAVX2, useAVX512
+	defer func() { useAVX2, useAVX512 = saved2, saved512 }()
+	for _, set := range []struct {
+		name         string
+		avx2, avx512 bool
+	}{{"go", false, false}, {"avx2", true, false}, {"avx512", true, true}} {
+		if set.avx2 && !saved2 || set.avx512 && !saved512 {
+			t.Logf("no %s kernels on this machine", set.name)
 			continue
 		}
-		useAVX2 = asm
-		t.Run(map[bool]string{false: "go", true: "avx2"}[asm], test)
+		useAVX2, useAVX512 = set.avx2, set.avx512
+		t.Run(set.name, test)
 	}
 }
 
@@ -246,36 +250,49 @@ func TestEqualRunsStopWhereGoStops(t *testing.T) {
 // tolerance when it is no new maximum: the maxima come from pairs inside
 // the tolerance (a large |a−b| at a large |a|, a large |a−b|/|a| at a tiny
 // |a|), so the slow path's bulk, not its handling of maxima, finds it.
+// With an equal pair just before it, the eight-pair loop stops there and
+// the four-pair loop finds it.
 func TestFirstMismatchAfterTheMaxima(t *testing.T) {
 	eachKernelSet(t, func(t *testing.T) {
-		const n, firstBad = 4096, 2001
-		a, b := make([]float32, n), make([]float32, n)
-		for i := range a {
-			a[i] = 1 + float32(i%13)/16
-			b[i] = math.Nextafter32(a[i], 2) // inside the tolerance
-		}
-		a[0], b[0] = 1000, 1000.001  // |a−b| ≈ 1e-3 ≤ 1e-5 + 1.3e-6·1000
-		a[1], b[1] = 1e-9, 1e-9+5e-6 // |a−b|/|a| ≈ 5000, |a−b| ≤ 1e-5
-		b[firstBad] = a[firstBad] + 1e-4
-		b[firstBad+7] = a[firstBad+7] - 1e-4
-		m := metricsOf(loaders.Float32, n, func(c *acc) { c.addF32(a, b, ulpFloat32) })
-		if m.Mismatched != 2 || len(m.FirstMismatch) != 1 || m.FirstMismatch[0] != firstBad {
-			t.Errorf("mismatched %d, first at %v; want 2, first at [%d]", m.Mismatched, m.FirstMismatch, firstBad)
-		}
-		if m.MaxAbs.Index[0] != 0 || m.MaxRel.Index[0] != 1 {
-			t.Errorf("maxima at %v and %v, want [0] and [1]", m.MaxAbs.Index, m.MaxRel.Index)
+		for _, equalBefore := range []bool{false, true} {
+			testFirstMismatchAfterTheMaxima(t, equalBefore)
 		}
 	})
 }
 
+func testFirstMismatchAfterTheMaxima(t *testing.T, equalBefore bool) {
+	const n, firstBad = 4096, 2001
+	a, b := make([]float32, n), make([]float32, n)
+	for i := range a {
+		a[i] = 1 + float32(i%13)/16
+		b[i] = math.Nextafter32(a[i], 2) // inside the tolerance
+	}
+	if equalBefore {
+		b[firstBad-1] = a[firstBad-1]
+	}
+	a[0], b[0] = 1000, 1000.001  // |a−b| ≈ 1e-3 ≤ 1e-5 + 1.3e-6·1000
+	a[1], b[1] = 1e-9, 1e-9+5e-6 // |a−b|/|a| ≈ 5000, |a−b| ≤ 1e-5
+	b[firstBad] = a[firstBad] + 1e-4
+	b[firstBad+7] = a[firstBad+7] - 1e-4
+	m := metricsOf(loaders.Float32, n, func(c *acc) { c.addF32(a, b, ulpFloat32) })
+	if m.Mismatched != 2 || len(m.FirstMismatch) != 1 || m.FirstMismatch[0] != firstBad {
+		t.Errorf("equal pair before: %v: mismatched %d, first at %v; want 2, first at [%d]", equalBefore, m.Mismatched, m.FirstMismatch, firstBad)
+	}
+	if m.MaxAbs.Index[0] != 0 || m.MaxRel.Index[0] != 1 {
+		t.Errorf("maxima at %v and %v, want [0] and [1]", m.MaxAbs.Index, m.MaxRel.Index)
+	}
+}
+
 // TestLargestULPAfterTheMaxima checks the largest ULP distance when it
-// belongs to no maximum, so that the slow path's bulk measures it: after a
-// first group holding the largest |a−b| and the largest |a−b|/|a|, every
-// pair differs by 1 or 2 units, but one by 5 at |a| ≈ 1.9. For bfloat16
-// units the float32 side carries low bits that round up, down or to even.
+// belongs to no maximum, so that the slow path's bulk measures it: every
+// pair differs by 1 or 2 units, but one by 5 at |a| ≈ 1.9, in a low or a
+// high lane of eight, and the maxima of |a−b| and |a−b|/|a| are elsewhere:
+// in the first group, or in the middle of the run (where the bulk must
+// stop for them). For bfloat16 units the float32 side carries low bits
+// that round up, down or to even, and the planted pair takes each of them
+// with either parity of its rounded key.
 func TestLargestULPAfterTheMaxima(t *testing.T) {
 	eachKernelSet(t, func(t *testing.T) {
-		const n, planted = 4096, 2001
 		for _, m := range []struct {
 			name  string
 			dtype loaders.DType
@@ -286,47 +303,60 @@ func TestLargestULPAfterTheMaxima(t *testing.T) {
 			{"float32 vs bfloat16", loaders.BFloat16, ulpBFloat16 | ulpRoundA, false},
 			{"bfloat16 vs float32", loaders.BFloat16, ulpBFloat16 | ulpRoundB, true},
 		} {
-			bf16 := m.dtype == loaders.BFloat16
-			rng := rand.New(rand.NewPCG(3, 5))
-			// pair returns x and a value k units above x's key: for bfloat16
-			// units x gets low bits (0x8000 is a tie) and the other value is
-			// the bfloat16 k units above x rounded to nearest-even.
-			pair := func(base float32, k uint32) (float32, float32) {
-				bits := math.Float32bits(base)
-				if !bf16 {
-					return base, math.Float32frombits(bits + k)
+			for _, planted := range []int{2001, 2006} {
+				for _, maxima := range [][2]int{{0, 1}, {3003, 3010}} {
+					for _, low := range []uint32{0x7FFF, 0x8000, 0x8001, 0xC000, 0x1234, 0} {
+						for _, base := range []float32{1.9, 1.9 + 1.0/128} { // keys of both parities
+							name := fmt.Sprintf("%s, planted at %d (%.4f, low bits %#x), maxima at %v", m.name, planted, base, low, maxima)
+							testLargestULP(t, name, m.dtype, m.mode, m.swap, planted, maxima, base, low)
+						}
+					}
 				}
-				bits &^= 0xFFFF
-				low := []uint32{0x7FFF, 0x8000, 0x8001, 0xC000, 0x1234}[rng.IntN(5)]
-				x := bits | low
-				key := (x + 0x7FFF + x>>16&1) >> 16
-				return math.Float32frombits(x), math.Float32frombits((key + k) << 16)
-			}
-			a, b := make([]float32, n), make([]float32, n)
-			for i := range a {
-				a[i], b[i] = pair(1+rng.Float32(), 1+uint32(rng.IntN(2)))
-			}
-			a[0], b[0] = pair(1<<20, 1) // largest |a−b|
-			a[1], b[1] = pair(1, 4)     // largest |a−b|/|a|
-			a[planted], b[planted] = pair(1.9, 5)
-			if m.swap {
-				a, b = b, a
-			}
-			gen := make([][]float64, 2)
-			for s, v := range [][]float32{a, b} {
-				gen[s] = make([]float64, n)
-				for i, x := range v {
-					gen[s][i] = float64(x)
-				}
-			}
-			want := metricsOf(m.dtype, n, func(c *acc) { c.addReal(gen[0], gen[1]) })
-			got := metricsOf(m.dtype, n, func(c *acc) { c.addF32(a, b, m.mode) })
-			if want.MaxULP != 5 || want.MaxAbs.Index[0] != 0 || want.MaxRel.Index[0] != 1 {
-				t.Fatalf("%s: data misses its aim: max ULP %d, maxima at %v and %v", m.name, want.MaxULP, want.MaxAbs.Index, want.MaxRel.Index)
-			}
-			if !sameMetrics(&got, &want) {
-				t.Errorf("%s:\ngeneric %#v\nkernel  %#v", m.name, want, got)
 			}
 		}
 	})
+}
+
+func testLargestULP(t *testing.T, name string, dtype loaders.DType, mode ulpMode, swap bool, planted int, maxima [2]int, base float32, low uint32) {
+	const n = 4096
+	bf16 := dtype == loaders.BFloat16
+	rng := rand.New(rand.NewPCG(3, 5))
+	// pair returns x and a value k units above x's key: for bfloat16 units
+	// x gets the low bits lo and the other value is the bfloat16 k units
+	// above x rounded to nearest-even.
+	pair := func(base float32, k, lo uint32) (float32, float32) {
+		bits := math.Float32bits(base)
+		if !bf16 {
+			return base, math.Float32frombits(bits + k)
+		}
+		x := bits&^0xFFFF | lo
+		key := (x + 0x7FFF + x>>16&1) >> 16
+		return math.Float32frombits(x), math.Float32frombits((key + k) << 16)
+	}
+	lows := []uint32{0x7FFF, 0x8000, 0x8001, 0xC000, 0x1234}
+	a, b := make([]float32, n), make([]float32, n)
+	for i := range a {
+		a[i], b[i] = pair(1+rng.Float32(), 1+uint32(rng.IntN(2)), lows[rng.IntN(len(lows))])
+	}
+	a[maxima[0]], b[maxima[0]] = pair(1<<20, 1, 0) // largest |a−b|
+	a[maxima[1]], b[maxima[1]] = pair(1, 4, 0)     // largest |a−b|/|a|
+	a[planted], b[planted] = pair(base, 5, low)
+	if swap {
+		a, b = b, a
+	}
+	gen := make([][]float64, 2)
+	for s, v := range [][]float32{a, b} {
+		gen[s] = make([]float64, n)
+		for i, x := range v {
+			gen[s][i] = float64(x)
+		}
+	}
+	want := metricsOf(dtype, n, func(c *acc) { c.addReal(gen[0], gen[1]) })
+	got := metricsOf(dtype, n, func(c *acc) { c.addF32(a, b, mode) })
+	if want.MaxULP != 5 || want.MaxAbs.Index[0] != maxima[0] || want.MaxRel.Index[0] != maxima[1] {
+		t.Fatalf("%s: data misses its aim: max ULP %d, maxima at %v and %v", name, want.MaxULP, want.MaxAbs.Index, want.MaxRel.Index)
+	}
+	if !sameMetrics(&got, &want) {
+		t.Errorf("%s:\ngeneric %#v\nkernel  %#v", name, want, got)
+	}
 }
