@@ -245,6 +245,44 @@ GLOBL round16<>(SB), RODATA|NOPTR, $16
 	VPADDD round16<>(SB), m, m; \
 	VPSRLD $16, m, m
 
+// COUNT2 adds one to the histogram buckets (R9) of the two quadwords of
+// XMM x, through BX.
+#define COUNT2(x) \
+	VMOVQ   x, BX; \
+	INCL    (R9)(BX*4); \
+	VPEXTRQ $1, x, BX; \
+	INCL    (R9)(BX*4)
+
+// ULP_MAX takes the ULP distances of the float32 bit patterns a and b
+// (whose keys ma and mb are) into the lane maxima acc: |ma − mb| where the
+// signs agree, ma + mb where they differ. It overwrites a, b and ma.
+#define ULP_MAX(a, b, ma, mb, acc) \
+	VPXOR     b, a, a; \
+	VPSRAD    $31, a, a; \
+	VPADDD    mb, ma, b; \
+	VPSUBD    mb, ma, ma; \
+	VPABSD    ma, ma; \
+	VPBLENDVB a, b, ma, ma; \
+	VPMAXUD   ma, acc, acc
+
+// STORE_STATE writes the partials Y0–Y3, the lane extremes Y5, Y6, X7 and
+// the counts R10–R12 back to the differState at R8, and returns AX.
+#define STORE_STATE \
+	MOVQ    ST_SUMS(R8), DX; \
+	VMOVUPD Y0, 0(DX); \
+	VMOVUPD Y1, 32(DX); \
+	VMOVUPD Y2, 64(DX); \
+	VMOVUPD Y3, 96(DX); \
+	VMOVUPD Y5, ST_MINAD(R8); \
+	VMOVUPD Y6, ST_MAXAD(R8); \
+	VMOVDQU X7, ST_MAXULP(R8); \
+	MOVQ    R10, ST_DIFFER(R8); \
+	MOVQ    R11, ST_BEYOND(R8); \
+	MOVQ    R12, ST_FIRST(R8); \
+	VZEROUPPER; \
+	MOVQ    AX, ret+40(FP); \
+	RET
+
 // func differRun32AVX2(a, b *float32, n int, st *differState, mode ulpMode) int
 //
 // Registers: Y0–Y4 the partials (sqD, sqA, sqB, ab, eq); Y5, Y6 the least
@@ -348,15 +386,9 @@ histogram:
 	// bucket: the top 16 bits of |d| (0 where a = b: the caller takes
 	// those back)
 	VPSRLQ $48, Y13, Y8
-	VMOVQ X8, BX
-	INCL (R9)(BX*4)
-	VPEXTRQ $1, X8, BX
-	INCL (R9)(BX*4)
+	COUNT2(X8)
 	VEXTRACTI128 $1, Y8, X8
-	VMOVQ X8, BX
-	INCL (R9)(BX*4)
-	VPEXTRQ $1, X8, BX
-	INCL (R9)(BX*4)
+	COUNT2(X8)
 	// ULP distance
 	VMOVDQU (SI)(AX*4), X8
 	VMOVDQU (DI)(AX*4), X9
@@ -382,13 +414,7 @@ roundB:
 	ROUND_BF16(X11)
 
 keys:
-	VPXOR X9, X8, X8
-	VPSRAD $31, X8, X8                 // signs differ
-	VPADDD X11, X10, X9                // ma + mb
-	VPSUBD X11, X10, X10
-	VPABSD X10, X10                    // |ma − mb|
-	VPBLENDVB X8, X9, X10, X10
-	VPMAXUD X10, X7, X7
+	ULP_MAX(X8, X9, X10, X11, X7)
 	ADDQ $4, AX
 	JMP loop
 
@@ -405,20 +431,8 @@ tally:
 
 done:
 	MOVQ ST_SUMS(R8), DX
-	VMOVUPD Y0, 0(DX)
-	VMOVUPD Y1, 32(DX)
-	VMOVUPD Y2, 64(DX)
-	VMOVUPD Y3, 96(DX)
 	VMOVUPD Y4, 128(DX)
-	VMOVUPD Y5, ST_MINAD(R8)
-	VMOVUPD Y6, ST_MAXAD(R8)
-	VMOVDQU X7, ST_MAXULP(R8)
-	MOVQ R10, ST_DIFFER(R8)
-	MOVQ R11, ST_BEYOND(R8)
-	MOVQ R12, ST_FIRST(R8)
-	VZEROUPPER
-	MOVQ AX, ret+40(FP)
-	RET
+	STORE_STATE
 
 // func differRun32AVX512(a, b *float32, n int, st *differState, mode ulpMode) int
 //
@@ -505,25 +519,13 @@ counted8:
 	VMINPD Z13, Z5, Z5
 	// histogram bucket: the top 16 bits of |d|
 	VPSRLQ $48, Z13, Z8
-	VMOVQ X8, BX
-	INCL (R9)(BX*4)
-	VPEXTRQ $1, X8, BX
-	INCL (R9)(BX*4)
+	COUNT2(X8)
 	VEXTRACTI32X4 $1, Z8, X9
-	VMOVQ X9, BX
-	INCL (R9)(BX*4)
-	VPEXTRQ $1, X9, BX
-	INCL (R9)(BX*4)
+	COUNT2(X9)
 	VEXTRACTI32X4 $2, Z8, X9
-	VMOVQ X9, BX
-	INCL (R9)(BX*4)
-	VPEXTRQ $1, X9, BX
-	INCL (R9)(BX*4)
+	COUNT2(X9)
 	VEXTRACTI32X4 $3, Z8, X9
-	VMOVQ X9, BX
-	INCL (R9)(BX*4)
-	VPEXTRQ $1, X9, BX
-	INCL (R9)(BX*4)
+	COUNT2(X9)
 	// ULP distance, as in differRun32AVX2, eight lanes
 	VMOVDQU (SI)(AX*4), Y8
 	VMOVDQU (DI)(AX*4), Y9
@@ -557,13 +559,7 @@ roundB8:
 	VPSRLD $16, Y11, Y11
 
 keys8:
-	VPXOR Y9, Y8, Y8
-	VPSRAD $31, Y8, Y8                 // signs differ
-	VPADDD Y11, Y10, Y9                // ma + mb
-	VPSUBD Y11, Y10, Y10
-	VPABSD Y10, Y10                    // |ma − mb|
-	VPBLENDVB Y8, Y9, Y10, Y10
-	VPMAXUD Y10, Y7, Y7
+	ULP_MAX(Y8, Y9, Y10, Y11, Y7)
 	ADDQ $8, AX
 	JMP loop8
 
@@ -585,17 +581,4 @@ done8:
 	VMAXPD Y9, Y6, Y6
 	VEXTRACTI128 $1, Y7, X9
 	VPMAXUD X9, X7, X7
-	MOVQ ST_SUMS(R8), DX
-	VMOVUPD Y0, 0(DX)
-	VMOVUPD Y1, 32(DX)
-	VMOVUPD Y2, 64(DX)
-	VMOVUPD Y3, 96(DX)
-	VMOVUPD Y5, ST_MINAD(R8)
-	VMOVUPD Y6, ST_MAXAD(R8)
-	VMOVDQU X7, ST_MAXULP(R8)
-	MOVQ R10, ST_DIFFER(R8)
-	MOVQ R11, ST_BEYOND(R8)
-	MOVQ R12, ST_FIRST(R8)
-	VZEROUPPER
-	MOVQ AX, ret+40(FP)
-	RET
+	STORE_STATE
