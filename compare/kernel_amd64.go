@@ -73,10 +73,10 @@ type differState struct {
 }
 
 //go:noescape
-func differRun32AVX2(a, b *float32, n int, st *differState, mode ulpMode) int
+func differRun32AVX2(a, b *float32, from, to int, st *differState, mode ulpMode) int
 
 //go:noescape
-func differRun32AVX512(a, b *float32, n int, st *differState, mode ulpMode) int
+func differRun32AVX512(a, b *float32, from, to int, st *differState, mode ulpMode) int
 
 // differRun32 folds the leading groups of lanes finite pairs of va and vb
 // (va[0] is the i-th next element and in lane 0) that offer no new maximum,
@@ -97,25 +97,20 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran boo
 		st.atol[l], st.rtol[l] = c.tol.ATol, c.tol.RTol
 		st.maxAbs[l], st.maxRel[l] = c.maxAbs.Value, c.maxRel.Value*(1-1e-12) // block's thresholds
 	}
-	vb = vb[:len(va)]
+	a, b, n := &va[0], &vb[:len(va)][0], len(va)
 	for {
 		// eight at a time while every pair differs, then four at a time:
-		// past the eight that stopped the wider loop (its first index
-		// counted from where it starts), or to the end without AVX-512
-		lim := len(va) - k
+		// past the eight that stopped the wider loop, or to the end
+		// without AVX-512
+		to := n
 		if useAVX512 {
-			k += differRun32AVX512(unsafe.SliceData(va[k:]), unsafe.SliceData(vb[k:]), lim, &st, mode)
-			lim = min(len(va)-k, 2*lanes)
+			k = differRun32AVX512(a, b, k, n, &st, mode)
+			to = min(n, k+2*lanes)
 		}
-		if lim < lanes {
+		if to-k < lanes {
 			break
 		}
-		first := st.first
-		k4 := differRun32AVX2(unsafe.SliceData(va[k:]), unsafe.SliceData(vb[k:]), lim, &st, mode)
-		if first < 0 && st.first >= 0 {
-			st.first += int64(k)
-		}
-		if k += k4; k4 < lim || !useAVX512 {
+		if k = differRun32AVX2(a, b, k, to, &st, mode); k < to || !useAVX512 {
 			break
 		}
 	}

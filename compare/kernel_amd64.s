@@ -245,6 +245,15 @@ GLOBL round16<>(SB), RODATA|NOPTR, $16
 	VPADDD round16<>(SB), m, m; \
 	VPSRLD $16, m, m
 
+// ROUND_BF16_Y is ROUND_BF16 for the eight magnitudes in YMM m, with the
+// constants in registers (Y27: 1, Y28: 0x7FFF).
+#define ROUND_BF16_Y(m) \
+	VPSRLD $16, m, Y12; \
+	VPANDD Y27, Y12, Y12; \
+	VPADDD Y12, m, m; \
+	VPADDD Y28, m, m; \
+	VPSRLD $16, m, m
+
 // COUNT2 adds one to the histogram buckets (R9) of the two quadwords of
 // XMM x, through BX.
 #define COUNT2(x) \
@@ -266,7 +275,8 @@ GLOBL round16<>(SB), RODATA|NOPTR, $16
 	VPMAXUD   ma, acc, acc
 
 // STORE_STATE writes the partials Y0–Y3, the lane extremes Y5, Y6, X7 and
-// the counts R10–R12 back to the differState at R8, and returns AX.
+// the counts R10–R12 back to the differState at R8, and returns AX, the
+// index where the loop stopped.
 #define STORE_STATE \
 	MOVQ    ST_SUMS(R8), DX; \
 	VMOVUPD Y0, 0(DX); \
@@ -280,22 +290,25 @@ GLOBL round16<>(SB), RODATA|NOPTR, $16
 	MOVQ    R11, ST_BEYOND(R8); \
 	MOVQ    R12, ST_FIRST(R8); \
 	VZEROUPPER; \
-	MOVQ    AX, ret+40(FP); \
+	MOVQ    AX, ret+48(FP); \
 	RET
 
-// func differRun32AVX2(a, b *float32, n int, st *differState, mode ulpMode) int
+// func differRun32AVX2(a, b *float32, from, to int, st *differState, mode ulpMode) int
 //
 // Registers: Y0–Y4 the partials (sqD, sqA, sqB, ab, eq); Y5, Y6 the least
 // and largest |a−b| of pairs that differ; X7 the largest ULP distance per
 // lane; R9 the histogram; R10, R11, R12 the pairs that differ, those
 // beyond the tolerance and the first of these (−1: none yet); R13 the
-// ulpMode: bit 1 bfloat16 keys, bits 2 and 3 round a and b to them.
-TEXT ·differRun32AVX2(SB), NOSPLIT, $0-48
+// ulpMode: bit 1 bfloat16 keys, bits 2 and 3 round a and b to them; AX
+// the index of the next pair, from its argument from (R14) up to to (CX).
+// Indices count from a and b, so the first index needs no offset.
+TEXT ·differRun32AVX2(SB), NOSPLIT, $0-56
 	MOVQ a+0(FP), SI
 	MOVQ b+8(FP), DI
-	MOVQ n+16(FP), CX
-	MOVQ st+24(FP), R8
-	MOVBQZX mode+32(FP), R13
+	MOVQ from+16(FP), AX
+	MOVQ to+24(FP), CX
+	MOVQ st+32(FP), R8
+	MOVBQZX mode+40(FP), R13
 	MOVQ ST_SUMS(R8), DX
 	VMOVUPD 0(DX), Y0
 	VMOVUPD 32(DX), Y1
@@ -309,7 +322,7 @@ TEXT ·differRun32AVX2(SB), NOSPLIT, $0-48
 	MOVQ ST_DIFFER(R8), R10
 	MOVQ ST_BEYOND(R8), R11
 	MOVQ ST_FIRST(R8), R12
-	XORQ AX, AX
+	MOVQ AX, R14                       // from
 
 loop:
 	LEAQ 4(AX), BX
@@ -324,8 +337,8 @@ loop:
 	VMOVMSKPD Y15, DX
 	TESTQ DX, DX
 	JNZ differs
-	TESTQ AX, AX
-	JNZ done // an equal group after others (or ±Inf, NaN): back to Go
+	CMPQ AX, R14
+	JNE done // an equal group after others (or ±Inf, NaN): back to Go
 
 differs:
 	// A new maximum (|d| ≥ maxAbs; for a pair that differs, |d| ≥
@@ -434,7 +447,7 @@ done:
 	VMOVUPD Y4, 128(DX)
 	STORE_STATE
 
-// func differRun32AVX512(a, b *float32, n int, st *differState, mode ulpMode) int
+// func differRun32AVX512(a, b *float32, from, to int, st *differState, mode ulpMode) int
 //
 // differRun32AVX2 for eight pairs at a time, where the machine has
 // AVX-512 (F, DQ, VL): it stops before any eight with an equal pair,
@@ -444,12 +457,13 @@ done:
 // next four's, as two groups would. Z5, Z6 and Y7 hold eight lanes of the
 // least and largest |a−b| and the largest ULP distance, folded to four at
 // the end; Z20–Z25 and Y26–Y28 hold the constants.
-TEXT ·differRun32AVX512(SB), NOSPLIT, $0-48
+TEXT ·differRun32AVX512(SB), NOSPLIT, $0-56
 	MOVQ a+0(FP), SI
 	MOVQ b+8(FP), DI
-	MOVQ n+16(FP), CX
-	MOVQ st+24(FP), R8
-	MOVBQZX mode+32(FP), R13
+	MOVQ from+16(FP), AX
+	MOVQ to+24(FP), CX
+	MOVQ st+32(FP), R8
+	MOVBQZX mode+40(FP), R13
 	MOVQ ST_SUMS(R8), DX
 	VMOVUPD 0(DX), Y0
 	VMOVUPD 32(DX), Y1
@@ -471,7 +485,6 @@ TEXT ·differRun32AVX512(SB), NOSPLIT, $0-48
 	MOVQ ST_DIFFER(R8), R10
 	MOVQ ST_BEYOND(R8), R11
 	MOVQ ST_FIRST(R8), R12
-	XORQ AX, AX
 
 loop8:
 	LEAQ 8(AX), BX
@@ -539,11 +552,7 @@ counted8:
 	JMP sideB8
 
 roundA8:
-	VPSRLD $16, Y10, Y12
-	VPANDD Y27, Y12, Y12
-	VPADDD Y12, Y10, Y10
-	VPADDD Y28, Y10, Y10
-	VPSRLD $16, Y10, Y10
+	ROUND_BF16_Y(Y10)
 
 sideB8:
 	BTQ $3, R13
@@ -552,11 +561,7 @@ sideB8:
 	JMP keys8
 
 roundB8:
-	VPSRLD $16, Y11, Y12
-	VPANDD Y27, Y12, Y12
-	VPADDD Y12, Y11, Y11
-	VPADDD Y28, Y11, Y11
-	VPSRLD $16, Y11, Y11
+	ROUND_BF16_Y(Y11)
 
 keys8:
 	ULP_MAX(Y8, Y9, Y10, Y11, Y7)

@@ -52,7 +52,7 @@ type sampleSet struct {
 // the files elsewhere. Tensors whose shape or storage order differ between
 // the runs, or that cannot be read, are left out; a kind keeps only the
 // names present at every one of its steps, so that vectors line up across
-// steps. It drops the heads it used.
+// steps. It drops the heads the comparison kept.
 func takeSamples(r *compare.Result) *sampleSet {
 	s := &sampleSet{a: map[key]vec{}, b: map[key]vec{}, kinds: map[loaders.Kind]bool{}}
 	var byKey map[key][]*sampled
@@ -73,8 +73,10 @@ func takeSamples(r *compare.Result) *sampleSet {
 			} else {
 				reads = append(reads, m)
 			}
-			m.t.HeadA, m.t.HeadB = nil, nil
 		}
+	}
+	for _, t := range r.Tensors {
+		t.HeadA, t.HeadB = nil, nil
 	}
 	// several at a time: thousands of small files wait on the file system
 	parallel.For(len(reads), 2*runtime.GOMAXPROCS(0), func(i int) {
@@ -155,13 +157,12 @@ func planSamples(ts []*compare.TensorResult) (names map[loaders.Kind][]string, b
 		}
 		sort.Strings(names[kind])
 	}
-	keys := len(byKey)
+	budget := min(sampleBudget, totalSampleBudget/max(1, len(byKey)))
 	for k, ms := range byKey {
 		common := map[string]bool{}
 		for _, n := range names[k.kind] {
 			common[n] = true
 		}
-		budget := min(sampleBudget, totalSampleBudget/max(1, keys))
 		per := int64(max(minPerTensor, budget/max(1, len(common))))
 		kept := ms[:0]
 		for _, m := range ms {
