@@ -47,10 +47,15 @@ func kernelData(n int, allDiffer bool) ([]float32, []float32) {
 // metricsOf runs fold on a fresh accumulator and returns its metrics.
 func metricsOf(d loaders.DType, n int, fold func(c *acc)) Metrics {
 	var h errorHistogram
-	c := newAcc(tolerances.For(d), ulpKeyFor(d), false, true, &h, 0)
+	return foldedMetrics(d, n, &h, fold)
+}
+
+// foldedMetrics is metricsOf with the accumulator's histogram h.
+func foldedMetrics(d loaders.DType, n int, h *errorHistogram, fold func(c *acc)) Metrics {
+	c := newAcc(tolerances.For(d), ulpKeyFor(d), false, true, h, 0)
 	fold(c)
 	tn := &loaders.Tensor{Shape: []int{n}}
-	return c.metrics(&h, tn.Index)
+	return c.metrics(h, tn.Index)
 }
 
 // pieces calls f on consecutive pieces of [0, n) of irregular sizes, so
@@ -249,19 +254,22 @@ func TestEqualRunsStopWhereGoStops(t *testing.T) {
 // TestFirstMismatchAfterTheMaxima checks the first element beyond the
 // tolerance when it is no new maximum: the maxima come from pairs inside
 // the tolerance (a large |a−b| at a large |a|, a large |a−b|/|a| at a tiny
-// |a|), so the slow path's bulk, not its handling of maxima, finds it.
-// With an equal pair just before it, the eight-pair loop stops there and
-// the four-pair loop finds it.
+// |a|), so the slow path's bulk, not its handling of maxima, finds it,
+// first in its sixteen with another beyond it there (2001) or alone and
+// later in it (2011). With an equal pair just before it, the sixteen-pair
+// loop stops there and the four-pair loop finds it.
 func TestFirstMismatchAfterTheMaxima(t *testing.T) {
 	eachKernelSet(t, func(t *testing.T) {
-		for _, equalBefore := range []bool{false, true} {
-			testFirstMismatchAfterTheMaxima(t, equalBefore)
+		for _, firstBad := range []int{2001, 2011} {
+			for _, equalBefore := range []bool{false, true} {
+				testFirstMismatchAfterTheMaxima(t, firstBad, equalBefore)
+			}
 		}
 	})
 }
 
-func testFirstMismatchAfterTheMaxima(t *testing.T, equalBefore bool) {
-	const n, firstBad = 4096, 2001
+func testFirstMismatchAfterTheMaxima(t *testing.T, firstBad int, equalBefore bool) {
+	const n = 4096
 	a, b := make([]float32, n), make([]float32, n)
 	for i := range a {
 		a[i] = 1 + float32(i%13)/16
@@ -276,7 +284,7 @@ func testFirstMismatchAfterTheMaxima(t *testing.T, equalBefore bool) {
 	b[firstBad+7] = a[firstBad+7] - 1e-4
 	m := metricsOf(loaders.Float32, n, func(c *acc) { c.addF32(a, b, ulpFloat32) })
 	if m.Mismatched != 2 || len(m.FirstMismatch) != 1 || m.FirstMismatch[0] != firstBad {
-		t.Errorf("equal pair before: %v: mismatched %d, first at %v; want 2, first at [%d]", equalBefore, m.Mismatched, m.FirstMismatch, firstBad)
+		t.Errorf("first at %d, equal pair before: %v: mismatched %d, first at %v; want 2, first at [%d]", firstBad, equalBefore, m.Mismatched, m.FirstMismatch, firstBad)
 	}
 	if m.MaxAbs.Index[0] != 0 || m.MaxRel.Index[0] != 1 {
 		t.Errorf("maxima at %v and %v, want [0] and [1]", m.MaxAbs.Index, m.MaxRel.Index)
@@ -286,7 +294,7 @@ func testFirstMismatchAfterTheMaxima(t *testing.T, equalBefore bool) {
 // TestLargestULPAfterTheMaxima checks the largest ULP distance when it
 // belongs to no maximum, so that the slow path's bulk measures it: every
 // pair differs by 1 or 2 units, but one by 5 at |a| ≈ 1.9, in a low or a
-// high lane of eight, and the maxima of |a−b| and |a−b|/|a| are elsewhere:
+// high lane of eight and of sixteen, and the maxima of |a−b| and |a−b|/|a| are elsewhere:
 // in the first group, or in the middle of the run (where the bulk must
 // stop for them). For bfloat16 units the float32 side carries low bits
 // that round up, down or to even, and the planted pair takes each of them
@@ -303,7 +311,7 @@ func TestLargestULPAfterTheMaxima(t *testing.T) {
 			{"float32 vs bfloat16", loaders.BFloat16, ulpBFloat16 | ulpRoundA, false},
 			{"bfloat16 vs float32", loaders.BFloat16, ulpBFloat16 | ulpRoundB, true},
 		} {
-			for _, planted := range []int{2001, 2006} {
+			for _, planted := range []int{2001, 2006, 2013} {
 				for _, maxima := range [][2]int{{0, 1}, {3003, 3010}} {
 					for _, low := range []uint32{0x7FFF, 0x8000, 0x8001, 0xC000, 0x1234, 0} {
 						for _, base := range []float32{1.9, 1.9 + 1.0/128} { // keys of both parities
@@ -319,24 +327,11 @@ func TestLargestULPAfterTheMaxima(t *testing.T) {
 
 func testLargestULP(t *testing.T, name string, dtype loaders.DType, mode ulpMode, swap bool, planted int, maxima [2]int, base float32, low uint32) {
 	const n = 4096
-	bf16 := dtype == loaders.BFloat16
 	rng := rand.New(rand.NewPCG(3, 5))
-	// pair returns x and a value k units above x's key: for bfloat16 units
-	// x gets the low bits lo and the other value is the bfloat16 k units
-	// above x rounded to nearest-even.
-	pair := func(base float32, k, lo uint32) (float32, float32) {
-		bits := math.Float32bits(base)
-		if !bf16 {
-			return base, math.Float32frombits(bits + k)
-		}
-		x := bits&^0xFFFF | lo
-		key := (x + 0x7FFF + x>>16&1) >> 16
-		return math.Float32frombits(x), math.Float32frombits((key + k) << 16)
-	}
-	lows := []uint32{0x7FFF, 0x8000, 0x8001, 0xC000, 0x1234}
+	pair := func(base float32, k, lo uint32) (float32, float32) { return unitPair(dtype, base, k, lo) }
 	a, b := make([]float32, n), make([]float32, n)
 	for i := range a {
-		a[i], b[i] = pair(1+rng.Float32(), 1+uint32(rng.IntN(2)), lows[rng.IntN(len(lows))])
+		a[i], b[i] = pair(1+rng.Float32(), 1+uint32(rng.IntN(2)), lowBits[rng.IntN(len(lowBits))])
 	}
 	a[maxima[0]], b[maxima[0]] = pair(1<<20, 1, 0) // largest |a−b|
 	a[maxima[1]], b[maxima[1]] = pair(1, 4, 0)     // largest |a−b|/|a|
@@ -358,5 +353,120 @@ func testLargestULP(t *testing.T, name string, dtype loaders.DType, mode ulpMode
 	}
 	if !sameMetrics(&got, &want) {
 		t.Errorf("%s:\ngeneric %#v\nkernel  %#v", name, want, got)
+	}
+}
+
+// lowBits are low halves of float32 values that round a bfloat16 key up,
+// down, to even, and not at all.
+var lowBits = []uint32{0x7FFF, 0x8000, 0x8001, 0xC000, 0x1234}
+
+// unitPair returns x and a value k units above x's key, in the units of
+// dtype: float32 values k bit patterns apart or, for bfloat16, x with the
+// low bits lo and the bfloat16 k units above x rounded to nearest-even.
+func unitPair(dtype loaders.DType, base float32, k, lo uint32) (float32, float32) {
+	bits := math.Float32bits(base)
+	if dtype != loaders.BFloat16 {
+		return base, math.Float32frombits(bits + k)
+	}
+	x := bits&^0xFFFF | lo
+	key := (x + 0x7FFF + x>>16&1) >> 16
+	return math.Float32frombits(x), math.Float32frombits((key + k) << 16)
+}
+
+// TestEventsInEveryLane puts each event that stops or steers the slow
+// path's bulk on each of 32 consecutive positions of a run whose pairs
+// all differ by one or two units, so that it falls in every lane of four,
+// eight and sixteen: a new largest |a−b|, a new largest |a−b|/|a|, the
+// smallest |a−b| of the run, the largest ULP distance, a pair beyond the
+// tolerance, an equal pair, NaN and +Inf. For the events that must be no
+// new maximum, two pairs in the first group set the maxima high with ULP
+// distances of one unit. The kernels must give the general loop's metrics
+// and histogram: the same counts in the same bucket range.
+func TestEventsInEveryLane(t *testing.T) {
+	eachKernelSet(t, func(t *testing.T) {
+		for _, m := range []struct {
+			name  string
+			dtype loaders.DType
+			mode  ulpMode
+			swap  bool // b is the float32 side
+		}{
+			{"float32", loaders.Float32, ulpFloat32, false},
+			{"float32 vs bfloat16", loaders.BFloat16, ulpBFloat16 | ulpRoundA, false},
+			{"bfloat16 vs float32", loaders.BFloat16, ulpBFloat16 | ulpRoundB, true},
+		} {
+			testEventsInEveryLane(t, m.name, m.dtype, m.mode, m.swap)
+		}
+	})
+}
+
+func testEventsInEveryLane(t *testing.T, name string, dtype loaders.DType, mode ulpMode, swap bool) {
+	pair := func(base float32, k uint32) (float32, float32) { return unitPair(dtype, base, k, 0) }
+	// the least subnormal; units a pair is beyond the tolerance by at 1.5
+	// (1e-5 + 1.3e-6·|a| for float32, 1e-5 + 1.6e-2·|a| for bfloat16); the
+	// most units the run's pairs differ by, which for bfloat16 keeps them
+	// inside it
+	tiny, beyond, most := float32(0x1p-149), uint32(128), 2
+	if dtype == loaders.BFloat16 {
+		tiny, beyond, most = 0x1p-133, 4, 1
+	}
+	ceilings := func(m *Metrics) bool { return m.MaxAbs.Index[0] == 0 && m.MaxRel.Index[0] == 1 }
+	type event struct {
+		name     string
+		a, b     float32
+		ceilings bool                           // plant the maxima at 0 and 1
+		aim      func(m *Metrics, pos int) bool // the general loop's metrics show it
+	}
+	events := []event{
+		{"largest |a−b|", 0, 0, true, func(m *Metrics, pos int) bool { return m.MaxAbs.Index[0] == pos }},
+		{"largest |a−b|/|a|", 3 * tiny, 5 * tiny, true, func(m *Metrics, pos int) bool { return m.MaxRel.Index[0] == pos }},
+		{"smallest |a−b|", 0, 0, false, func(m *Metrics, pos int) bool { return m.MaxAbs.Index[0] != pos && m.MaxRel.Index[0] != pos }},
+		{"largest ULP distance", 0, 0, true, func(m *Metrics, pos int) bool { return ceilings(m) && m.MaxULP == 5 }},
+		{"beyond the tolerance", 0, 0, true, func(m *Metrics, pos int) bool {
+			return ceilings(m) && m.Mismatched == 1 && m.FirstMismatch[0] == pos
+		}},
+		{"equal", 1.25, 1.25, true, func(m *Metrics, pos int) bool { return ceilings(m) && m.Mismatched == 0 }},
+		{"NaN", float32(math.NaN()), 1, true, func(m *Metrics, pos int) bool { return ceilings(m) && m.NaNA+m.NaNB == 1 }},
+		{"+Inf", 1, float32(math.Inf(1)), true, func(m *Metrics, pos int) bool { return ceilings(m) && m.InfA+m.InfB == 1 }},
+	}
+	events[0].a, events[0].b = pair(1<<21, 1)
+	events[2].a, events[2].b = pair(0x1p-20, 1)
+	events[3].a, events[3].b = pair(1.9, 5)
+	events[4].a, events[4].b = pair(1.5, beyond)
+	for _, ev := range events {
+		for pos := 1000; pos < 1032; pos++ {
+			const n = 2048
+			rng := rand.New(rand.NewPCG(uint64(pos), 9))
+			a, b := make([]float32, n), make([]float32, n)
+			for i := range a {
+				a[i], b[i] = unitPair(dtype, 1+rng.Float32(), 1+uint32(rng.IntN(most)), lowBits[rng.IntN(len(lowBits))])
+			}
+			if ev.ceilings {
+				a[0], b[0] = pair(1<<20, 1) // |a−b| of 2²⁰ units
+				a[1], b[1] = 3*tiny, 4*tiny // |a−b|/|a| = 1/3
+			}
+			a[pos], b[pos] = ev.a, ev.b
+			if swap {
+				a, b = b, a
+			}
+			gen := make([][]float64, 2)
+			for s, v := range [][]float32{a, b} {
+				gen[s] = make([]float64, n)
+				for i, x := range v {
+					gen[s][i] = float64(x)
+				}
+			}
+			var hw, hg errorHistogram
+			want := foldedMetrics(dtype, n, &hw, func(c *acc) { c.addReal(gen[0], gen[1]) })
+			if !ev.aim(&want, pos) {
+				t.Fatalf("%s, %s at %d: data misses its aim: %#v", name, ev.name, pos, want)
+			}
+			got := foldedMetrics(dtype, n, &hg, func(c *acc) { c.addF32(a, b, mode) })
+			wlo, whi := hw.span()
+			glo, ghi := hg.span()
+			if !sameMetrics(&got, &want) || glo != wlo || ghi != whi || hg.total() != hw.total() {
+				t.Errorf("%s, %s at %d:\ngeneric %#v\n        histogram [%d, %d], %d counts\nkernel  %#v\n        histogram [%d, %d], %d counts",
+					name, ev.name, pos, want, wlo, whi, hw.total(), got, glo, ghi, hg.total())
+			}
+		}
 	}
 }
