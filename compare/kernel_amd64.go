@@ -21,7 +21,7 @@ import (
 var useAVX2 = cpu.X86.HasAVX2
 
 // useAVX512 selects, on top of them, the slow path's eight-pair loop.
-var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
+var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW
 
 //go:noescape
 func equalRun32AVX2(a, b *float32, n int, e *[lanes]float64) int
@@ -66,7 +66,6 @@ type differState struct {
 	first  int64   // index of the first of these, −1 if none
 	_      int64
 	minAd  [lanes]float64 // least |a−b| of pairs that differ, per lane
-	maxAd  [lanes]float64 // largest |a−b| (0 where none differ)
 	maxULP [lanes]uint32
 	// read only, one copy per lane
 	atol, rtol, maxAbs, maxRel [lanes]float64
@@ -105,7 +104,7 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran boo
 		to := n
 		if useAVX512 {
 			k = differRun32AVX512(a, b, k, n, &st, mode)
-			to = min(n, k+2*lanes)
+			to = min(n, k+4*lanes)
 		}
 		if to-k < lanes {
 			break
@@ -119,9 +118,10 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran boo
 	h.zeros += zeros
 	h.counts[0] -= uint32(zeros) // the assembly counted equal pairs in bucket 0
 	if st.differ > 0 {
+		// the top of the range needs no update: every |a−b| taken is below
+		// maxAbs, whose bucket block counted
 		lo := int(math.Float64bits(min(st.minAd[0], st.minAd[1], st.minAd[2], st.minAd[3])) >> 48)
-		hi := int(math.Float64bits(max(st.maxAd[0], st.maxAd[1], st.maxAd[2], st.maxAd[3])) >> 48)
-		h.lo, h.hi = min(h.lo, lo), max(h.hi, hi)
+		h.lo = min(h.lo, lo)
 	}
 	c.beyond += st.beyond
 	if st.first >= 0 {

@@ -199,12 +199,11 @@ doneF:
 #define ST_BEYOND 24
 #define ST_FIRST 32
 #define ST_MINAD 48
-#define ST_MAXAD 80
-#define ST_MAXULP 112
-#define ST_ATOL 128
-#define ST_RTOL 160
-#define ST_MAXABS 192
-#define ST_MAXREL 224
+#define ST_MAXULP 80
+#define ST_ATOL 96
+#define ST_RTOL 128
+#define ST_MAXABS 160
+#define ST_MAXREL 192
 
 DATA absMask<>+0(SB)/8, $0x7FFFFFFFFFFFFFFF
 DATA absMask<>+8(SB)/8, $0x7FFFFFFFFFFFFFFF
@@ -245,13 +244,13 @@ GLOBL round16<>(SB), RODATA|NOPTR, $16
 	VPADDD round16<>(SB), m, m; \
 	VPSRLD $16, m, m
 
-// ROUND_BF16_Y is ROUND_BF16 for the eight magnitudes in YMM m, with the
-// constants in registers (Y27: 1, Y28: 0x7FFF).
-#define ROUND_BF16_Y(m) \
-	VPSRLD $16, m, Y12; \
-	VPANDD Y27, Y12, Y12; \
-	VPADDD Y12, m, m; \
-	VPADDD Y28, m, m; \
+// ROUND_BF16_Z is ROUND_BF16 for the sixteen magnitudes in ZMM m, with
+// the constants in registers (Z27: 1, Z28: 0x7FFF), through Z12.
+#define ROUND_BF16_Z(m) \
+	VPSRLD $16, m, Z12; \
+	VPANDD Z27, Z12, Z12; \
+	VPADDD Z12, m, m; \
+	VPADDD Z28, m, m; \
 	VPSRLD $16, m, m
 
 // COUNT2 adds one to the histogram buckets (R9) of the two quadwords of
@@ -261,6 +260,20 @@ GLOBL round16<>(SB), RODATA|NOPTR, $16
 	INCL    (R9)(BX*4); \
 	VPEXTRQ $1, x, BX; \
 	INCL    (R9)(BX*4)
+
+// COUNT4 adds one to the histogram buckets (R9) of the four words of r,
+// through R14; it overwrites r.
+#define COUNT4(r) \
+	MOVWQZX r, R14; \
+	INCL    (R9)(R14*4); \
+	SHRQ    $16, r; \
+	MOVWQZX r, R14; \
+	INCL    (R9)(R14*4); \
+	SHRQ    $16, r; \
+	MOVWQZX r, R14; \
+	INCL    (R9)(R14*4); \
+	SHRQ    $16, r; \
+	INCL    (R9)(r*4)
 
 // ULP_MAX takes the ULP distances of the float32 bit patterns a and b
 // (whose keys ma and mb are) into the lane maxima acc: |ma − mb| where the
@@ -274,7 +287,7 @@ GLOBL round16<>(SB), RODATA|NOPTR, $16
 	VPBLENDVB a, b, ma, ma; \
 	VPMAXUD   ma, acc, acc
 
-// STORE_STATE writes the partials Y0–Y3, the lane extremes Y5, Y6, X7 and
+// STORE_STATE writes the partials Y0–Y3, the lane extremes Y5 and X7 and
 // the counts R10–R12 back to the differState at R8, and returns AX, the
 // index where the loop stopped.
 #define STORE_STATE \
@@ -284,7 +297,6 @@ GLOBL round16<>(SB), RODATA|NOPTR, $16
 	VMOVUPD Y2, 64(DX); \
 	VMOVUPD Y3, 96(DX); \
 	VMOVUPD Y5, ST_MINAD(R8); \
-	VMOVUPD Y6, ST_MAXAD(R8); \
 	VMOVDQU X7, ST_MAXULP(R8); \
 	MOVQ    R10, ST_DIFFER(R8); \
 	MOVQ    R11, ST_BEYOND(R8); \
@@ -295,9 +307,9 @@ GLOBL round16<>(SB), RODATA|NOPTR, $16
 
 // func differRun32AVX2(a, b *float32, from, to int, st *differState, mode ulpMode) int
 //
-// Registers: Y0–Y4 the partials (sqD, sqA, sqB, ab, eq); Y5, Y6 the least
-// and largest |a−b| of pairs that differ; X7 the largest ULP distance per
-// lane; R9 the histogram; R10, R11, R12 the pairs that differ, those
+// Registers: Y0–Y4 the partials (sqD, sqA, sqB, ab, eq); Y5 the least
+// |a−b| of pairs that differ (the largest is below maxAbs, whose bucket
+// block counted); X7 the largest ULP distance per lane; R9 the histogram; R10, R11, R12 the pairs that differ, those
 // beyond the tolerance and the first of these (−1: none yet); R13 the
 // ulpMode: bit 1 bfloat16 keys, bits 2 and 3 round a and b to them; AX
 // the index of the next pair, from its argument from (R14) up to to (CX).
@@ -316,7 +328,6 @@ TEXT ·differRun32AVX2(SB), NOSPLIT, $0-56
 	VMOVUPD 96(DX), Y3
 	VMOVUPD 128(DX), Y4
 	VMOVUPD ST_MINAD(R8), Y5
-	VMOVUPD ST_MAXAD(R8), Y6
 	VMOVDQU ST_MAXULP(R8), X7
 	MOVQ ST_COUNTS(R8), R9
 	MOVQ ST_DIFFER(R8), R10
@@ -364,7 +375,6 @@ counted:
 	VMULPD Y12, Y12, Y12
 	VADDPD Y12, Y0, Y0                 // sqD += d²
 	VMULPD Y10, Y10, Y8                // a²
-	VMAXPD Y13, Y6, Y6
 	CMPQ DX, $15
 	JNE someEqual
 	// every pair differs: no masks (adding +0 and taking the minimum with
@@ -447,16 +457,141 @@ done:
 	VMOVUPD Y4, 128(DX)
 	STORE_STATE
 
+// TOPWORDS16 lists the words of two ZMM registers of eight float64 each
+// that hold their top 16 bits, for VPERMT2W: words 3, 7, …, 31 of the
+// first and 35, 39, …, 63 (3, 7, … of the second).
+DATA topWords16<>+0(SB)/8, $0x000F000B00070003
+DATA topWords16<>+8(SB)/8, $0x001F001B00170013
+DATA topWords16<>+16(SB)/8, $0x002F002B00270023
+DATA topWords16<>+24(SB)/8, $0x003F003B00370033
+GLOBL topWords16<>(SB), RODATA|NOPTR, $32
+
+// SUMS8 adds the products of the eight pairs a, b (float64, ZMM) with
+// d = b − a to the four-lane partials Y0–Y3: the first four pairs' terms
+// and then the next four's, through Z8 and Z9.
+#define SUMS8(a, b, d) \
+	VMULPD        d, d, Z8; \
+	VEXTRACTF64X4 $1, Z8, Y9; \
+	VADDPD        Y8, Y0, Y0; \
+	VADDPD        Y9, Y0, Y0; \
+	VMULPD        a, a, Z8; \
+	VEXTRACTF64X4 $1, Z8, Y9; \
+	VADDPD        Y8, Y1, Y1; \
+	VADDPD        Y9, Y1, Y1; \
+	VMULPD        b, b, Z8; \
+	VEXTRACTF64X4 $1, Z8, Y9; \
+	VADDPD        Y8, Y2, Y2; \
+	VADDPD        Y9, Y2, Y2; \
+	VMULPD        b, a, Z8; \
+	VEXTRACTF64X4 $1, Z8, Y9; \
+	VADDPD        Y8, Y3, Y3; \
+	VADDPD        Y9, Y3, Y3
+
+// ULP_MAX16 is ULP_MAX for sixteen lanes (ZMM): the signs of the bit
+// patterns a and b differ where K5 is set. It overwrites a.
+#define ULP_MAX16(a, b, ma, mb, acc) \
+	VPXORD    b, a, a; \
+	VPMOVD2M  a, K5; \
+	VPSUBD    mb, ma, a; \
+	VPABSD    a, a; \
+	VPADDD    mb, ma, K5, a; \
+	VPMAXUD   a, acc, acc
+
+// LOOP16 is the body of differRun32AVX512 for one ULP mode: it takes
+// sixteen pairs at AX, and more while AX ≤ CX, with the label top at its
+// start and counted after the tolerance test. The first eight pairs go in
+// Z10–Z14 (a, b, d = b − a, |d|, |a|), the next eight in Z15–Z19. KEYS
+// turns the sixteen magnitudes in Z10 (a) and Z11 (b) into keys. A step
+// leaves for done16 before it changes anything, so the pairs taken are
+// AX − from, and all of them differ.
+#define LOOP16(top, counted, KEYS) \
+top: \
+	VCVTPS2PD (SI)(AX*4), Z10; \
+	VCVTPS2PD (DI)(AX*4), Z11; \
+	VCVTPS2PD 32(SI)(AX*4), Z15; \
+	VCVTPS2PD 32(DI)(AX*4), Z16; \
+	VSUBPD    Z10, Z11, Z12; \
+	VSUBPD    Z15, Z16, Z17; \
+	VANDPD    Z20, Z12, Z13; \
+	VANDPD    Z20, Z17, Z18; \
+	VCMPPD    $0x1E, Z25, Z13, K1; \
+	VCMPPD    $0x1E, Z25, Z18, K2; \
+	KANDB     K2, K1, K1; \
+	KORTESTB  K1, K1; \
+	JCC       done16; \
+	VANDPD    Z20, Z10, Z14; \
+	VANDPD    Z20, Z15, Z19; \
+	VMULPD    Z21, Z14, Z8; \
+	VMULPD    Z21, Z19, Z9; \
+	VCMPPD    $0x1D, Z8, Z13, K1; \
+	VCMPPD    $0x1D, Z9, Z18, K2; \
+	VCMPPD    $0x15, Z22, Z13, K3; \
+	VCMPPD    $0x15, Z22, Z18, K4; \
+	KORB      K1, K2, K1; \
+	KORB      K3, K4, K3; \
+	KORTESTB  K1, K3; \
+	JNZ       done16; \
+	VMULPD    Z23, Z14, Z8; \
+	VMULPD    Z23, Z19, Z9; \
+	VADDPD    Z24, Z8, Z8; \
+	VADDPD    Z24, Z9, Z9; \
+	VCMPPD    $0x1E, Z8, Z13, K1; \
+	VCMPPD    $0x1E, Z9, Z18, K2; \
+	KORTESTB  K1, K2; \
+	JZ        counted; \
+	KUNPCKBW  K1, K2, K3; \
+	KMOVW     K3, BX; \
+	POPCNTQ   BX, DX; \
+	ADDQ      DX, R11; \
+	TESTQ     R12, R12; \
+	JNS       counted; \
+	BSFQ      BX, R12; \
+	ADDQ      AX, R12; \
+counted: \
+	SUMS8(Z10, Z11, Z12); \
+	SUMS8(Z15, Z16, Z17); \
+	VMINPD    Z13, Z5, Z5; \
+	VMINPD    Z18, Z5, Z5; \
+	VPERMT2W  Z18, Z29, Z13; \
+	VMOVQ     X13, BX; \
+	VPEXTRQ   $1, X13, DX; \
+	COUNT4(BX); \
+	COUNT4(DX); \
+	VEXTRACTI128 $1, Y13, X13; \
+	VMOVQ     X13, BX; \
+	VPEXTRQ   $1, X13, DX; \
+	COUNT4(BX); \
+	COUNT4(DX); \
+	VMOVDQU32 (SI)(AX*4), Z8; \
+	VMOVDQU32 (DI)(AX*4), Z9; \
+	VPANDD    Z26, Z8, Z10; \
+	VPANDD    Z26, Z9, Z11; \
+	KEYS; \
+	ULP_MAX16(Z8, Z9, Z10, Z11, Z7); \
+	ADDQ      $16, AX; \
+	CMPQ      AX, CX; \
+	JLE       top
+
+// The keys of LOOP16 by ULP mode: float32 units need none (the magnitude
+// is the key); for bfloat16 units a bfloat16 side is shifted down and a
+// float32 side rounded.
+#define KEYS_F32
+#define KEYS_BF16 VPSRLD $16, Z10, Z10; VPSRLD $16, Z11, Z11
+#define KEYS_ROUND_A ROUND_BF16_Z(Z10); VPSRLD $16, Z11, Z11
+#define KEYS_ROUND_B VPSRLD $16, Z10, Z10; ROUND_BF16_Z(Z11)
+#define KEYS_ROUND_AB ROUND_BF16_Z(Z10); ROUND_BF16_Z(Z11)
+
 // func differRun32AVX512(a, b *float32, from, to int, st *differState, mode ulpMode) int
 //
-// differRun32AVX2 for eight pairs at a time, where the machine has
-// AVX-512 (F, DQ, VL): it stops before any eight with an equal pair,
+// differRun32AVX2 for sixteen pairs at a time, where the machine has
+// AVX-512 (F, DQ, VL, BW): it stops before any sixteen with an equal pair,
 // ±Inf, NaN or a new maximum, which differRun32AVX2 then takes four at a
 // time. With every pair differing there are no masks: the products go
-// into the same four-lane partials Y0–Y4, the first four pairs' then the
-// next four's, as two groups would. Z5, Z6 and Y7 hold eight lanes of the
-// least and largest |a−b| and the largest ULP distance, folded to four at
-// the end; Z20–Z25 and Y26–Y28 hold the constants.
+// into the same four-lane partials Y0–Y3, four pairs' at a time in
+// storage order, as four groups would. Z5 holds eight lanes of the least
+// |a−b| and Z7 sixteen of the largest ULP distance, folded to four at the
+// end; Z20–Z29 hold the constants. There is one loop per
+// ULP mode, so that a step does not test the mode.
 TEXT ·differRun32AVX512(SB), NOSPLIT, $0-56
 	MOVQ a+0(FP), SI
 	MOVQ b+8(FP), DI
@@ -470,120 +605,51 @@ TEXT ·differRun32AVX512(SB), NOSPLIT, $0-56
 	VMOVUPD 64(DX), Y2
 	VMOVUPD 96(DX), Y3
 	VBROADCASTF64X4 ST_MINAD(R8), Z5
-	VBROADCASTF64X4 ST_MAXAD(R8), Z6
-	VBROADCASTI128 ST_MAXULP(R8), Y7
+	VBROADCASTI32X4 ST_MAXULP(R8), Z7
 	VBROADCASTSD absMask<>(SB), Z20
 	VBROADCASTSD ST_MAXREL(R8), Z21
 	VBROADCASTSD ST_MAXABS(R8), Z22
 	VBROADCASTSD ST_RTOL(R8), Z23
 	VBROADCASTSD ST_ATOL(R8), Z24
 	VPXORQ Z25, Z25, Z25
-	VPBROADCASTD mag32<>(SB), Y26
-	VPBROADCASTD one32<>(SB), Y27
-	VPBROADCASTD round16<>(SB), Y28
+	VPBROADCASTD mag32<>(SB), Z26
+	VPBROADCASTD one32<>(SB), Z27
+	VPBROADCASTD round16<>(SB), Z28
+	VMOVDQU32 topWords16<>(SB), Y29
 	MOVQ ST_COUNTS(R8), R9
 	MOVQ ST_DIFFER(R8), R10
 	MOVQ ST_BEYOND(R8), R11
 	MOVQ ST_FIRST(R8), R12
+	SUBQ AX, R10                       // plus AX at the end: every pair taken differs
+	SUBQ $16, CX                       // the last index a step may start at
+	CMPQ AX, CX
+	JGT  done16
+	BTQ  $1, R13
+	JCC  loopF32
+	ANDQ $12, R13                      // ulpRoundA, ulpRoundB
+	JZ   loopBF16
+	CMPQ R13, $4
+	JEQ  loopRoundA
+	CMPQ R13, $8
+	JEQ  loopRoundB
+	JMP  loopRoundAB
 
-loop8:
-	LEAQ 8(AX), BX
-	CMPQ BX, CX
-	JGT  done8
-	VCVTPS2PD (SI)(AX*4), Z10          // a
-	VCVTPS2PD (DI)(AX*4), Z11          // b
-	VSUBPD Z10, Z11, Z12               // d = b − a
-	VANDPD Z20, Z12, Z13               // |d|
-	VANDPD Z20, Z10, Z14               // |a|
-	VCMPPD $0x1E, Z25, Z13, K1         // |d| > 0 (not NaN)
-	KORTESTB K1, K1
-	JCC  done8                         // some pair equal, ±Inf or NaN
-	VMULPD Z21, Z14, Z8
-	VCMPPD $0x1D, Z8, Z13, K2          // |d| ≥ maxRel·|a|
-	VCMPPD $0x15, Z22, Z13, K3         // not |d| < maxAbs
-	KORTESTB K3, K2
-	JNZ  done8                         // a new maximum
-	VMULPD Z23, Z14, Z8
-	VADDPD Z24, Z8, Z8
-	VCMPPD $0x1E, Z8, Z13, K4          // beyond: |d| > atol + rtol·|a|
-	KMOVB K4, BX
-	TESTQ BX, BX
-	JNZ  beyond8
+LOOP16(loopF32, countedF32, KEYS_F32)
+	JMP done16
+LOOP16(loopBF16, countedBF16, KEYS_BF16)
+	JMP done16
+LOOP16(loopRoundA, countedRoundA, KEYS_ROUND_A)
+	JMP done16
+LOOP16(loopRoundB, countedRoundB, KEYS_ROUND_B)
+	JMP done16
+LOOP16(loopRoundAB, countedRoundAB, KEYS_ROUND_AB)
 
-counted8:
-	ADDQ $8, R10
-	VMULPD Z12, Z12, Z8
-	VEXTRACTF64X4 $1, Z8, Y9
-	VADDPD Y8, Y0, Y0                  // sqD += d², first four
-	VADDPD Y9, Y0, Y0                  // then the next four
-	VMULPD Z10, Z10, Z8
-	VEXTRACTF64X4 $1, Z8, Y9
-	VADDPD Y8, Y1, Y1                  // sqA += a²
-	VADDPD Y9, Y1, Y1
-	VMULPD Z11, Z11, Z8
-	VEXTRACTF64X4 $1, Z8, Y9
-	VADDPD Y8, Y2, Y2                  // sqB += b²
-	VADDPD Y9, Y2, Y2
-	VMULPD Z11, Z10, Z8
-	VEXTRACTF64X4 $1, Z8, Y9
-	VADDPD Y8, Y3, Y3                  // ab += a·b
-	VADDPD Y9, Y3, Y3
-	VMAXPD Z13, Z6, Z6
-	VMINPD Z13, Z5, Z5
-	// histogram bucket: the top 16 bits of |d|
-	VPSRLQ $48, Z13, Z8
-	COUNT2(X8)
-	VEXTRACTI32X4 $1, Z8, X9
-	COUNT2(X9)
-	VEXTRACTI32X4 $2, Z8, X9
-	COUNT2(X9)
-	VEXTRACTI32X4 $3, Z8, X9
-	COUNT2(X9)
-	// ULP distance, as in differRun32AVX2, eight lanes
-	VMOVDQU (SI)(AX*4), Y8
-	VMOVDQU (DI)(AX*4), Y9
-	VPANDD Y26, Y8, Y10                // magnitudes
-	VPANDD Y26, Y9, Y11
-	BTQ $1, R13
-	JCC keys8                          // float32 keys
-	BTQ $2, R13
-	JCS roundA8
-	VPSRLD $16, Y10, Y10
-	JMP sideB8
-
-roundA8:
-	ROUND_BF16_Y(Y10)
-
-sideB8:
-	BTQ $3, R13
-	JCS roundB8
-	VPSRLD $16, Y11, Y11
-	JMP keys8
-
-roundB8:
-	ROUND_BF16_Y(Y11)
-
-keys8:
-	ULP_MAX(Y8, Y9, Y10, Y11, Y7)
-	ADDQ $8, AX
-	JMP loop8
-
-beyond8:
-	TESTQ R12, R12
-	JNS  tally8
-	BSFQ BX, R12
-	ADDQ AX, R12
-
-tally8:
-	POPCNTQ BX, BX
-	ADDQ BX, R11
-	JMP counted8
-
-done8:
+done16:
+	ADDQ AX, R10
 	VEXTRACTF64X4 $1, Z5, Y9
 	VMINPD Y9, Y5, Y5
-	VEXTRACTF64X4 $1, Z6, Y9
-	VMAXPD Y9, Y6, Y6
+	VEXTRACTI64X4 $1, Z7, Y9
+	VPMAXUD Y9, Y7, Y7
 	VEXTRACTI128 $1, Y7, X9
 	VPMAXUD X9, X7, X7
 	STORE_STATE

@@ -15,12 +15,12 @@ func TestDifferStateLayout(t *testing.T) {
 		"sums": unsafe.Offsetof(st.sums), "counts": unsafe.Offsetof(st.counts),
 		"differ": unsafe.Offsetof(st.differ), "beyond": unsafe.Offsetof(st.beyond),
 		"first": unsafe.Offsetof(st.first), "minAd": unsafe.Offsetof(st.minAd),
-		"maxAd": unsafe.Offsetof(st.maxAd), "maxULP": unsafe.Offsetof(st.maxULP),
-		"atol": unsafe.Offsetof(st.atol), "rtol": unsafe.Offsetof(st.rtol),
+		"maxULP": unsafe.Offsetof(st.maxULP),
+		"atol":   unsafe.Offsetof(st.atol), "rtol": unsafe.Offsetof(st.rtol),
 		"maxAbs": unsafe.Offsetof(st.maxAbs), "maxRel": unsafe.Offsetof(st.maxRel),
 	}
 	want := map[string]uintptr{"sums": 0, "counts": 8, "differ": 16, "beyond": 24, "first": 32, "minAd": 48,
-		"maxAd": 80, "maxULP": 112, "atol": 128, "rtol": 160, "maxAbs": 192, "maxRel": 224}
+		"maxULP": 80, "atol": 96, "rtol": 128, "maxAbs": 160, "maxRel": 192}
 	for f, off := range want {
 		if got[f] != off {
 			t.Errorf("differState.%s at %d, the assembly reads it at %d", f, got[f], off)
