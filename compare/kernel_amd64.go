@@ -12,15 +12,15 @@ import (
 // On amd64 with AVX2 the fast paths (eight pairs per iteration) and the
 // bulk of the slow path (differRun32, four) run in assembly
 // (kernel_amd64.s), with the Go loops' float64 operations in the Go loops'
-// order; with AVX-512 (F, DQ, VL) as well, the slow path takes eight pairs
-// at a time while all of them differ. What they compute is bit for bit
+// order; with AVX-512 (F, DQ, VL, BW) as well, the slow path takes sixteen
+// pairs at a time while all of them differ. What they compute is bit for bit
 // the same, which the kernel tests check with each set: Go, AVX2, AVX2
 // with AVX-512. Build with -tags purego to use the Go loops only.
 
 // useAVX2 selects the assembly kernels; tests turn it off.
 var useAVX2 = cpu.X86.HasAVX2
 
-// useAVX512 selects, on top of them, the slow path's eight-pair loop.
+// useAVX512 selects, on top of them, the slow path's sixteen-pair loop.
 var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW
 
 //go:noescape
@@ -98,9 +98,9 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran boo
 	}
 	a, b, n := &va[0], &vb[:len(va)][0], len(va)
 	for {
-		// eight at a time while every pair differs, then four at a time:
-		// past the eight that stopped the wider loop, or to the end
-		// without AVX-512
+		// sixteen at a time while every pair differs, then four at a
+		// time: past the sixteen that stopped the wider loop, or to the
+		// end without AVX-512
 		to := n
 		if useAVX512 {
 			k = differRun32AVX512(a, b, k, n, &st, mode)
