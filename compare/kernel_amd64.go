@@ -20,8 +20,9 @@ import (
 // useAVX2 selects the assembly kernels; tests turn it off.
 var useAVX2 = cpu.X86.HasAVX2
 
-// useAVX512 selects, on top of them, the slow path's sixteen-pair loop.
-var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW
+// useAVX512 selects, on top of them, the slow path's sixteen-pair loop
+// (which also splits bucket indices with BEXTR, from BMI1).
+var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW && cpu.X86.HasBMI1
 
 //go:noescape
 func equalRun32AVX2(a, b *float32, n int, e *[lanes]float64) int

@@ -262,17 +262,16 @@ GLOBL round16<>(SB), RODATA|NOPTR, $16
 	INCL    (R9)(BX*4)
 
 // COUNT4 adds one to the histogram buckets (R9) of the four words of r,
-// through R14; it overwrites r.
+// through R14, with the BEXTR controls of words 1 and 2 in R13 and R8; it
+// overwrites r.
 #define COUNT4(r) \
 	MOVWQZX r, R14; \
 	INCL    (R9)(R14*4); \
-	SHRQ    $16, r; \
-	MOVWQZX r, R14; \
+	BEXTRQ  R13, r, R14; \
 	INCL    (R9)(R14*4); \
-	SHRQ    $16, r; \
-	MOVWQZX r, R14; \
+	BEXTRQ  R8, r, R14; \
 	INCL    (R9)(R14*4); \
-	SHRQ    $16, r; \
+	SHRQ    $48, r; \
 	INCL    (R9)(r*4)
 
 // ULP_MAX takes the ULP distances of the float32 bit patterns a and b
@@ -621,16 +620,19 @@ TEXT ·differRun32AVX512(SB), NOSPLIT, $0-56
 	MOVQ ST_BEYOND(R8), R11
 	MOVQ ST_FIRST(R8), R12
 	SUBQ AX, R10                       // plus AX at the end: every pair taken differs
+	MOVQ R13, BX                       // the mode
+	MOVL $0x1010, R13                  // BEXTR: 16 bits from bit 16
+	MOVL $0x1020, R8                   // and from bit 32 (R8 is reloaded at the end)
 	SUBQ $16, CX                       // the last index a step may start at
 	CMPQ AX, CX
 	JGT  done16
-	BTQ  $1, R13
+	BTQ  $1, BX
 	JCC  loopF32
-	ANDQ $12, R13                      // ulpRoundA, ulpRoundB
+	ANDQ $12, BX                       // ulpRoundA, ulpRoundB
 	JZ   loopBF16
-	CMPQ R13, $4
+	CMPQ BX, $4
 	JEQ  loopRoundA
-	CMPQ R13, $8
+	CMPQ BX, $8
 	JEQ  loopRoundB
 	JMP  loopRoundAB
 
@@ -646,6 +648,7 @@ LOOP16(loopRoundAB, countedRoundAB, KEYS_ROUND_AB)
 
 done16:
 	ADDQ AX, R10
+	MOVQ st+32(FP), R8
 	VEXTRACTF64X4 $1, Z5, Y9
 	VMINPD Y9, Y5, Y5
 	VEXTRACTI64X4 $1, Z7, Y9
