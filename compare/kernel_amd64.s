@@ -509,32 +509,32 @@ top: \
 	VCVTPS2PD (DI)(AX*4), Z11; \
 	VCVTPS2PD 32(SI)(AX*4), Z15; \
 	VCVTPS2PD 32(DI)(AX*4), Z16; \
-	VSUBPD    Z10, Z11, Z12; \
+	VSUBPD    Z10, Z11, Z12;         /* d = b − a */ \
 	VSUBPD    Z15, Z16, Z17; \
-	VANDPD    Z20, Z12, Z13; \
+	VANDPD    Z20, Z12, Z13;         /* |d| */ \
 	VANDPD    Z20, Z17, Z18; \
-	VCMPPD    $0x1E, Z25, Z13, K1; \
+	VCMPPD    $0x1E, Z25, Z13, K1;   /* |d| > 0 (not NaN) */ \
 	VCMPPD    $0x1E, Z25, Z18, K2; \
 	KANDB     K2, K1, K1; \
 	KORTESTB  K1, K1; \
-	JCC       done16; \
-	VANDPD    Z20, Z10, Z14; \
+	JCC       done16;                /* some pair equal, ±Inf or NaN */ \
+	VANDPD    Z20, Z10, Z14;         /* |a| */ \
 	VANDPD    Z20, Z15, Z19; \
 	VMULPD    Z21, Z14, Z8; \
 	VMULPD    Z21, Z19, Z9; \
-	VCMPPD    $0x1D, Z8, Z13, K1; \
+	VCMPPD    $0x1D, Z8, Z13, K1;    /* |d| ≥ maxRel·|a| */ \
 	VCMPPD    $0x1D, Z9, Z18, K2; \
-	VCMPPD    $0x15, Z22, Z13, K3; \
+	VCMPPD    $0x15, Z22, Z13, K3;   /* not |d| < maxAbs */ \
 	VCMPPD    $0x15, Z22, Z18, K4; \
 	KORB      K1, K2, K1; \
 	KORB      K3, K4, K3; \
 	KORTESTB  K1, K3; \
-	JNZ       done16; \
+	JNZ       done16;                /* a new maximum */ \
 	VMULPD    Z23, Z14, Z8; \
 	VMULPD    Z23, Z19, Z9; \
 	VADDPD    Z24, Z8, Z8; \
 	VADDPD    Z24, Z9, Z9; \
-	VCMPPD    $0x1E, Z8, Z13, K1; \
+	VCMPPD    $0x1E, Z8, Z13, K1;    /* beyond: |d| > atol + rtol·|a| */ \
 	VCMPPD    $0x1E, Z9, Z18, K2; \
 	KORTESTB  K1, K2; \
 	JZ        counted; \

@@ -294,23 +294,14 @@ func testFirstMismatchAfterTheMaxima(t *testing.T, firstBad int, equalBefore boo
 // TestLargestULPAfterTheMaxima checks the largest ULP distance when it
 // belongs to no maximum, so that the slow path's bulk measures it: every
 // pair differs by 1 or 2 units, but one by 5 at |a| ≈ 1.9, in a low or a
-// high lane of eight and of sixteen, and the maxima of |a−b| and |a−b|/|a| are elsewhere:
-// in the first group, or in the middle of the run (where the bulk must
-// stop for them). For bfloat16 units the float32 side carries low bits
+// high lane of eight and of sixteen, and the maxima of |a−b| and
+// |a−b|/|a| are elsewhere: in the first group, or in the middle of the run
+// (where the bulk must stop for them). For bfloat16 units the float32 side carries low bits
 // that round up, down or to even, and the planted pair takes each of them
 // with either parity of its rounded key.
 func TestLargestULPAfterTheMaxima(t *testing.T) {
 	eachKernelSet(t, func(t *testing.T) {
-		for _, m := range []struct {
-			name  string
-			dtype loaders.DType
-			mode  ulpMode
-			swap  bool // b is the float32 side
-		}{
-			{"float32", loaders.Float32, ulpFloat32, false},
-			{"float32 vs bfloat16", loaders.BFloat16, ulpBFloat16 | ulpRoundA, false},
-			{"bfloat16 vs float32", loaders.BFloat16, ulpBFloat16 | ulpRoundB, true},
-		} {
+		for _, m := range ulpCases {
 			for _, planted := range []int{2001, 2006, 2013} {
 				for _, maxima := range [][2]int{{0, 1}, {3003, 3010}} {
 					for _, low := range []uint32{0x7FFF, 0x8000, 0x8001, 0xC000, 0x1234, 0} {
@@ -339,14 +330,8 @@ func testLargestULP(t *testing.T, name string, dtype loaders.DType, mode ulpMode
 	if swap {
 		a, b = b, a
 	}
-	gen := make([][]float64, 2)
-	for s, v := range [][]float32{a, b} {
-		gen[s] = make([]float64, n)
-		for i, x := range v {
-			gen[s][i] = float64(x)
-		}
-	}
-	want := metricsOf(dtype, n, func(c *acc) { c.addReal(gen[0], gen[1]) })
+	wa, wb := widen64(a, b)
+	want := metricsOf(dtype, n, func(c *acc) { c.addReal(wa, wb) })
 	got := metricsOf(dtype, n, func(c *acc) { c.addF32(a, b, mode) })
 	if want.MaxULP != 5 || want.MaxAbs.Index[0] != maxima[0] || want.MaxRel.Index[0] != maxima[1] {
 		t.Fatalf("%s: data misses its aim: max ULP %d, maxima at %v and %v", name, want.MaxULP, want.MaxAbs.Index, want.MaxRel.Index)
@@ -354,6 +339,29 @@ func testLargestULP(t *testing.T, name string, dtype loaders.DType, mode ulpMode
 	if !sameMetrics(&got, &want) {
 		t.Errorf("%s:\ngeneric %#v\nkernel  %#v", name, want, got)
 	}
+}
+
+// ulpCases are the ways the float32 kernel measures ULP distances of
+// float32 data: in float32 units, and in bfloat16 units with either side
+// float32 (the other bfloat16).
+var ulpCases = []struct {
+	name  string
+	dtype loaders.DType
+	mode  ulpMode
+	swap  bool // b is the float32 side
+}{
+	{"float32", loaders.Float32, ulpFloat32, false},
+	{"float32 vs bfloat16", loaders.BFloat16, ulpBFloat16 | ulpRoundA, false},
+	{"bfloat16 vs float32", loaders.BFloat16, ulpBFloat16 | ulpRoundB, true},
+}
+
+// widen64 returns a and b as float64, for the general loop.
+func widen64(a, b []float32) (wa, wb []float64) {
+	wa, wb = make([]float64, len(a)), make([]float64, len(b))
+	for i := range a {
+		wa[i], wb[i] = float64(a[i]), float64(b[i])
+	}
+	return wa, wb
 }
 
 // lowBits are low halves of float32 values that round a bfloat16 key up,
@@ -384,16 +392,7 @@ func unitPair(dtype loaders.DType, base float32, k, lo uint32) (float32, float32
 // and histogram: the same counts in the same bucket range.
 func TestEventsInEveryLane(t *testing.T) {
 	eachKernelSet(t, func(t *testing.T) {
-		for _, m := range []struct {
-			name  string
-			dtype loaders.DType
-			mode  ulpMode
-			swap  bool // b is the float32 side
-		}{
-			{"float32", loaders.Float32, ulpFloat32, false},
-			{"float32 vs bfloat16", loaders.BFloat16, ulpBFloat16 | ulpRoundA, false},
-			{"bfloat16 vs float32", loaders.BFloat16, ulpBFloat16 | ulpRoundB, true},
-		} {
+		for _, m := range ulpCases {
 			testEventsInEveryLane(t, m.name, m.dtype, m.mode, m.swap)
 		}
 	})
@@ -448,15 +447,9 @@ func testEventsInEveryLane(t *testing.T, name string, dtype loaders.DType, mode 
 			if swap {
 				a, b = b, a
 			}
-			gen := make([][]float64, 2)
-			for s, v := range [][]float32{a, b} {
-				gen[s] = make([]float64, n)
-				for i, x := range v {
-					gen[s][i] = float64(x)
-				}
-			}
+			wa, wb := widen64(a, b)
 			var hw, hg errorHistogram
-			want := foldedMetrics(dtype, n, &hw, func(c *acc) { c.addReal(gen[0], gen[1]) })
+			want := foldedMetrics(dtype, n, &hw, func(c *acc) { c.addReal(wa, wb) })
 			if !ev.aim(&want, pos) {
 				t.Fatalf("%s, %s at %d: data misses its aim: %#v", name, ev.name, pos, want)
 			}
