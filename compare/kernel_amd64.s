@@ -286,6 +286,27 @@ GLOBL round16<>(SB), RODATA|NOPTR, $16
 	VPBLENDVB a, b, ma, ma; \
 	VPMAXUD   ma, acc, acc
 
+// LOAD_STATE reads the arguments of a slow-path loop (a, b, from, to, st,
+// mode into SI, DI, AX, CX, R8, R13), the partials sqD, sqA, sqB and ab
+// into Y0–Y3 (DX: the laneSums), the histogram into R9 and the counts into
+// R10–R12, as STORE_STATE writes them back.
+#define LOAD_STATE \
+	MOVQ    a+0(FP), SI; \
+	MOVQ    b+8(FP), DI; \
+	MOVQ    from+16(FP), AX; \
+	MOVQ    to+24(FP), CX; \
+	MOVQ    st+32(FP), R8; \
+	MOVBQZX mode+40(FP), R13; \
+	MOVQ    ST_SUMS(R8), DX; \
+	VMOVUPD 0(DX), Y0; \
+	VMOVUPD 32(DX), Y1; \
+	VMOVUPD 64(DX), Y2; \
+	VMOVUPD 96(DX), Y3; \
+	MOVQ    ST_COUNTS(R8), R9; \
+	MOVQ    ST_DIFFER(R8), R10; \
+	MOVQ    ST_BEYOND(R8), R11; \
+	MOVQ    ST_FIRST(R8), R12
+
 // STORE_STATE writes the partials Y0–Y3, the lane extremes Y5 and X7 and
 // the counts R10–R12 back to the differState at R8, and returns AX, the
 // index where the loop stopped.
@@ -308,30 +329,17 @@ GLOBL round16<>(SB), RODATA|NOPTR, $16
 //
 // Registers: Y0–Y4 the partials (sqD, sqA, sqB, ab, eq); Y5 the least
 // |a−b| of pairs that differ (the largest is below maxAbs, whose bucket
-// block counted); X7 the largest ULP distance per lane; R9 the histogram; R10, R11, R12 the pairs that differ, those
-// beyond the tolerance and the first of these (−1: none yet); R13 the
+// block counted); X7 the largest ULP distance per lane; R9 the histogram;
+// R10, R11, R12 the pairs that differ, those beyond the tolerance and the
+// first of these (−1: none yet); R13 the
 // ulpMode: bit 1 bfloat16 keys, bits 2 and 3 round a and b to them; AX
 // the index of the next pair, from its argument from (R14) up to to (CX).
 // Indices count from a and b, so the first index needs no offset.
 TEXT ·differRun32AVX2(SB), NOSPLIT, $0-56
-	MOVQ a+0(FP), SI
-	MOVQ b+8(FP), DI
-	MOVQ from+16(FP), AX
-	MOVQ to+24(FP), CX
-	MOVQ st+32(FP), R8
-	MOVBQZX mode+40(FP), R13
-	MOVQ ST_SUMS(R8), DX
-	VMOVUPD 0(DX), Y0
-	VMOVUPD 32(DX), Y1
-	VMOVUPD 64(DX), Y2
-	VMOVUPD 96(DX), Y3
+	LOAD_STATE
 	VMOVUPD 128(DX), Y4
 	VMOVUPD ST_MINAD(R8), Y5
 	VMOVDQU ST_MAXULP(R8), X7
-	MOVQ ST_COUNTS(R8), R9
-	MOVQ ST_DIFFER(R8), R10
-	MOVQ ST_BEYOND(R8), R11
-	MOVQ ST_FIRST(R8), R12
 	MOVQ AX, R14                       // from
 
 loop:
@@ -589,20 +597,10 @@ counted: \
 // into the same four-lane partials Y0–Y3, four pairs' at a time in
 // storage order, as four groups would. Z5 holds eight lanes of the least
 // |a−b| and Z7 sixteen of the largest ULP distance, folded to four at the
-// end; Z20–Z29 hold the constants. There is one loop per
-// ULP mode, so that a step does not test the mode.
+// end; Z20–Z29 hold the constants. There is one loop per ULP mode, so
+// that a step does not test the mode.
 TEXT ·differRun32AVX512(SB), NOSPLIT, $0-56
-	MOVQ a+0(FP), SI
-	MOVQ b+8(FP), DI
-	MOVQ from+16(FP), AX
-	MOVQ to+24(FP), CX
-	MOVQ st+32(FP), R8
-	MOVBQZX mode+40(FP), R13
-	MOVQ ST_SUMS(R8), DX
-	VMOVUPD 0(DX), Y0
-	VMOVUPD 32(DX), Y1
-	VMOVUPD 64(DX), Y2
-	VMOVUPD 96(DX), Y3
+	LOAD_STATE
 	VBROADCASTF64X4 ST_MINAD(R8), Z5
 	VBROADCASTI32X4 ST_MAXULP(R8), Z7
 	VBROADCASTSD absMask<>(SB), Z20
@@ -615,10 +613,6 @@ TEXT ·differRun32AVX512(SB), NOSPLIT, $0-56
 	VPBROADCASTD one32<>(SB), Z27
 	VPBROADCASTD round16<>(SB), Z28
 	VMOVDQU32 topWords16<>(SB), Y29
-	MOVQ ST_COUNTS(R8), R9
-	MOVQ ST_DIFFER(R8), R10
-	MOVQ ST_BEYOND(R8), R11
-	MOVQ ST_FIRST(R8), R12
 	SUBQ AX, R10                       // plus AX at the end: every pair taken differs
 	MOVQ R13, BX                       // the mode
 	MOVL $0x1010, R13                  // BEXTR: 16 bits from bit 16
