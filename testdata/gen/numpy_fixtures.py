@@ -48,6 +48,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 import struct
 import sys
@@ -715,17 +716,24 @@ No step directories; steps come from file names.
 
 # --------------------------------------------------------------------------
 
-def owned_by_us(name):
-    """Files in the shared bad/ directory that gpu_fixtures.py writes are
-    st_*.safetensors and README_safetensors.md; every other one is ours."""
-    return not (name.startswith("st_") or name == "README_safetensors.md")
+def our_bad_files():
+    """The files of the shared bad/ directory that this script wrote: its
+    README.md and the files that README lists. The other generators' files
+    there (gpu_fixtures.py's, torch_fixtures.py's, hostile_fixtures.py's
+    files and runs/) are left alone."""
+    readme = os.path.join(BAD_DIR, "README.md")
+    if not os.path.exists(readme):
+        return []
+    with open(readme, encoding="utf8") as f:
+        listed = re.findall(r"^- `([^`]+)`", f.read(), re.M)
+    return ["README.md"] + listed
 
 
 def clean_shared():
-    if os.path.isdir(BAD_DIR):
-        for name in os.listdir(BAD_DIR):
-            if owned_by_us(name):
-                os.remove(os.path.join(BAD_DIR, name))
+    for name in our_bad_files():
+        path = os.path.join(BAD_DIR, name)
+        if os.path.isfile(path):
+            os.remove(path)
     readme = os.path.join(RUNS_DIR, "README.md")
     if os.path.exists(readme):
         os.remove(readme)
@@ -744,9 +752,10 @@ def main():
     gen_bad()
     gen_runs()
     total = 0
-    for d in OWNED_DIRS + [BAD_DIR]:
+    for d in OWNED_DIRS:
         for dp, _, fns in os.walk(d):
-            total += sum(os.path.getsize(os.path.join(dp, f)) for f in fns if owned_by_us(f))
+            total += sum(os.path.getsize(os.path.join(dp, f)) for f in fns)
+    total += sum(os.path.getsize(os.path.join(BAD_DIR, f)) for f in our_bad_files())
     assert total < 3_000_000, total
     print("wrote fixtures under %s (%d bytes)" % (TESTDATA, total))
 
