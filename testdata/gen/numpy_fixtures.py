@@ -13,8 +13,9 @@ on every run; nothing else is touched):
 
   testdata/npy/   valid .npy files: one per dtype (little-endian, C order,
                   format 1.0), big-endian copies (*_be.npy), Fortran-order
-                  files, format 2.0 / 3.0 files, 0-d and empty arrays, and a
-                  1.2 MB array for streaming tests; plus expected.json with
+                  files, format 2.0 / 3.0 files, 0-d and empty arrays, a
+                  1.2 MB array for streaming tests and its bfloat16 rounding
+                  (bf16_big.npy, raw '|V2'); plus expected.json with
                   descr, dtype, shape, fortran_order, version and values of
                   each file.
   testdata/npz/   stored.npz (np.savez) and deflated.npz
@@ -290,6 +291,14 @@ def gen_npy():
     big = np.arange(300000, dtype=np.float32).reshape(1000, 300) * np.float32(0.5) - np.float32(1000)
     assert big.dtype == np.float32
     files.append(("f4_big.npy", big, None))
+    # the same values rounded to bfloat16 (to nearest, ties to even, on the
+    # bit patterns) and saved as numpy's raw 2-byte dtype, as ml_dtypes
+    # saves bfloat16: against f4_big.npy, a float32 vs bfloat16 pair large
+    # enough to be memory-mapped, where small values are equal and larger
+    # ones differ by up to half a bfloat16 step
+    bits = big.view(np.uint32)
+    big16 = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16).view("V2")
+    files.append(("bf16_big.npy", big16, None))
 
     entries = []
     for name, arr, version in files:
@@ -316,13 +325,17 @@ def gen_npy():
             "fortran_order": hdr["fortran_order"],
             "version": list(ver),
         }
-        if name == "f4_big.npy":
-            f64 = big.astype(np.float64).ravel()
+        if name in ("f4_big.npy", "bf16_big.npy"):
+            vals = big if name == "f4_big.npy" else \
+                (big16.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+            f64 = vals.astype(np.float64).ravel()
             e["values"] = None
+            if name == "bf16_big.npy":
+                e["dtype"] = "bfloat16"  # what the raw 2-byte elements hold (numpy: void16)
             e["sum"] = math.fsum(f64.tolist())
             assert e["sum"] == float(f64.sum())
-            e["min"] = float(big.min())
-            e["max"] = float(big.max())
+            e["min"] = float(vals.min())
+            e["max"] = float(vals.max())
         else:
             e["values"] = enc_values(arr)
         entries.append(e)
