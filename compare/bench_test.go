@@ -95,6 +95,20 @@ func BenchmarkKernelMixed(b *testing.B) {
 	}
 }
 
+// BenchmarkKernelMixedInPlace is BenchmarkKernelMixed with the bfloat16
+// side read in place (addMixed), as a comparison of mapped files does.
+func BenchmarkKernelMixedInPlace(b *testing.B) {
+	va, _ := benchPair(pairBufElems)
+	raw := halfBytes(va, false)
+	half, buf := &loaders.Tensor{DType: loaders.BFloat16}, make([]float32, maxWindow)
+	var h errorHistogram
+	b.SetBytes(int64(6 * len(va)))
+	for b.Loop() {
+		c := newAcc(tolerances.For(loaders.BFloat16), ulpKeyFor(loaders.BFloat16), false, true, &h, 0)
+		c.addMixed(va, raw, half, ulpBFloat16|ulpRoundA, buf)
+	}
+}
+
 // BenchmarkGenericFloat64 measures the general loop on the same values,
 // decoded to float64.
 func BenchmarkGenericFloat64(b *testing.B) {

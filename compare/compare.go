@@ -611,8 +611,9 @@ func (w *worker) compare(tk chunkTask, hist *errorHistogram) (*acc, error) {
 	}
 }
 
-// mapMinElems is the smallest read that is memory-mapped (1 MiB of float32).
-const mapMinElems = 1 << 18
+// mapMinElems is the smallest read that is memory-mapped (1 MiB of
+// float32); a variable so tests can map small tensors.
+var mapMinElems int64 = 1 << 18
 
 // float32Source hands out a tensor's elements as float32, in pieces: from a
 // memory map of the file where the data is float32 in place, else decoded
@@ -678,6 +679,35 @@ func (s *float32Source) next(n int) ([]float32, error) {
 	return s.buf[:k], err
 }
 
+// nextRaw is next for a source of bytes in place, without decoding.
+func (s *float32Source) nextRaw(n int) []byte {
+	m := min(n, len(s.raw)/s.es-s.pos)
+	out := s.raw[s.pos*s.es : (s.pos+m)*s.es]
+	s.pos += m
+	return out
+}
+
+// mixedSides returns the float32 side and the bfloat16 side of a pair that
+// addMixed can compare with the bfloat16 side in place: one side float32
+// in place, the other little-endian bfloat16 in place, and bfloat16 ULP
+// distances. ok is false for any other pair, or where mixedRun would take
+// nothing (no AVX-512).
+func mixedSides(sa, sb *float32Source, mode ulpMode) (s32, s16 *float32Source, ok bool) {
+	if !useAVX512 {
+		return nil, nil, false
+	}
+	bf16 := func(s *float32Source) bool {
+		return s.raw != nil && s.t.DType == loaders.BFloat16 && !s.t.BigEndian
+	}
+	switch {
+	case mode == ulpBFloat16|ulpRoundA && sa.view != nil && bf16(sb):
+		return sa, sb, true
+	case mode == ulpBFloat16|ulpRoundB && bf16(sa) && sb.view != nil:
+		return sb, sa, true
+	}
+	return nil, nil, false
+}
+
 func (s *float32Source) close() {
 	if s.release != nil {
 		s.release()
@@ -730,6 +760,10 @@ func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *a
 	}
 	defer sb.close()
 	c = newAcc(j.settings.Tolerance, key, false, true, hist, tk.first)
+	if s32, s16, ok := mixedSides(sa, sb, mode); ok {
+		w.compareMixed(tk, c, s32, s16, mode)
+		return c, nil
+	}
 	for {
 		va, errA := sa.next(pairBufElems)
 		if errA != nil {
@@ -749,6 +783,29 @@ func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *a
 			j.keepHeads(va, vb)
 		}
 		c.addF32(va, vb, mode)
+	}
+}
+
+// compareMixed folds a pair that mixedSides accepted with addMixed, the
+// bfloat16 side read in place.
+func (w *worker) compareMixed(tk chunkTask, c *acc, s32, s16 *float32Source, mode ulpMode) {
+	j := tk.job
+	for {
+		v, _ := s32.next(pairBufElems) // in place: no error
+		if len(v) == 0 {
+			return
+		}
+		raw := s16.nextRaw(len(v))
+		if c.n == 0 && tk.first == 0 {
+			h := w.buf32B[:len(v)]
+			s16.t.DecodeFloat32(h, raw)
+			if mode&ulpRoundB != 0 {
+				j.keepHeads(h, v)
+			} else {
+				j.keepHeads(v, h)
+			}
+		}
+		c.addMixed(v, raw, s16.t, mode, w.buf32B)
 	}
 }
 

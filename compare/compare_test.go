@@ -179,3 +179,70 @@ func TestFilesChangeAfterDiscovery(t *testing.T) {
 		}
 	}
 }
+
+// TestMixedPairInPlace compares the float32 file f4_big.npy with its
+// bfloat16 rounding bf16_big.npy, both ways round, memory-mapped whole and
+// in chunks of every size class, with 1 and 4 workers and each kernel set:
+// metrics and kept leading values are those of the Go kernels reading the
+// whole files, bit for bit. With AVX-512, the pair is one that addMixed
+// reads with the bfloat16 side in place.
+func TestMixedPairInPlace(t *testing.T) {
+	defer func(c, m int64) { chunkElems, mapMinElems = c, m }(chunkElems, mapMinElems)
+	f32, bf16 := fixture("npy", "f4_big.npy"), fixture("npy", "bf16_big.npy")
+	compare := func(t *testing.T, pathA, pathB string, jobs int) *TensorResult {
+		ra, rb := load(t, pathA), load(t, pathB)
+		rb.Entries[0].Name, rb.Entries[0].Kind = ra.Entries[0].Name, ra.Entries[0].Kind // two files: paired, as the CLI does
+		r := mustRuns(t, ra, rb, Options{Jobs: jobs, PlanHeads: func(ps []*TensorResult) { ps[0].HeadWant = 5 }})
+		if len(r.Tensors) != 1 || r.Tensors[0].Metrics == nil {
+			t.Fatalf("not compared: %+v", r.Tensors)
+		}
+		return r.Tensors[0]
+	}
+	for _, sides := range [][2]string{{f32, bf16}, {bf16, f32}} {
+		var want *TensorResult
+		eachKernelSet(t, func(t *testing.T) {
+			if !useAVX2 {
+				want = compare(t, sides[0], sides[1], 1)
+				if want.Metrics.MaxAbs.Value == 0 || want.Metrics.Mismatched != 0 || len(want.HeadA) != 5 {
+					t.Fatalf("the pair should differ within the tolerance, with 5 leading values kept: %+v", want)
+				}
+			}
+			for _, sizes := range [][2]int64{{1 << 22, 1 << 18}, {70001, 4096}, {4096, 4096}} {
+				chunkElems, mapMinElems = sizes[0], sizes[1]
+				for _, jobs := range []int{1, 4} {
+					got := compare(t, sides[0], sides[1], jobs)
+					if !sameMetrics(got.Metrics, want.Metrics) || fmt.Sprint(got.HeadA, got.HeadB) != fmt.Sprint(want.HeadA, want.HeadB) {
+						t.Errorf("%s vs %s, chunks of %d, %d jobs:\n%+v\nwant %+v", filepath.Base(sides[0]), filepath.Base(sides[1]), sizes[0], jobs, got.Metrics, want.Metrics)
+					}
+				}
+			}
+			chunkElems, mapMinElems = 1<<22, 1<<18
+		})
+		ta, tb := openOne(t, sides[0]), openOne(t, sides[1])
+		mode := ulpBFloat16 | ulpRoundA
+		if ta.DType == loaders.BFloat16 {
+			mode = ulpBFloat16 | ulpRoundB
+		}
+		tk := chunkTask{job: &job{a: ta, b: tb}, whole: true}
+		sa, errA := openFloat32(ta, tk, make([]float32, pairBufElems))
+		sb, errB := openFloat32(tb, tk, make([]float32, pairBufElems))
+		if errA != nil || errB != nil {
+			t.Fatal(errA, errB)
+		}
+		if _, _, ok := mixedSides(sa, sb, mode); ok != useAVX512 {
+			t.Errorf("%s vs %s: read in place %v, AVX-512 %v", ta.Name, tb.Name, ok, useAVX512)
+		}
+		sa.close()
+		sb.close()
+	}
+}
+
+// openOne opens the single tensor of an .npy file.
+func openOne(t *testing.T, path string) *loaders.Tensor {
+	t.Helper()
+	ts, _, err := loaders.OpenFile(path, loaders.Options{})
+	if err != nil || len(ts) != 1 {
+		t.Fatal(path, err)
+	}
+	return ts[0]
+}

@@ -202,6 +202,51 @@ func (c *acc) addF32(va, vb []float32, mode ulpMode) {
 	c.n += int64(len(va))
 }
 
+// Windows of addMixed, in elements: where mixedRun stops, the next window
+// of the bfloat16 side is widened and goes through addF32. A window
+// doubles from minWindow up to maxWindow while mixedRun keeps stopping
+// early (equal pairs, which it does not take, may be common), and starts
+// again at minWindow after a long run.
+const (
+	minWindow = 64
+	maxWindow = 8192
+	longRun   = 1024
+)
+
+// addMixed folds pairs of which one side is float32 values (v) and the
+// other little-endian bfloat16 bytes (raw, of dtype half): side a where
+// mode has ulpRoundB, else side b; mode is ulpBFloat16 with ulpRoundA or
+// ulpRoundB. mixedRun reads the bfloat16 side in place; the windows
+// between its runs are widened into buf (at least maxWindow long). The
+// result is addF32's on the widened values, bit for bit. It returns how
+// many pairs mixedRun took.
+func (c *acc) addMixed(v []float32, raw []byte, half *loaders.Tensor, mode ulpMode, buf []float32) (inPlace int) {
+	raw = raw[:2*len(v)]
+	window := minWindow
+	for i := 0; i < len(v); {
+		k := c.mixedRun(v[i:], raw[2*i:], mode)
+		c.n += int64(k)
+		inPlace += k
+		if i += k; i == len(v) {
+			break
+		}
+		if k >= longRun {
+			window = minWindow
+		}
+		end := min(len(v), i+window-c.lane(0)) // the next window starts in lane 0
+		w := buf[:end-i]
+		half.DecodeFloat32(w, raw[2*i:2*end])
+		if mode&ulpRoundB != 0 {
+			c.addF32(w, v[i:end], mode)
+		} else {
+			c.addF32(v[i:end], w, mode)
+		}
+		i = end
+		window = min(2*window, maxWindow)
+	}
+	return inPlace
+}
+
 // slowEnd returns where the slow path that starts at the i-th next element
 // of n stops: past the next lane 0, then at the next group of lanes that
 // equal says is equal, at n, or after at most maxBlock elements.

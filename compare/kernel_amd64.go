@@ -78,6 +78,9 @@ func differRun32AVX2(a, b *float32, from, to int, st *differState, mode ulpMode)
 //go:noescape
 func differRun32AVX512(a, b *float32, from, to int, st *differState, mode ulpMode) int
 
+//go:noescape
+func differRunBF16AVX512(a, b unsafe.Pointer, from, to int, st *differState, mode ulpMode) int
+
 // differRun32 folds the leading groups of lanes finite pairs of va and vb
 // (va[0] is the i-th next element and in lane 0) that offer no new maximum,
 // as block would, and returns how many elements it took: a multiple of
@@ -90,13 +93,7 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran boo
 	if !useAVX2 || mode == ulpKeyFunc || c.maxAbs.pos < 0 || len(va) < lanes {
 		return 0, false
 	}
-	h := c.hist
-	st := differState{sums: &c.sums, counts: &h.buckets()[0], first: -1}
-	for l := range lanes {
-		st.minAd[l] = math.Inf(1)
-		st.atol[l], st.rtol[l] = c.tol.ATol, c.tol.RTol
-		st.maxAbs[l], st.maxRel[l] = c.maxAbs.Value, c.maxRel.Value*(1-1e-12) // block's thresholds
-	}
+	st := c.differState()
 	a, b, n := &va[0], &vb[:len(va)][0], len(va)
 	for {
 		// sixteen at a time while every pair differs, then four at a
@@ -114,6 +111,47 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran boo
 			break
 		}
 	}
+	c.takeDiffer(&st, k, i)
+	return k, true
+}
+
+// mixedRun is differRun32 for a pair of which one side is float32 (v) and
+// the other little-endian bfloat16 read in place (raw: side a with
+// ulpRoundB in mode, side b with ulpRoundA), without AVX2's four at a
+// time: it takes sixteen pairs at a time, v[0] being the next element,
+// and returns how many it took. It takes none without AVX-512, before
+// the first finite pair, off lane 0, or for another mode.
+func (c *acc) mixedRun(v []float32, raw []byte, mode ulpMode) int {
+	if !useAVX512 || c.maxAbs.pos < 0 || c.lane(0) != 0 || len(v) < 4*lanes ||
+		mode != ulpBFloat16|ulpRoundA && mode != ulpBFloat16|ulpRoundB {
+		return 0
+	}
+	raw = raw[:2*len(v)]
+	a, b := unsafe.Pointer(&v[0]), unsafe.Pointer(&raw[0])
+	if mode&ulpRoundB != 0 {
+		a, b = b, a
+	}
+	st := c.differState()
+	k := differRunBF16AVX512(a, b, 0, len(v), &st, mode)
+	c.takeDiffer(&st, k, 0)
+	return k
+}
+
+// differState returns the state of a slow-path run from the accumulator.
+func (c *acc) differState() differState {
+	st := differState{sums: &c.sums, counts: &c.hist.buckets()[0], first: -1}
+	for l := range lanes {
+		st.minAd[l] = math.Inf(1)
+		st.atol[l], st.rtol[l] = c.tol.ATol, c.tol.RTol
+		st.maxAbs[l], st.maxRel[l] = c.maxAbs.Value, c.maxRel.Value*(1-1e-12) // block's thresholds
+	}
+	return st
+}
+
+// takeDiffer records the k pairs a slow-path run took from the i-th next
+// element, as st says.
+func (c *acc) takeDiffer(st *differState, k, i int) {
+	h := c.hist
 	zeros := int64(k) - st.differ
 	c.finite += int64(k)
 	h.zeros += zeros
@@ -129,5 +167,4 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran boo
 		c.firstBeyond(c.base + c.n + int64(i) + st.first)
 	}
 	c.maxULP = max(c.maxULP, uint64(max(st.maxULP[0], st.maxULP[1], st.maxULP[2], st.maxULP[3])))
-	return k, true
 }

@@ -504,19 +504,19 @@ GLOBL topWords16<>(SB), RODATA|NOPTR, $32
 	VPADDD    mb, ma, K5, a; \
 	VPMAXUD   a, acc, acc
 
-// LOOP16 is the body of differRun32AVX512 for one ULP mode: it takes
-// sixteen pairs at AX, and more while AX ≤ CX, with the label top at its
-// start and counted after the tolerance test. The first eight pairs go in
-// Z10–Z14 (a, b, d = b − a, |d|, |a|), the next eight in Z15–Z19. KEYS
-// turns the sixteen magnitudes in Z10 (a) and Z11 (b) into keys. A step
-// leaves for done16 before it changes anything, so the pairs taken are
-// AX − from, and all of them differ.
-#define LOOP16(top, counted, KEYS) \
+// LOOP16 is the body of differRun32AVX512 and differRunBF16AVX512 for
+// one ULP mode and one layout of the sides: it takes sixteen pairs at AX,
+// and more while AX ≤ CX, with the label top at its start and counted
+// after the tolerance test. LOAD puts the first eight pairs in Z10 and Z11
+// (a and b, float64), the next eight in Z15 and Z16; the rest go in
+// Z12–Z14 (d = b − a, |d|, |a|) and Z17–Z19. BITS puts the sixteen float32
+// bit patterns of a in Z8 and of b in Z9, and KEYS turns their magnitudes
+// in Z10 (a) and Z11 (b) into keys. A step leaves for done16 before it
+// changes anything, so the pairs taken are AX − from, and all of them
+// differ.
+#define LOOP16(top, counted, LOAD, BITS, KEYS) \
 top: \
-	VCVTPS2PD (SI)(AX*4), Z10; \
-	VCVTPS2PD (DI)(AX*4), Z11; \
-	VCVTPS2PD 32(SI)(AX*4), Z15; \
-	VCVTPS2PD 32(DI)(AX*4), Z16; \
+	LOAD; \
 	VSUBPD    Z10, Z11, Z12;         /* d = b − a */ \
 	VSUBPD    Z15, Z16, Z17; \
 	VANDPD    Z20, Z12, Z13;         /* |d| */ \
@@ -569,8 +569,7 @@ counted: \
 	VPEXTRQ   $1, X13, DX; \
 	COUNT4(BX); \
 	COUNT4(DX); \
-	VMOVDQU32 (SI)(AX*4), Z8; \
-	VMOVDQU32 (DI)(AX*4), Z9; \
+	BITS; \
 	VPANDD    Z26, Z8, Z10; \
 	VPANDD    Z26, Z9, Z11; \
 	KEYS; \
@@ -588,6 +587,77 @@ counted: \
 #define KEYS_ROUND_B VPSRLD $16, Z10, Z10; ROUND_BF16_Z(Z11)
 #define KEYS_ROUND_AB ROUND_BF16_Z(Z10); ROUND_BF16_Z(Z11)
 
+// The layouts of LOOP16: both sides float32 (LOAD_F32, BITS_F32), or one
+// side float32 and the other bfloat16 (16-bit words, widened to float32
+// bit patterns in Z30 by a zero extension and a shift).
+#define LOAD_F32 \
+	VCVTPS2PD (SI)(AX*4), Z10; \
+	VCVTPS2PD (DI)(AX*4), Z11; \
+	VCVTPS2PD 32(SI)(AX*4), Z15; \
+	VCVTPS2PD 32(DI)(AX*4), Z16
+#define BITS_F32 \
+	VMOVDQU32 (SI)(AX*4), Z8; \
+	VMOVDQU32 (DI)(AX*4), Z9
+#define WIDEN_BF16(p, lo, hi) \
+	VPMOVZXWD     (p)(AX*2), Z30; \
+	VPSLLD        $16, Z30, Z30; \
+	VCVTPS2PD     Y30, lo; \
+	VEXTRACTF32X8 $1, Z30, Y9; \
+	VCVTPS2PD     Y9, hi
+#define LOAD_BF16_B \
+	VCVTPS2PD (SI)(AX*4), Z10; \
+	VCVTPS2PD 32(SI)(AX*4), Z15; \
+	WIDEN_BF16(DI, Z11, Z16)
+#define BITS_BF16_B \
+	VMOVDQU32 (SI)(AX*4), Z8; \
+	VMOVDQA32 Z30, Z9
+#define LOAD_BF16_A \
+	VCVTPS2PD (DI)(AX*4), Z11; \
+	VCVTPS2PD 32(DI)(AX*4), Z16; \
+	WIDEN_BF16(SI, Z10, Z15)
+#define BITS_BF16_A \
+	VMOVDQA32 Z30, Z8; \
+	VMOVDQU32 (DI)(AX*4), Z9
+
+// PROLOGUE16 is the start of a sixteen-pair function: LOAD_STATE, the
+// lane extremes in Z5 and Z7, the constants in Z20–Z29 and the BEXTR
+// controls; BX holds the mode, and CX the last index a step may start at.
+// With fewer than sixteen pairs it goes to done16.
+#define PROLOGUE16 \
+	LOAD_STATE; \
+	VBROADCASTF64X4 ST_MINAD(R8), Z5; \
+	VBROADCASTI32X4 ST_MAXULP(R8), Z7; \
+	VBROADCASTSD absMask<>(SB), Z20; \
+	VBROADCASTSD ST_MAXREL(R8), Z21; \
+	VBROADCASTSD ST_MAXABS(R8), Z22; \
+	VBROADCASTSD ST_RTOL(R8), Z23; \
+	VBROADCASTSD ST_ATOL(R8), Z24; \
+	VPXORQ Z25, Z25, Z25; \
+	VPBROADCASTD mag32<>(SB), Z26; \
+	VPBROADCASTD one32<>(SB), Z27; \
+	VPBROADCASTD round16<>(SB), Z28; \
+	VMOVDQU32 topWords16<>(SB), Y29; \
+	SUBQ AX, R10;                      /* plus AX at the end: every pair taken differs */ \
+	MOVQ R13, BX;                      /* the mode */ \
+	MOVL $0x1010, R13;                 /* BEXTR: 16 bits from bit 16 */ \
+	MOVL $0x1020, R8;                  /* and from bit 32 (R8 is reloaded at the end) */ \
+	SUBQ $16, CX; \
+	CMPQ AX, CX; \
+	JGT  done16
+
+// EPILOGUE16 is the end of a sixteen-pair function, at done16: the count
+// of pairs that differ, the lane extremes folded to four, STORE_STATE.
+#define EPILOGUE16 \
+	ADDQ AX, R10; \
+	MOVQ st+32(FP), R8; \
+	VEXTRACTF64X4 $1, Z5, Y9; \
+	VMINPD Y9, Y5, Y5; \
+	VEXTRACTI64X4 $1, Z7, Y9; \
+	VPMAXUD Y9, Y7, Y7; \
+	VEXTRACTI128 $1, Y7, X9; \
+	VPMAXUD X9, X7, X7; \
+	STORE_STATE
+
 // func differRun32AVX512(a, b *float32, from, to int, st *differState, mode ulpMode) int
 //
 // differRun32AVX2 for sixteen pairs at a time, where the machine has
@@ -600,26 +670,7 @@ counted: \
 // end; Z20–Z29 hold the constants. There is one loop per ULP mode, so
 // that a step does not test the mode.
 TEXT ·differRun32AVX512(SB), NOSPLIT, $0-56
-	LOAD_STATE
-	VBROADCASTF64X4 ST_MINAD(R8), Z5
-	VBROADCASTI32X4 ST_MAXULP(R8), Z7
-	VBROADCASTSD absMask<>(SB), Z20
-	VBROADCASTSD ST_MAXREL(R8), Z21
-	VBROADCASTSD ST_MAXABS(R8), Z22
-	VBROADCASTSD ST_RTOL(R8), Z23
-	VBROADCASTSD ST_ATOL(R8), Z24
-	VPXORQ Z25, Z25, Z25
-	VPBROADCASTD mag32<>(SB), Z26
-	VPBROADCASTD one32<>(SB), Z27
-	VPBROADCASTD round16<>(SB), Z28
-	VMOVDQU32 topWords16<>(SB), Y29
-	SUBQ AX, R10                       // plus AX at the end: every pair taken differs
-	MOVQ R13, BX                       // the mode
-	MOVL $0x1010, R13                  // BEXTR: 16 bits from bit 16
-	MOVL $0x1020, R8                   // and from bit 32 (R8 is reloaded at the end)
-	SUBQ $16, CX                       // the last index a step may start at
-	CMPQ AX, CX
-	JGT  done16
+	PROLOGUE16
 	BTQ  $1, BX
 	JCC  loopF32
 	ANDQ $12, BX                       // ulpRoundA, ulpRoundB
@@ -630,23 +681,32 @@ TEXT ·differRun32AVX512(SB), NOSPLIT, $0-56
 	JEQ  loopRoundB
 	JMP  loopRoundAB
 
-LOOP16(loopF32, countedF32, KEYS_F32)
+LOOP16(loopF32, countedF32, LOAD_F32, BITS_F32, KEYS_F32)
 	JMP done16
-LOOP16(loopBF16, countedBF16, KEYS_BF16)
+LOOP16(loopBF16, countedBF16, LOAD_F32, BITS_F32, KEYS_BF16)
 	JMP done16
-LOOP16(loopRoundA, countedRoundA, KEYS_ROUND_A)
+LOOP16(loopRoundA, countedRoundA, LOAD_F32, BITS_F32, KEYS_ROUND_A)
 	JMP done16
-LOOP16(loopRoundB, countedRoundB, KEYS_ROUND_B)
+LOOP16(loopRoundB, countedRoundB, LOAD_F32, BITS_F32, KEYS_ROUND_B)
 	JMP done16
-LOOP16(loopRoundAB, countedRoundAB, KEYS_ROUND_AB)
+LOOP16(loopRoundAB, countedRoundAB, LOAD_F32, BITS_F32, KEYS_ROUND_AB)
 
 done16:
-	ADDQ AX, R10
-	MOVQ st+32(FP), R8
-	VEXTRACTF64X4 $1, Z5, Y9
-	VMINPD Y9, Y5, Y5
-	VEXTRACTI64X4 $1, Z7, Y9
-	VPMAXUD Y9, Y7, Y7
-	VEXTRACTI128 $1, Y7, X9
-	VPMAXUD X9, X7, X7
-	STORE_STATE
+	EPILOGUE16
+
+// func differRunBF16AVX512(a, b unsafe.Pointer, from, to int, st *differState, mode ulpMode) int
+//
+// differRun32AVX512 for a pair of which one side is float32 and the other
+// bfloat16, read in place: the mode is ulpBFloat16 with ulpRoundA (a is
+// float32, b bfloat16) or with ulpRoundB (a is bfloat16, b float32).
+TEXT ·differRunBF16AVX512(SB), NOSPLIT, $0-56
+	PROLOGUE16
+	BTQ  $2, BX
+	JCC  loopA16
+
+LOOP16(loopB16, countedB16, LOAD_BF16_B, BITS_BF16_B, KEYS_ROUND_A)
+	JMP done16
+LOOP16(loopA16, countedA16, LOAD_BF16_A, BITS_BF16_A, KEYS_ROUND_B)
+
+done16:
+	EPILOGUE16

@@ -5,6 +5,8 @@ package compare
 import (
 	"testing"
 	"unsafe"
+
+	"github.com/graphdiff/graphdiff/loaders"
 )
 
 // TestDifferStateLayout checks differState's offsets against those the
@@ -29,5 +31,45 @@ func TestDifferStateLayout(t *testing.T) {
 	var s laneSums
 	if unsafe.Offsetof(s.sqA) != 32 || unsafe.Offsetof(s.sqB) != 64 || unsafe.Offsetof(s.ab) != 96 || unsafe.Offsetof(s.eq) != 128 {
 		t.Error("laneSums is not laid out as the assembly reads it (sqD, sqA, sqB, ab, eq)")
+	}
+}
+
+// TestMixedReadsInPlace checks that addMixed reads the bfloat16 side in
+// place wherever it can, with AVX-512: on a run whose pairs all differ
+// (both ways round), from an accumulator off lane 0, with one equal pair
+// that stops the sixteen-pair loop, every pair goes in place but for the
+// first window (which reaches lane 0), the window of the equal pair
+// (minWindow again after the long run before it) and a tail shorter than
+// sixteen. The metrics are addF32's.
+func TestMixedReadsInPlace(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 on this machine")
+	}
+	const n, head, equal = 20000, 3, 5003
+	f32, bf := make([]float32, n), make([]float32, n)
+	for i := range f32 {
+		f32[i], bf[i] = unitPair(loaders.BFloat16, 1+float32(i%1000)/1000, 1, lowBits[i%len(lowBits)])
+	}
+	f32[0], bf[0] = unitPair(loaders.BFloat16, 1<<20, 1, 0x1234) // the maxima, first
+	f32[1], bf[1] = 0x1p-133, 0x1p-132
+	f32[equal], bf[equal] = 1.5, 1.5
+	for _, m := range ulpCases[1:] {
+		a, b := f32, bf
+		if m.swap {
+			a, b = bf, f32
+		}
+		want := metricsOf(loaders.BFloat16, n, func(c *acc) { c.addF32(a, b, m.mode) })
+		v, raw, _ := mixedPair(a, b, m.mode)
+		inPlace := 0
+		got := metricsOf(loaders.BFloat16, n, func(c *acc) {
+			addMixedOnce(c, v[:head], raw[:2*head], m.mode) // too short for the loop
+			inPlace = c.addMixed(v[head:], raw[2*head:], &loaders.Tensor{DType: loaders.BFloat16}, m.mode, make([]float32, maxWindow))
+		})
+		if !sameMetrics(&got, &want) {
+			t.Errorf("%s:\naddF32   %#v\nin place %#v", m.name, want, got)
+		}
+		if least := n - head - (minWindow - head) - minWindow - 15; inPlace < least {
+			t.Errorf("%s: %d pairs of %d read in place, want at least %d", m.name, inPlace, n-head, least)
+		}
 	}
 }

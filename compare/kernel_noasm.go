@@ -22,3 +22,6 @@ func equalRunF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
 
 // differRun32 takes no elements: block does all the slow path's work.
 func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran bool) { return 0, false }
+
+// mixedRun takes no elements: addMixed widens the bfloat16 side.
+func (c *acc) mixedRun(v []float32, raw []byte, mode ulpMode) int { return 0 }

@@ -155,6 +155,16 @@ func testKernelsMatchGenericInPieces(t *testing.T) {
 			if !sameMetrics(&got, &want) {
 				t.Errorf("%s, all differ %v:\ngeneric %#v\nkernel  %#v", m.name, allDiffer, want, got)
 			}
+			// with the bfloat16 side in place, in pieces and whole
+			if v, raw, ok := mixedPair(m.a, m.b, m.mode); ok {
+				whole := metricsOf(loaders.BFloat16, n, func(c *acc) { addMixedOnce(c, v, raw, m.mode) })
+				split := metricsOf(loaders.BFloat16, n, func(c *acc) {
+					pieces(n, func(lo, hi int) { addMixedOnce(c, v[lo:hi], raw[2*lo:2*hi], m.mode) })
+				})
+				if !sameMetrics(&whole, &want) || !sameMetrics(&split, &want) {
+					t.Errorf("%s in place, all differ %v:\ngeneric %#v\nwhole   %#v\npieces  %#v", m.name, allDiffer, want, whole, split)
+				}
+			}
 		}
 		if want.MaxAbs.Index == nil || want.NaNA == 0 || want.SpecialMismatches == 0 {
 			t.Fatalf("data misses a case: %#v", want)
@@ -341,6 +351,24 @@ func testLargestULP(t *testing.T, name string, dtype loaders.DType, mode ulpMode
 	}
 }
 
+// mixedPair returns, for a pair of which one side is bfloat16 (mode has
+// ulpRoundA or ulpRoundB, not both), the float32 side and the bfloat16
+// side's little-endian bytes, as addMixed takes them.
+func mixedPair(a, b []float32, mode ulpMode) (v []float32, raw []byte, ok bool) {
+	switch mode {
+	case ulpBFloat16 | ulpRoundA:
+		return a, halfBytes(b, false), true
+	case ulpBFloat16 | ulpRoundB:
+		return b, halfBytes(a, false), true
+	}
+	return nil, nil, false
+}
+
+// addMixedOnce folds a mixed pair with addMixed.
+func addMixedOnce(c *acc, v []float32, raw []byte, mode ulpMode) {
+	c.addMixed(v, raw, &loaders.Tensor{DType: loaders.BFloat16}, mode, make([]float32, maxWindow))
+}
+
 // ulpCases are the ways the float32 kernel measures ULP distances of
 // float32 data: in float32 units, and in bfloat16 units with either side
 // float32 (the other bfloat16).
@@ -448,17 +476,30 @@ func testEventsInEveryLane(t *testing.T, name string, dtype loaders.DType, mode 
 				a, b = b, a
 			}
 			wa, wb := widen64(a, b)
-			var hw, hg errorHistogram
+			var hw errorHistogram
 			want := foldedMetrics(dtype, n, &hw, func(c *acc) { c.addReal(wa, wb) })
 			if !ev.aim(&want, pos) {
 				t.Fatalf("%s, %s at %d: data misses its aim: %#v", name, ev.name, pos, want)
 			}
-			got := foldedMetrics(dtype, n, &hg, func(c *acc) { c.addF32(a, b, mode) })
-			wlo, whi := hw.span()
-			glo, ghi := hg.span()
-			if !sameMetrics(&got, &want) || glo != wlo || ghi != whi || hg.total() != hw.total() {
-				t.Errorf("%s, %s at %d:\ngeneric %#v\n        histogram [%d, %d], %d counts\nkernel  %#v\n        histogram [%d, %d], %d counts",
-					name, ev.name, pos, want, wlo, whi, hw.total(), got, glo, ghi, hg.total())
+			folds := []struct {
+				name string
+				fold func(c *acc)
+			}{{"kernel", func(c *acc) { c.addF32(a, b, mode) }}}
+			if v, raw, ok := mixedPair(a, b, mode); ok {
+				folds = append(folds, struct {
+					name string
+					fold func(c *acc)
+				}{"in place", func(c *acc) { addMixedOnce(c, v, raw, mode) }})
+			}
+			for _, f := range folds {
+				var hg errorHistogram
+				got := foldedMetrics(dtype, n, &hg, f.fold)
+				wlo, whi := hw.span()
+				glo, ghi := hg.span()
+				if !sameMetrics(&got, &want) || glo != wlo || ghi != whi || hg.total() != hw.total() {
+					t.Errorf("%s, %s at %d:\ngeneric %#v\n         histogram [%d, %d], %d counts\n%-8s %#v\n         histogram [%d, %d], %d counts",
+						name, ev.name, pos, want, wlo, whi, hw.total(), f.name, got, glo, ghi, hg.total())
+				}
 			}
 		}
 	}
