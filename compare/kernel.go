@@ -30,7 +30,11 @@ import (
 //     in bfloat16 units; other dtypes use their key function;
 //   - on amd64 with AVX2, runs of equal groups and groups that differ but
 //     hold no special value and no new maximum go through assembly
-//     (kernel_amd64.go), which does these same operations in this order.
+//     (kernel_amd64.go), which does these same operations in this order;
+//   - with AVX-512, a float32 side against a bfloat16 side in place
+//     (addMixed) goes through that assembly reading the bfloat16 words
+//     themselves, and only the windows where it stops are widened to
+//     float32 first.
 
 // ulpMode says how the float32 kernel measures ULP distances: in float32
 // units, in bfloat16 units (bit patterns rounded to bfloat16, to nearest,

@@ -13,8 +13,9 @@ import (
 // bulk of the slow path (differRun32, four) run in assembly
 // (kernel_amd64.s), with the Go loops' float64 operations in the Go loops'
 // order; with AVX-512 (F, DQ, VL, BW) as well, the slow path takes sixteen
-// pairs at a time while all of them differ. What they compute is bit for bit
-// the same, which the kernel tests check with each set: Go, AVX2, AVX2
+// pairs at a time while all of them differ, also with one side bfloat16
+// words read in place (differRunBF16AVX512). What they compute is bit for
+// bit the same, which the kernel tests check with each set: Go, AVX2, AVX2
 // with AVX-512. Build with -tags purego to use the Go loops only.
 
 // useAVX2 selects the assembly kernels; tests turn it off.
