@@ -661,9 +661,9 @@ func openFloat32(t *loaders.Tensor, tk chunkTask, buf []float32) (*float32Source
 // next returns the next n elements (fewer at the end).
 func (s *float32Source) next(n int) ([]float32, error) {
 	if s.raw != nil {
-		m := min(n, len(s.raw)/s.es-s.pos)
-		s.t.DecodeFloat32(s.buf[:m], s.raw[s.pos*s.es:(s.pos+m)*s.es])
-		s.pos += m
+		raw := s.nextRaw(n)
+		m := len(raw) / s.es
+		s.t.DecodeFloat32(s.buf[:m], raw)
 		return s.buf[:m], nil
 	}
 	if s.r == nil {
@@ -799,11 +799,7 @@ func (w *worker) compareMixed(tk chunkTask, c *acc, s32, s16 *float32Source, mod
 		if c.n == 0 && tk.first == 0 {
 			h := w.buf32B[:len(v)]
 			s16.t.DecodeFloat32(h, raw)
-			if mode&ulpRoundB != 0 {
-				j.keepHeads(h, v)
-			} else {
-				j.keepHeads(v, h)
-			}
+			j.keepHeads(mode.mixedSides(v, h))
 		}
 		c.addMixed(v, raw, s16.t, mode, w.buf32B)
 	}

@@ -52,6 +52,16 @@ const (
 	ulpRoundB   ulpMode = 8 // with ulpBFloat16: b is float32 data
 )
 
+// mixedSides orders the float32 values v and the bfloat16 values h of a
+// mixed pair as a and b: h is side a where the mode rounds b (ulpRoundB:
+// b holds the float32 data), else side b.
+func (m ulpMode) mixedSides(v, h []float32) (a, b []float32) {
+	if m&ulpRoundB != 0 {
+		return h, v
+	}
+	return v, h
+}
+
 // orderedKey maps a float32 bit pattern, rounded to nearest-even at bit
 // round (0 for float32 itself, 16 for bfloat16) and shifted down by it,
 // to an integer that orders like the value, with −0 and +0 both 0. The
@@ -240,11 +250,8 @@ func (c *acc) addMixed(v []float32, raw []byte, half *loaders.Tensor, mode ulpMo
 		end := min(len(v), i+window-c.lane(0)) // the next window starts in lane 0
 		w := buf[:end-i]
 		half.DecodeFloat32(w, raw[2*i:2*end])
-		if mode&ulpRoundB != 0 {
-			c.addF32(w, v[i:end], mode)
-		} else {
-			c.addF32(v[i:end], w, mode)
-		}
+		a, b := mode.mixedSides(v[i:end], w)
+		c.addF32(a, b, mode)
 		i = end
 		window = min(2*window, maxWindow)
 	}

@@ -481,15 +481,13 @@ func testEventsInEveryLane(t *testing.T, name string, dtype loaders.DType, mode 
 			if !ev.aim(&want, pos) {
 				t.Fatalf("%s, %s at %d: data misses its aim: %#v", name, ev.name, pos, want)
 			}
-			folds := []struct {
+			type namedFold struct {
 				name string
 				fold func(c *acc)
-			}{{"kernel", func(c *acc) { c.addF32(a, b, mode) }}}
+			}
+			folds := []namedFold{{"kernel", func(c *acc) { c.addF32(a, b, mode) }}}
 			if v, raw, ok := mixedPair(a, b, mode); ok {
-				folds = append(folds, struct {
-					name string
-					fold func(c *acc)
-				}{"in place", func(c *acc) { addMixedOnce(c, v, raw, mode) }})
+				folds = append(folds, namedFold{"in place", func(c *acc) { addMixedOnce(c, v, raw, mode) }})
 			}
 			for _, f := range folds {
 				var hg errorHistogram
