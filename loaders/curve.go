@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -144,9 +145,9 @@ func readCurveDir(dir string, opts CurveOptions) (*Curve, error) {
 	return CurveOf(run, opts)
 }
 
-// CurveOf returns the loss curve of a loaded run directory: its per-step
-// scalar loss tensors, else its 1-D losses.npy, else the TensorBoard event
-// files below it.
+// CurveOf returns the loss curve of a run directory that Load read: its
+// per-step scalar loss tensors, else its 1-D losses.npy, else the
+// TensorBoard event files that Load's walk found below it.
 func CurveOf(run *Run, opts CurveOptions) (*Curve, error) {
 	dir := run.Root
 	var perStep []*Entry
@@ -188,16 +189,8 @@ func CurveOf(run *Run, opts CurveOptions) (*Curve, error) {
 		}
 		return c, err
 	}
-	var events []string
-	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.Contains(d.Name(), "tfevents") {
-			events = append(events, p)
-		}
-		return nil
-	})
-	if len(events) > 0 {
-		sort.Strings(events)
-		return readTFEventsCurve(events, dir, opts.Tag)
+	if len(run.events) > 0 {
+		return readTFEventsCurve(slices.Sorted(slices.Values(run.events)), dir, opts.Tag)
 	}
 	return nil, &Error{Path: dir, Err: errors.New("no loss curve found: no per-step loss tensors, no 1-D losses.npy, no TensorBoard event files; point at a .npy, .csv, .jsonl or event file")}
 }

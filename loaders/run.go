@@ -52,6 +52,10 @@ type Run struct {
 	// one's Err is also in Errors. A container that cannot be opened at all
 	// names no tensors and is only in Errors.
 	Unreadable []*Unreadable
+
+	// events are the TensorBoard event files the walk found (names that
+	// contain "tfevents"), for CurveOf.
+	events []string
 }
 
 // Unreadable is a tensor that was found but could not be read.
@@ -209,6 +213,8 @@ func (d *discovery) walk(dir, rel string, stack []os.FileInfo) error {
 		case rel == "" && de.Name() == ManifestName:
 		case FormatOf(de.Name()) != "":
 			files = append(files, de.Name())
+		case strings.Contains(de.Name(), "tfevents"):
+			d.run.events = append(d.run.events, full)
 		}
 	}
 	d.addFiles(dir, rel, files)
