@@ -175,11 +175,7 @@ func compareRun(opts *compareOptions) error {
 	if err != nil {
 		return err
 	}
-	a, err := loaders.Load(opts.A, lo)
-	if err != nil {
-		return err
-	}
-	b, err := loaders.Load(opts.B, lo)
+	a, b, err := loadBoth(opts.A, opts.B, lo)
 	if err != nil {
 		return err
 	}
@@ -212,6 +208,24 @@ func compareRun(opts *compareOptions) error {
 	}
 	full := diagnosed(result, opts.Strict, curve)
 	return writeComparison(full, format, reports, opts.Top, opts.terminal, opts.Stdout)
+}
+
+// loadBoth loads the runs at pathA and pathB at the same time: the walk of
+// a directory is serial, and one run's walk overlaps the other's opening of
+// files. An error of run A is reported before one of run B.
+func loadBoth(pathA, pathB string, lo loaders.Options) (a, b *loaders.Run, err error) {
+	var errB error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b, errB = loaders.Load(pathB, lo)
+	}()
+	a, err = loaders.Load(pathA, lo)
+	<-done
+	if err == nil {
+		err = errB
+	}
+	return a, b, err
 }
 
 // diagnosed diagnoses a result; with strict, warnings fail a passing

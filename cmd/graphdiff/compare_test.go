@@ -210,3 +210,22 @@ func TestCurvePlotFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadErrorOrder: the two runs load at the same time, but an error of
+// run A is still the one reported when both fail, and an error of run B
+// when only B fails.
+func TestLoadErrorOrder(t *testing.T) {
+	dir := t.TempDir()
+	good := "../../testdata/runs/mlp_fp32/graph"
+	missA, missB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, c := range []struct{ a, b, want string }{
+		{missA, missB, missA},
+		{good, missB, missB},
+		{missA, good, missA},
+	} {
+		code, _, stderr := run("compare", c.a, c.b)
+		if code != 2 || !strings.Contains(stderr, c.want+": stat: no such file") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("compare %s %s: exit %d, stderr %q; want exit 2 and one line naming %s", c.a, c.b, code, stderr, c.want)
+		}
+	}
+}
