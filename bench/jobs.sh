@@ -15,27 +15,20 @@ cpus=$(nproc)
 jobs=""
 for ((j = 1; j < cpus; j *= 2)); do jobs="$jobs $j"; done
 jobs="$jobs $cpus"
+. "$(dirname "$0")/peak.sh"
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
-med() { # median wall seconds of 3 runs of "$@", the report in $out/last.json
-  for i in 1 2 3; do
-    s=$(date +%s.%N); "$@" > "$out/last.json" 2>/dev/null || true; e=$(date +%s.%N)
-    awk -v s="$s" -v e="$e" 'BEGIN{printf "%.3f\n", e-s}'
-  done | sort -n | sed -n 2p
-}
 case_row() { # name A B
   name=$1; shift
   for j in $jobs; do
-    t=$(med "$gd" compare "$@" --format json --jobs "$j")
+    t=$(median3 "$out/last.json" "$gd" compare "$@" --format json --jobs "$j")
     if [ "$j" = 1 ]; then
-      t1=$t; cp "$out/last.json" "$out/one.json"; same=same
-    elif cmp -s "$out/last.json" "$out/one.json"; then
-      same=same
-    else
+      t1=$t; cp "$out/last.json" "$out/one.json"
+    elif ! cmp -s "$out/last.json" "$out/one.json"; then
       echo "$name: the report with --jobs $j differs from --jobs 1" >&2
       exit 1
     fi
-    awk -v n="$name" -v j="$j" -v t="$t" -v t1="$t1" -v s="$same" \
-      'BEGIN{printf "%-31s --jobs %-3d %7.3f s  %5.2fx  %s\n", n, j, t, t1/t, s}'
+    awk -v n="$name" -v j="$j" -v t="$t" -v t1="$t1" \
+      'BEGIN{printf "%-31s --jobs %-3d %7.3f s  %5.2fx  same\n", n, j, t, t1/t}'
   done
 }
 echo "$cpus processors"

@@ -12,12 +12,6 @@ set -euo pipefail
 gd=$(readlink -f "$1"); dir=$2; mib=${3:-1024}
 . "$(dirname "$0")/peak.sh"
 n=$((mib << 18)) # elements per large file
-med() { # median wall seconds of 3 runs of "$@"
-  for i in 1 2 3; do
-    s=$(date +%s.%N); "$@" > /dev/null 2>&1 || true; e=$(date +%s.%N)
-    awk -v s="$s" -v e="$e" 'BEGIN{printf "%.3f\n", e-s}'
-  done | sort -n | sed -n 2p
-}
 peak_anon() { # peak RssAnon in MiB of one run of "$@"
   run_peak /dev/null "$@"
   echo "$PEAK_MIB"
@@ -25,7 +19,7 @@ peak_anon() { # peak RssAnon in MiB of one run of "$@"
 row() { # name elements bytes command...
   name=$1; elems=$2; bytes=$3; shift 3
   cat "$@" > /dev/null 2>&1 || true
-  t=$(med "$gd" compare "$@" --format json)
+  t=$(median3 /dev/null "$gd" compare "$@" --format json)
   m=$(peak_anon "$gd" compare "$@" --format json)
   awk -v n="$name" -v t="$t" -v e="$elems" -v b="$bytes" -v m="$m" \
     'BEGIN{printf "%-28s %7.3f s  %6.2f ns/element  %7.0f MiB/s  peak anon %4d MiB\n", n, t, t*1e9/e, b/t/1048576, m}'

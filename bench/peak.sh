@@ -1,5 +1,17 @@
-# Sourced by measure.sh and load.sh.
+# Sourced by measure.sh, load.sh and jobs.sh.
 #
+# median3 OUT COMMAND...: runs COMMAND 3 times with stdout to OUT and
+# stderr dropped, and prints the median wall time in seconds (COMMAND's
+# exit status is ignored: a difference is exit 1).
+median3() {
+  local out=$1 i s e
+  shift
+  for i in 1 2 3; do
+    s=$(date +%s.%N); "$@" > "$out" 2>/dev/null || true; e=$(date +%s.%N)
+    awk -v s="$s" -v e="$e" 'BEGIN{printf "%.3f\n", e-s}'
+  done | sort -n | sed -n 2p
+}
+
 # run_peak OUT COMMAND...: runs COMMAND with stdout to OUT and stderr
 # dropped, sampling its resident anonymous memory (RssAnon in
 # /proc/PID/status; file-backed mapped pages are not counted) every 10 ms.
