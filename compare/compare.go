@@ -690,12 +690,8 @@ func (s *float32Source) nextRaw(n int) []byte {
 // mixedSides returns the float32 side and the bfloat16 side of a pair that
 // addMixed can compare with the bfloat16 side in place: one side float32
 // in place, the other little-endian bfloat16 in place, and bfloat16 ULP
-// distances. ok is false for any other pair, or where mixedRun would take
-// nothing (no AVX-512).
+// distances. ok is false for any other pair.
 func mixedSides(sa, sb *float32Source, mode ulpMode) (s32, s16 *float32Source, ok bool) {
-	if !useAVX512 {
-		return nil, nil, false
-	}
 	bf16 := func(s *float32Source) bool {
 		return s.raw != nil && s.t.DType == loaders.BFloat16 && !s.t.BigEndian
 	}

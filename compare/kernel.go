@@ -31,10 +31,10 @@ import (
 //   - on amd64 with AVX2, runs of equal groups and groups that differ but
 //     hold no special value and no new maximum go through assembly
 //     (kernel_amd64.go), which does these same operations in this order;
-//   - with AVX-512, a float32 side against a bfloat16 side in place
-//     (addMixed) goes through that assembly reading the bfloat16 words
-//     themselves, and only the windows where it stops are widened to
-//     float32 first.
+//   - a float32 side against a bfloat16 side in place (addMixed) reads
+//     the bfloat16 words themselves in runs of equal pairs (assembly with
+//     AVX2) and, with AVX-512, in runs of pairs that all differ; only the
+//     windows between runs are widened to float32 first.
 
 // ulpMode says how the float32 kernel measures ULP distances: in float32
 // units, in bfloat16 units (bit patterns rounded to bfloat16, to nearest,
@@ -216,36 +216,49 @@ func (c *acc) addF32(va, vb []float32, mode ulpMode) {
 	c.n += int64(len(va))
 }
 
-// Windows of addMixed, in elements: where mixedRun stops, the next window
-// of the bfloat16 side is widened and goes through addF32. A window
-// doubles from minWindow up to maxWindow while mixedRun keeps stopping
-// early (equal pairs, which it does not take, may be common), and starts
-// again at minWindow after a long run.
+// Windows of addMixed, in elements: where neither equalRunMixed nor
+// mixedRun takes the next pairs, the next window of the bfloat16 side is
+// widened and goes through addF32. A window doubles from minWindow up to
+// maxWindow while the runs keep stopping early (pairs equal and differing
+// at random), and starts again at minWindow after a run at least as long
+// as the window, of either kind.
 const (
 	minWindow = 64
 	maxWindow = 8192
-	longRun   = 1024
 )
 
 // addMixed folds pairs of which one side is float32 values (v) and the
 // other little-endian bfloat16 bytes (raw, of dtype half): side a where
 // mode has ulpRoundB, else side b; mode is ulpBFloat16 with ulpRoundA or
-// ulpRoundB. mixedRun reads the bfloat16 side in place; the windows
-// between its runs are widened into buf (at least maxWindow long). The
-// result is addF32's on the widened values, bit for bit. It returns how
-// many pairs mixedRun took.
+// ulpRoundB. equalRunMixed (pairs that are equal, as when a bfloat16 run
+// was saved as float32) and mixedRun (pairs that all differ) read the
+// bfloat16 side in place; the windows between their runs are widened into
+// buf (at least maxWindow long). The result is addF32's on the widened
+// values, bit for bit. It returns how many pairs the two runs took.
 func (c *acc) addMixed(v []float32, raw []byte, half *loaders.Tensor, mode ulpMode, buf []float32) (inPlace int) {
 	raw = raw[:2*len(v)]
 	window := minWindow
 	for i := 0; i < len(v); {
-		k := c.mixedRun(v[i:], raw[2*i:], mode)
+		k, equal := 0, false
+		if c.lane(0) == 0 && c.maxAbs.pos >= 0 && math.Float32bits(v[i]) == uint32(binary.LittleEndian.Uint16(raw[2*i:]))<<16 {
+			var eq [lanes]float64
+			k, eq = equalRunMixed(v[i:], raw[2*i:], c.sums.eq)
+			c.foldEqual(k, eq)
+			equal = k > 0
+		}
+		if !equal {
+			k = c.mixedRun(v[i:], raw[2*i:], mode)
+		}
 		c.n += int64(k)
 		inPlace += k
 		if i += k; i == len(v) {
 			break
 		}
-		if k >= longRun {
+		if k >= window {
 			window = minWindow
+		}
+		if equal {
+			continue // pairs that all differ may follow
 		}
 		end := min(len(v), i+window-c.lane(0)) // the next window starts in lane 0
 		w := buf[:end-i]
@@ -301,6 +314,28 @@ func equalRun32Go(va, vb []float32, e [lanes]float64) (int, [lanes]float64) {
 			break
 		}
 		e0, e1, e2, e3 = e0+s0, e1+s1, e2+s2, e3+s3
+	}
+	return i, [lanes]float64{e0, e1, e2, e3}
+}
+
+// equalRunMixedGo is equalRun32Go for float32 values v against
+// little-endian bfloat16 bytes raw: a group is equal when each float32 has
+// the bit pattern of its bfloat16 widened (so +0 against −0 ends a run, as
+// in the 16-bit loops) and none is ±Inf or NaN.
+func equalRunMixedGo(v []float32, raw []byte, e [lanes]float64) (int, [lanes]float64) {
+	e0, e1, e2, e3 := e[0], e[1], e[2], e[3]
+	raw = raw[:2*len(v)]
+	i := 0
+	for ; i+lanes <= len(v); i += lanes {
+		x := v[i : i+lanes : i+lanes]
+		w := binary.LittleEndian.Uint64(raw[2*i:])
+		if specials16(w, 0x7F80_7F80_7F80_7F80) ||
+			math.Float32bits(x[0]) != uint32(w)<<16 || math.Float32bits(x[1]) != uint32(w)&^0xFFFF ||
+			math.Float32bits(x[2]) != uint32(w>>32)<<16 || math.Float32bits(x[3]) != uint32(w>>32)&^0xFFFF {
+			break
+		}
+		a0, a1, a2, a3 := float64(x[0]), float64(x[1]), float64(x[2]), float64(x[3])
+		e0, e1, e2, e3 = e0+a0*a0, e1+a1*a1, e2+a2*a2, e3+a3*a3
 	}
 	return i, [lanes]float64{e0, e1, e2, e3}
 }

@@ -58,6 +58,17 @@ func equalRunF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
 	return equalRunF16AVX2(unsafe.SliceData(ra), unsafe.SliceData(rb), len(ra)/2, &e), e
 }
 
+//go:noescape
+func equalRunMixedAVX2(v *float32, raw *byte, n int, e *[lanes]float64) int
+
+func equalRunMixed(v []float32, raw []byte, e [lanes]float64) (int, [lanes]float64) {
+	if !useAVX2 || len(v) < lanes {
+		return equalRunMixedGo(v, raw, e)
+	}
+	raw = raw[:2*len(v)]
+	return equalRunMixedAVX2(unsafe.SliceData(v), unsafe.SliceData(raw), len(v), &e), e
+}
+
 // differState is what differRun32AVX2 reads and writes. Its layout is the
 // assembly's (ST_* offsets; TestDifferStateLayout checks them).
 type differState struct {

@@ -121,6 +121,56 @@ doneBF:
 	MOVQ AX, ret+32(FP)
 	RET
 
+// func equalRunMixedAVX2(v *float32, raw *byte, n int, e *[4]float64) int
+// equalRun32AVX2 with the second side little-endian bfloat16, widened to
+// float32 bit patterns: a group is equal when the bit patterns are.
+TEXT ·equalRunMixedAVX2(SB), NOSPLIT, $0-40
+	MOVQ v+0(FP), SI
+	MOVQ raw+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ e+24(FP), DX
+	VMOVUPD (DX), Y0
+	MOVL $0x7F800000, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	XORQ AX, AX
+loopM8:
+	LEAQ 8(AX), BX
+	CMPQ BX, CX
+	JGT  groupM4
+	VMOVUPS (SI)(AX*4), Y1
+	VPMOVZXWD (DI)(AX*2), Y2
+	VPSLLD $16, Y2, Y2
+	VPXOR Y1, Y2, Y2     // bits where a and b differ
+	VPAND Y15, Y1, Y3
+	VPCMPEQD Y15, Y3, Y3 // a is ±Inf or NaN
+	VPOR Y3, Y2, Y2
+	VPTEST Y2, Y2
+	JNZ groupM4
+	SQUARE_ADD8(Y1, X1)
+	MOVQ BX, AX
+	JMP loopM8
+groupM4:
+	LEAQ 4(AX), BX
+	CMPQ BX, CX
+	JGT  doneM
+	VMOVUPS (SI)(AX*4), X1
+	VPMOVZXWD (DI)(AX*2), X2
+	VPSLLD $16, X2, X2
+	VPXOR X1, X2, X2
+	VPAND X15, X1, X3
+	VPCMPEQD X15, X3, X3
+	VPOR X3, X2, X2
+	VPTEST X2, X2
+	JNZ doneM
+	SQUARE_ADD(X1)
+	MOVQ BX, AX
+doneM:
+	VMOVUPD Y0, (DX)
+	VZEROUPPER
+	MOVQ AX, ret+32(FP)
+	RET
+
 // SQUARE_ADD_F16 is SQUARE_ADD for float16 magnitudes shifted into float32
 // bits (2⁻¹¹² times the value): the square is scaled back by 2²²⁴ (Y13),
 // as equalRunF16 does.

@@ -20,6 +20,10 @@ func equalRunF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
 	return equalRunF16Go(ra, rb, e)
 }
 
+func equalRunMixed(v []float32, raw []byte, e [lanes]float64) (int, [lanes]float64) {
+	return equalRunMixedGo(v, raw, e)
+}
+
 // differRun32 takes no elements: block does all the slow path's work.
 func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran bool) { return 0, false }
 

@@ -135,10 +135,12 @@ func testKernelsMatchGenericInPieces(t *testing.T) {
 			}
 		}
 		// float32 against bfloat16 (either way round) and float32 against
-		// float32, compared at bfloat16's precision: the float32 sides'
-		// ULP keys round
-		bf := make([]float32, n)
+		// float32, compared at bfloat16's precision: the float32 sides' ULP keys
+		// round. The float32 side holds either any float32 values (every
+		// pair differs) or values that are bfloat16 (equal runs).
+		bf, bfA := make([]float32, n), make([]float32, n)
 		(&loaders.Tensor{DType: loaders.BFloat16}).DecodeFloat32(bf, halfBytes(b32, false))
+		(&loaders.Tensor{DType: loaders.BFloat16}).DecodeFloat32(bfA, halfBytes(a32, false))
 		for _, m := range []struct {
 			name string
 			a, b []float32
@@ -146,6 +148,8 @@ func testKernelsMatchGenericInPieces(t *testing.T) {
 		}{
 			{"float32 vs bfloat16", a32, bf, ulpBFloat16 | ulpRoundA},
 			{"bfloat16 vs float32", bf, a32, ulpBFloat16 | ulpRoundB},
+			{"bfloat16 values in float32 vs bfloat16", bfA, bf, ulpBFloat16 | ulpRoundA},
+			{"bfloat16 vs bfloat16 values in float32", bf, bfA, ulpBFloat16 | ulpRoundB},
 			{"float32 vs float32 at bfloat16", a32, b32, ulpBFloat16 | ulpRoundA | ulpRoundB},
 		} {
 			want := generic(loaders.BFloat16, m.a, m.b)
@@ -211,7 +215,8 @@ func testHalfSquaresExact(t *testing.T) {
 // TestEqualRunsStopWhereGoStops checks the assembly fast paths against the
 // Go loops on runs broken at every position by each kind of pair that ends
 // a run: values that differ, NaN on both sides, ±Inf on both sides, and
-// (for 16-bit data, which compares bit patterns) +0 against −0.
+// (for 16-bit data and float32 against bfloat16, which compare bit
+// patterns) +0 against −0.
 func TestEqualRunsStopWhereGoStops(t *testing.T) {
 	if !useAVX2 {
 		t.Skip("no assembly kernels on this machine")
@@ -244,6 +249,18 @@ func TestEqualRunsStopWhereGoStops(t *testing.T) {
 				useAVX2 = true
 				k2, e2 := equalRun32(a, b, e0)
 				check("float32", k, e, k2, e2)
+				// float32 holding bfloat16 values against bfloat16 words
+				v := make([]float32, n)
+				(&loaders.Tensor{DType: loaders.BFloat16}).DecodeFloat32(v, halfBytes(a, false))
+				raw := halfBytes(b, false)
+				useAVX2 = false
+				k, e = equalRunMixed(v, raw, e0)
+				useAVX2 = true
+				k2, e2 = equalRunMixed(v, raw, e0)
+				check("float32 vs bfloat16", k, e, k2, e2)
+				if p == n && k != n/lanes*lanes {
+					t.Fatalf("float32 vs bfloat16, n %d: an unbroken run took %d", n, k)
+				}
 				for _, f16 := range []bool{false, true} {
 					ra, rb := halfBytes(a, f16), halfBytes(b, f16)
 					run := equalRunBF16
@@ -367,6 +384,50 @@ func mixedPair(a, b []float32, mode ulpMode) (v []float32, raw []byte, ok bool) 
 // addMixedOnce folds a mixed pair with addMixed.
 func addMixedOnce(c *acc, v []float32, raw []byte, mode ulpMode) {
 	c.addMixed(v, raw, &loaders.Tensor{DType: loaders.BFloat16}, mode, make([]float32, maxWindow))
+}
+
+// TestMixedEqualRunsInPlace checks that addMixed reads the bfloat16 side
+// in place through runs of equal pairs, with every kernel set: float32
+// values that are bfloat16 (a bfloat16 run saved as float32) against
+// bfloat16 words, every 1000th pair different. Only the first window
+// (before any finite pair) and one window at each difference are widened;
+// the metrics are addF32's.
+func TestMixedEqualRunsInPlace(t *testing.T) { eachKernelSet(t, testMixedEqualRunsInPlace) }
+
+func testMixedEqualRunsInPlace(t *testing.T) {
+	const n, every = 20000, 1000
+	rng := rand.New(rand.NewPCG(13, 17))
+	a := make([]float32, n)
+	for i := range a {
+		a[i] = float32(rng.NormFloat64())
+	}
+	f32, bf := make([]float32, n), make([]float32, n)
+	(&loaders.Tensor{DType: loaders.BFloat16}).DecodeFloat32(f32, halfBytes(a, false))
+	copy(bf, f32)
+	for i := every / 2; i < n; i += every {
+		bf[i] = -bf[i] // exact in bfloat16
+	}
+	for _, m := range ulpCases[1:] {
+		x, y := f32, bf
+		if m.swap {
+			x, y = bf, f32
+		}
+		want := metricsOf(loaders.BFloat16, n, func(c *acc) { c.addF32(x, y, m.mode) })
+		v, raw, _ := mixedPair(x, y, m.mode)
+		inPlace := 0
+		got := metricsOf(loaders.BFloat16, n, func(c *acc) {
+			inPlace = c.addMixed(v, raw, &loaders.Tensor{DType: loaders.BFloat16}, m.mode, make([]float32, maxWindow))
+		})
+		if !sameMetrics(&got, &want) {
+			t.Errorf("%s:\naddF32   %#v\nin place %#v", m.name, want, got)
+		}
+		if want.Mismatched == 0 {
+			t.Fatalf("%s: no pair beyond the tolerance", m.name)
+		}
+		if least := n - (n/every+1)*minWindow; inPlace < least {
+			t.Errorf("%s: %d pairs of %d read in place, want at least %d", m.name, inPlace, n, least)
+		}
+	}
 }
 
 // ulpCases are the ways the float32 kernel measures ULP distances of
