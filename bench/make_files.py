@@ -11,6 +11,9 @@ DIR receives, for a size of MiB per float32 file (default 1024):
                           raw 2-byte dtype '<V2' (how ml_dtypes.bfloat16 saves);
                           same element count, half the bytes
   f16_a.npy, f16_b.npy    the same values as float16
+  f32bf_a.npy             bf16_a's values saved as float32 (what a bfloat16
+                          run saves after .float()): against bf16_b every
+                          1000th pair differs
   small/a, small/b        two runs of 8 steps x 2000 tensors of 1024 float32
                           (grads/layer_NNNN.weight.npy), b with every 1000th
                           element + 1e-3
@@ -33,7 +36,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     n = mib << 18  # float32 elements in mib MiB
     tag = f"_{mib}"
-    if not os.path.exists(os.path.join(out, f"f32_ulp{tag}.npy")):
+    if not os.path.exists(os.path.join(out, f"f32bf_a{tag}.npy")):
         rng = np.random.default_rng(1)
         a = rng.standard_normal(n, dtype=np.float32)
         b = a.copy()
@@ -46,6 +49,8 @@ def main():
             # round to nearest even, keep the top 16 bits
             bf = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
             save(os.path.join(out, f"bf16_{name}{tag}.npy"), bf.view("V2"))
+            if name == "a":
+                save(os.path.join(out, f"f32bf_a{tag}.npy"), (bf.astype(np.uint32) << 16).view(np.float32))
             save(os.path.join(out, f"f16_{name}{tag}.npy"), arr.astype(np.float16))
         del a, b
     small = os.path.join(out, "small")

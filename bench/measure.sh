@@ -30,5 +30,6 @@ row "float32, every pair differs" "$n" $((8 * n)) "$dir/f32_a_$mib.npy" "$dir/f3
 row "bfloat16 vs bfloat16" "$n" $((4 * n)) "$dir/bf16_a_$mib.npy" "$dir/bf16_b_$mib.npy"
 row "float16 vs float16" "$n" $((4 * n)) "$dir/f16_a_$mib.npy" "$dir/f16_b_$mib.npy"
 row "float32 vs bfloat16 (mixed)" "$n" $((6 * n)) "$dir/f32_a_$mib.npy" "$dir/bf16_b_$mib.npy"
+row "bfloat16 in float32 vs bf16" "$n" $((6 * n)) "$dir/f32bf_a_$mib.npy" "$dir/bf16_b_$mib.npy"
 small=$((8 * 2000 * 1024))
 row "small: 2x 16000 files of 4 KiB" "$small" $((8 * small)) "$dir/small/a" "$dir/small/b"

@@ -109,6 +109,24 @@ func BenchmarkKernelMixedInPlace(b *testing.B) {
 	}
 }
 
+// BenchmarkKernelMixedEqualInPlace is BenchmarkKernelMixedInPlace on
+// float32 values that are bfloat16 (a bfloat16 run saved as float32)
+// against bfloat16 words, every 1000th pair different: the fast path
+// reading the bfloat16 side in place.
+func BenchmarkKernelMixedEqualInPlace(b *testing.B) {
+	a32, b32 := benchPair(pairBufElems)
+	va := make([]float32, len(a32))
+	(&loaders.Tensor{DType: loaders.BFloat16}).DecodeFloat32(va, halfBytes(a32, false))
+	raw := halfBytes(b32, false)
+	half, buf := &loaders.Tensor{DType: loaders.BFloat16}, make([]float32, maxWindow)
+	var h errorHistogram
+	b.SetBytes(int64(6 * len(va)))
+	for b.Loop() {
+		c := newAcc(tolerances.For(loaders.BFloat16), ulpKeyFor(loaders.BFloat16), false, true, &h, 0)
+		c.addMixed(va, raw, half, ulpBFloat16|ulpRoundA, buf)
+	}
+}
+
 // BenchmarkGenericFloat64 measures the general loop on the same values,
 // decoded to float64.
 func BenchmarkGenericFloat64(b *testing.B) {
@@ -203,6 +221,10 @@ func BenchmarkRunsLargeFloat16(b *testing.B) {
 
 func BenchmarkRunsLargeMixed(b *testing.B) {
 	benchmarkRuns(b, benchDir(b, "f32_a_"+benchMiB()+".npy"), benchDir(b, "bf16_b_"+benchMiB()+".npy"))
+}
+
+func BenchmarkRunsLargeMixedEqual(b *testing.B) {
+	benchmarkRuns(b, benchDir(b, "f32bf_a_"+benchMiB()+".npy"), benchDir(b, "bf16_b_"+benchMiB()+".npy"))
 }
 
 // BenchmarkRunsSmallFiles compares two runs of 8 steps × 2000 float32
