@@ -9,8 +9,13 @@
 //	floor files DIR...   open, read (up to 64 KiB) and close every file
 //	                     under the directories once, on all cores (the
 //	                     per-file cost of many small tensors)
+//	floor opens DIR...   only open and close every file, on all cores,
+//	                     the directories listed beforehand (what no reader
+//	                     of the files can avoid)
 //
-// It prints the elapsed time inside the process, the median of 3 rounds.
+// It prints the elapsed time inside the process, the median of 3 rounds;
+// for files and opens the listing of the directories is timed in files
+// only.
 package main
 
 import (
@@ -27,18 +32,29 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 3 || (os.Args[1] == "map" && len(os.Args) != 4) || (os.Args[1] != "map" && os.Args[1] != "files") {
-		fmt.Fprintln(os.Stderr, "usage: floor map A B | floor files DIR...")
+	mode := ""
+	if len(os.Args) > 1 {
+		mode = os.Args[1]
+	}
+	if len(os.Args) < 3 || (mode == "map" && len(os.Args) != 4) || (mode != "map" && mode != "files" && mode != "opens") {
+		fmt.Fprintln(os.Stderr, "usage: floor map A B | floor files DIR... | floor opens DIR...")
 		os.Exit(2)
+	}
+	var listed []string
+	if mode == "opens" {
+		listed = list(os.Args[2:])
 	}
 	var rounds []time.Duration
 	for range 3 {
 		start := time.Now()
 		var what string
-		if os.Args[1] == "map" {
+		switch mode {
+		case "map":
 			what = mapped(os.Args[2], os.Args[3])
-		} else {
+		case "files":
 			what = files(os.Args[2:])
+		default:
+			what = opens(listed)
 		}
 		rounds = append(rounds, time.Since(start))
 		if len(rounds) == 3 {
@@ -121,7 +137,8 @@ func mapWords(f *os.File, off int64) ([]byte, []uint64) {
 	return m, unsafe.Slice((*uint64)(unsafe.Pointer(&m[0])), len(m)/8)
 }
 
-func files(dirs []string) string {
+// list returns the regular files under the directories.
+func list(dirs []string) []string {
 	var paths []string
 	for _, d := range dirs {
 		check(filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
@@ -131,6 +148,11 @@ func files(dirs []string) string {
 			return err
 		}))
 	}
+	return paths
+}
+
+func files(dirs []string) string {
+	paths := list(dirs)
 	parallel(func(w, workers int) {
 		buf := make([]byte, 64<<10)
 		for i := w; i < len(paths); i += workers {
@@ -142,6 +164,17 @@ func files(dirs []string) string {
 		}
 	})
 	return fmt.Sprintf("opened and read %d files", len(paths))
+}
+
+func opens(paths []string) string {
+	parallel(func(w, workers int) {
+		for i := w; i < len(paths); i += workers {
+			fd, err := syscall.Open(paths[i], syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+			check(err)
+			check(syscall.Close(fd))
+		}
+	})
+	return fmt.Sprintf("opened and closed %d files", len(paths))
 }
 
 func check(err error) {
