@@ -99,14 +99,7 @@ func BenchmarkKernelMixed(b *testing.B) {
 // side read in place (addMixed), as a comparison of mapped files does.
 func BenchmarkKernelMixedInPlace(b *testing.B) {
 	va, _ := benchPair(pairBufElems)
-	raw := halfBytes(va, false)
-	half, buf := &loaders.Tensor{DType: loaders.BFloat16}, make([]float32, maxWindow)
-	var h errorHistogram
-	b.SetBytes(int64(6 * len(va)))
-	for b.Loop() {
-		c := newAcc(tolerances.For(loaders.BFloat16), ulpKeyFor(loaders.BFloat16), false, true, &h, 0)
-		c.addMixed(va, raw, half, ulpBFloat16|ulpRoundA, buf)
-	}
+	benchmarkMixedInPlace(b, va, halfBytes(va, false))
 }
 
 // BenchmarkKernelMixedEqualInPlace is BenchmarkKernelMixedInPlace on
@@ -117,13 +110,18 @@ func BenchmarkKernelMixedEqualInPlace(b *testing.B) {
 	a32, b32 := benchPair(pairBufElems)
 	va := make([]float32, len(a32))
 	(&loaders.Tensor{DType: loaders.BFloat16}).DecodeFloat32(va, halfBytes(a32, false))
-	raw := halfBytes(b32, false)
+	benchmarkMixedInPlace(b, va, halfBytes(b32, false))
+}
+
+// benchmarkMixedInPlace measures addMixed on float32 values v against
+// bfloat16 bytes raw, in bytes of both inputs per second.
+func benchmarkMixedInPlace(b *testing.B, v []float32, raw []byte) {
 	half, buf := &loaders.Tensor{DType: loaders.BFloat16}, make([]float32, maxWindow)
 	var h errorHistogram
-	b.SetBytes(int64(6 * len(va)))
+	b.SetBytes(int64(6 * len(v)))
 	for b.Loop() {
 		c := newAcc(tolerances.For(loaders.BFloat16), ulpKeyFor(loaders.BFloat16), false, true, &h, 0)
-		c.addMixed(va, raw, half, ulpBFloat16|ulpRoundA, buf)
+		c.addMixed(v, raw, half, ulpBFloat16|ulpRoundA, buf)
 	}
 }
 

@@ -53,23 +53,9 @@ func TestMixedReadsInPlace(t *testing.T) {
 	f32[0], bf[0] = unitPair(loaders.BFloat16, 1<<20, 1, 0x1234) // the maxima, first
 	f32[1], bf[1] = 0x1p-133, 0x1p-132
 	f32[equal], bf[equal] = 1.5, 1.5
-	for _, m := range ulpCases[1:] {
-		a, b := f32, bf
-		if m.swap {
-			a, b = bf, f32
-		}
-		want := metricsOf(loaders.BFloat16, n, func(c *acc) { c.addF32(a, b, m.mode) })
-		v, raw, _ := mixedPair(a, b, m.mode)
-		inPlace := 0
-		got := metricsOf(loaders.BFloat16, n, func(c *acc) {
-			addMixedOnce(c, v[:head], raw[:2*head], m.mode) // too short for the loop
-			inPlace = c.addMixed(v[head:], raw[2*head:], &loaders.Tensor{DType: loaders.BFloat16}, m.mode, make([]float32, maxWindow))
-		})
-		if !sameMetrics(&got, &want) {
-			t.Errorf("%s:\naddF32   %#v\nin place %#v", m.name, want, got)
-		}
-		if least := n - head - (minWindow - head) - minWindow - 15; inPlace < least {
-			t.Errorf("%s: %d pairs of %d read in place, want at least %d", m.name, inPlace, n-head, least)
-		}
-	}
+	least := n - head - (minWindow - head) - minWindow - 15
+	checkMixedInPlace(t, f32, bf, least, func(c *acc, v []float32, raw []byte, mode ulpMode) int {
+		addMixedOnce(c, v[:head], raw[:2*head], mode) // too short for the loop
+		return c.addMixed(v[head:], raw[2*head:], &loaders.Tensor{DType: loaders.BFloat16}, mode, make([]float32, maxWindow))
+	})
 }

@@ -407,24 +407,35 @@ func testMixedEqualRunsInPlace(t *testing.T) {
 	for i := every / 2; i < n; i += every {
 		bf[i] = -bf[i] // exact in bfloat16
 	}
+	if m := metricsOf(loaders.BFloat16, n, func(c *acc) { c.addF32(f32, bf, ulpBFloat16|ulpRoundA) }); m.Mismatched != n/every {
+		t.Fatalf("%d pairs beyond the tolerance, want %d", m.Mismatched, n/every)
+	}
+	checkMixedInPlace(t, f32, bf, n-(n/every+1)*minWindow, func(c *acc, v []float32, raw []byte, mode ulpMode) int {
+		return c.addMixed(v, raw, &loaders.Tensor{DType: loaders.BFloat16}, mode, make([]float32, maxWindow))
+	})
+}
+
+// checkMixedInPlace folds the float32 values f32 against the bfloat16
+// values bf, both ways round, with fold (addMixed on the float32 side and
+// the bfloat16 bytes, returning how many pairs it read in place), and
+// checks that the metrics are addF32's and that at least least pairs were
+// read in place.
+func checkMixedInPlace(t *testing.T, f32, bf []float32, least int, fold func(c *acc, v []float32, raw []byte, mode ulpMode) int) {
+	t.Helper()
+	n := len(f32)
 	for _, m := range ulpCases[1:] {
-		x, y := f32, bf
+		a, b := f32, bf
 		if m.swap {
-			x, y = bf, f32
+			a, b = bf, f32
 		}
-		want := metricsOf(loaders.BFloat16, n, func(c *acc) { c.addF32(x, y, m.mode) })
-		v, raw, _ := mixedPair(x, y, m.mode)
+		want := metricsOf(loaders.BFloat16, n, func(c *acc) { c.addF32(a, b, m.mode) })
+		v, raw, _ := mixedPair(a, b, m.mode)
 		inPlace := 0
-		got := metricsOf(loaders.BFloat16, n, func(c *acc) {
-			inPlace = c.addMixed(v, raw, &loaders.Tensor{DType: loaders.BFloat16}, m.mode, make([]float32, maxWindow))
-		})
+		got := metricsOf(loaders.BFloat16, n, func(c *acc) { inPlace = fold(c, v, raw, m.mode) })
 		if !sameMetrics(&got, &want) {
 			t.Errorf("%s:\naddF32   %#v\nin place %#v", m.name, want, got)
 		}
-		if want.Mismatched == 0 {
-			t.Fatalf("%s: no pair beyond the tolerance", m.name)
-		}
-		if least := n - (n/every+1)*minWindow; inPlace < least {
+		if inPlace < least {
 			t.Errorf("%s: %d pairs of %d read in place, want at least %d", m.name, inPlace, n, least)
 		}
 	}
