@@ -199,30 +199,36 @@ func benchMiB() string {
 	return "1024"
 }
 
-// BenchmarkRunsLarge* compare two large single-tensor files; the data
-// are memory-mapped, so the page cache must hold them for a fair figure.
+// benchmarkLarge is benchmarkRuns on two large single-tensor files of
+// make_files.py, named without their size suffix; the data are
+// memory-mapped, so the page cache must hold them for a fair figure.
+func benchmarkLarge(b *testing.B, nameA, nameB string) {
+	benchmarkRuns(b, benchDir(b, nameA+"_"+benchMiB()+".npy"), benchDir(b, nameB+"_"+benchMiB()+".npy"))
+}
+
+// BenchmarkRunsLarge* compare two large single-tensor files.
 func BenchmarkRunsLargeFloat32(b *testing.B) {
-	benchmarkRuns(b, benchDir(b, "f32_a_"+benchMiB()+".npy"), benchDir(b, "f32_b_"+benchMiB()+".npy"))
+	benchmarkLarge(b, "f32_a", "f32_b")
 }
 
 func BenchmarkRunsLargeFloat32AllDiffer(b *testing.B) {
-	benchmarkRuns(b, benchDir(b, "f32_a_"+benchMiB()+".npy"), benchDir(b, "f32_ulp_"+benchMiB()+".npy"))
+	benchmarkLarge(b, "f32_a", "f32_ulp")
 }
 
 func BenchmarkRunsLargeBFloat16(b *testing.B) {
-	benchmarkRuns(b, benchDir(b, "bf16_a_"+benchMiB()+".npy"), benchDir(b, "bf16_b_"+benchMiB()+".npy"))
+	benchmarkLarge(b, "bf16_a", "bf16_b")
 }
 
 func BenchmarkRunsLargeFloat16(b *testing.B) {
-	benchmarkRuns(b, benchDir(b, "f16_a_"+benchMiB()+".npy"), benchDir(b, "f16_b_"+benchMiB()+".npy"))
+	benchmarkLarge(b, "f16_a", "f16_b")
 }
 
 func BenchmarkRunsLargeMixed(b *testing.B) {
-	benchmarkRuns(b, benchDir(b, "f32_a_"+benchMiB()+".npy"), benchDir(b, "bf16_b_"+benchMiB()+".npy"))
+	benchmarkLarge(b, "f32_a", "bf16_b")
 }
 
 func BenchmarkRunsLargeMixedEqual(b *testing.B) {
-	benchmarkRuns(b, benchDir(b, "f32bf_a_"+benchMiB()+".npy"), benchDir(b, "bf16_b_"+benchMiB()+".npy"))
+	benchmarkLarge(b, "f32bf_a", "bf16_b")
 }
 
 // BenchmarkRunsSmallFiles compares two runs of 8 steps × 2000 float32

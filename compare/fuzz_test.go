@@ -68,8 +68,6 @@ func FuzzMixedKernel(f *testing.F) {
 		}
 		bf := make([]float32, n)
 		(&loaders.Tensor{DType: loaders.BFloat16}).DecodeFloat32(bf, raw)
-		saved2, saved512 := useAVX2, useAVX512
-		defer func() { useAVX2, useAVX512 = saved2, saved512 }()
 		for _, m := range ulpCases[1:] {
 			a, b := f32, bf
 			if m.swap {
@@ -80,19 +78,15 @@ func FuzzMixedKernel(f *testing.F) {
 				va[i], vb[i] = float64(a[i]), float64(b[i])
 			}
 			want := metricsOf(loaders.BFloat16, n, func(c *acc) { c.addReal(va, vb) })
-			for _, set := range [][2]bool{{false, false}, {true, false}, {true, true}} {
-				if set[0] && !saved2 || set[1] && !saved512 {
-					continue
-				}
-				useAVX2, useAVX512 = set[0], set[1]
+			eachKernelSet(t, func(t *testing.T) {
 				whole := metricsOf(loaders.BFloat16, n, func(c *acc) { addMixedOnce(c, f32, raw, m.mode) })
 				split := metricsOf(loaders.BFloat16, n, func(c *acc) {
 					pieces(n, func(lo, hi int) { addMixedOnce(c, f32[lo:hi], raw[2*lo:2*hi], m.mode) })
 				})
 				if !sameMetrics(&whole, &want) || !sameMetrics(&split, &want) {
-					t.Fatalf("%s, AVX2 %v, AVX-512 %v:\ngeneric %#v\nwhole   %#v\npieces  %#v", m.name, set[0], set[1], want, whole, split)
+					t.Fatalf("%s:\ngeneric %#v\nwhole   %#v\npieces  %#v", m.name, want, whole, split)
 				}
-			}
+			})
 		}
 	})
 }
