@@ -90,7 +90,7 @@ func (c *acc) block(va, vb []float32, i int, mode ulpMode) {
 	h := c.hist
 	counts := h.buckets()
 	lo, hi := h.lo, h.hi
-	atol, rtol := c.tol.ATol, c.tol.RTol
+	tol := c.tol
 	var finite, zeros, beyond int64
 	first := c.first
 	maxULP := c.maxULP
@@ -126,7 +126,7 @@ func (c *acc) block(va, vb []float32, i int, mode ulpMode) {
 			k := int(math.Float64bits(ad) >> 48)
 			counts[k]++
 			lo, hi = min(lo, k), max(hi, k)
-			if ad > atol+float64(rtol*aa) {
+			if tol.Beyond(ad, aa) {
 				beyond++
 				if first < 0 || pos < first {
 					first = pos

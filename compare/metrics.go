@@ -172,7 +172,7 @@ func (c *acc) pair(d, scale, showA, showB float64, pos int64) {
 	if rel > c.maxRel.Value {
 		c.maxRel = Extreme{Value: rel, A: showA, B: showB, pos: pos}
 	}
-	if d > c.tol.ATol+c.tol.RTol*scale {
+	if c.tol.Beyond(d, scale) {
 		c.markBeyond(pos)
 	}
 }

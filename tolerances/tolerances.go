@@ -47,7 +47,9 @@ func For(d loaders.DType) Tolerance {
 	return defaults[d]
 }
 
-// Close reports whether b is within t of the reference value a.
+// Close reports whether b is within t of the reference value a: equal
+// (+0 and −0 included), both NaN, the same infinity, or finite and not
+// Beyond.
 func (t Tolerance) Close(a, b float64) bool {
 	if a == b { // equal finite values, same infinities, and +0 == −0
 		return true
@@ -58,5 +60,20 @@ func (t Tolerance) Close(a, b float64) bool {
 	if math.IsInf(a, 0) || math.IsInf(b, 0) {
 		return false
 	}
-	return math.Abs(a-b) <= t.ATol+t.RTol*math.Abs(a)
+	return !t.Beyond(math.Abs(a-b), math.Abs(a))
+}
+
+// Beyond is the closeness predicate for a finite pair, stated on its
+// absolute difference absDiff = |a − b| and its reference's magnitude
+// absRef = |a|:
+//
+//	absDiff > atol + rtol·absRef
+//
+// with rtol·absRef rounded to float64 before the addition (never a fused
+// multiply-add), as every comparison kernel, the assembly ones included,
+// computes it; the kernels are tested against this function. A NaN absDiff
+// is not beyond (NaN and ±Inf pairs are judged by Close, or by the kernels'
+// special-value path, before this test).
+func (t Tolerance) Beyond(absDiff, absRef float64) bool {
+	return absDiff > t.ATol+float64(t.RTol*absRef)
 }
