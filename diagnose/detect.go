@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/tolerances"
 )
@@ -48,7 +48,7 @@ func dynamicShape(f *facts) *Cause {
 	var ks []int
 	n := 0
 	for _, t := range f.r.Tensors {
-		if t.Status != compare.StatusShapeMismatch {
+		if t.Status != judge.StatusShapeMismatch {
 			continue
 		}
 		n++
@@ -527,7 +527,7 @@ func frozenRNG(f *facts) *Cause {
 // precisionNoise: a pass with differences, or a failure no detector
 // explains whose differences are small.
 func precisionNoise(f *facts) *Cause {
-	var worst *compare.TensorResult
+	var worst *judge.TensorResult
 	for _, t := range f.r.Tensors {
 		if t.Metrics == nil || t.Metrics.RelL2 == 0 || math.IsInf(t.Metrics.RelL2, 0) || math.IsNaN(t.Metrics.RelL2) {
 			continue

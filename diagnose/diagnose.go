@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/tolerances"
 )
@@ -39,7 +39,7 @@ type Report struct {
 
 // facts is what the detectors share.
 type facts struct {
-	r         *compare.Result
+	r         *judge.Result
 	s         *sampleSet
 	failed    bool
 	firstStep int // first sampled step of the runs
@@ -52,11 +52,12 @@ type facts struct {
 
 // Diagnose looks at a whole comparison — all steps, all tensors, and
 // samples of both runs' raw values — and returns the likely causes of what
-// it found, each with evidence and a fix. The samples come from the heads
-// the comparison kept (see PlanHeads), which Diagnose then drops from r,
-// or from the files.
-func Diagnose(r *compare.Result) Report {
-	f := &facts{r: r, s: takeSamples(r), failed: numbersFailed(r), div: loaders.NoStep,
+// it found, each with evidence and a fix. The samples are made of heads,
+// the leading values of the pairs PlanSamples names (fewer or none where
+// they could not be read). Diagnose reads no file and changes neither r
+// nor heads.
+func Diagnose(r *judge.Result, heads Heads) Report {
+	f := &facts{r: r, s: takeSamples(r, heads), failed: numbersFailed(r), div: loaders.NoStep,
 		diverged: map[loaders.Kind][]int{}, found: map[string]float64{}}
 	if len(f.s.steps) > 0 {
 		f.firstStep = f.s.steps[0]
@@ -65,7 +66,7 @@ func Diagnose(r *compare.Result) Report {
 		f.div = r.FirstDivergence.Step
 	}
 	for _, t := range r.Tensors {
-		if t.Status == compare.StatusMismatch && t.Step != loaders.NoStep {
+		if t.Status == judge.StatusMismatch && t.Step != loaders.NoStep {
 			f.diverged[t.Kind] = appendUnique(f.diverged[t.Kind], t.Step)
 		}
 	}
@@ -84,9 +85,9 @@ func Diagnose(r *compare.Result) Report {
 // numbersFailed reports whether some pair that was read failed: a verdict
 // of error with every readable pair matching is diagnosed like a pass (the
 // unreadable inputs are reported, not explained).
-func numbersFailed(r *compare.Result) bool {
+func numbersFailed(r *judge.Result) bool {
 	for _, t := range r.Tensors {
-		if t.Failed() && t.Status != compare.StatusError {
+		if t.Failed() && t.Status != judge.StatusError {
 			return true
 		}
 	}

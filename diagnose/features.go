@@ -1,14 +1,11 @@
 package diagnose
 
 import (
-	"errors"
-	"io"
 	"math"
-	"runtime"
+	"slices"
 	"sort"
 
-	"github.com/graphdiff/graphdiff/compare"
-	"github.com/graphdiff/graphdiff/internal/parallel"
+	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 )
 
@@ -47,54 +44,26 @@ type sampleSet struct {
 	names map[loaders.Kind][]string
 }
 
-// takeSamples reads the samples of every paired tensor of the comparison,
-// from the heads the comparison kept (PlanHeads) where it kept enough, from
-// the files elsewhere. Tensors whose shape or storage order differ between
-// the runs, or that cannot be read, are left out; a kind keeps only the
-// names present at every one of its steps, so that vectors line up across
-// steps. It drops the heads the comparison kept.
-func takeSamples(r *compare.Result) *sampleSet {
+// takeSamples builds the samples of the comparison's paired tensors from
+// heads, the leading values the pipeline read as PlanSamples asked.
+// Tensors whose shape or storage order differ between the runs, or that
+// have no head (they could not be read), are left out; a kind keeps only
+// the names present at every one of its steps, so that vectors line up
+// across steps.
+func takeSamples(r *judge.Result, heads Heads) *sampleSet {
 	s := &sampleSet{a: map[key]vec{}, b: map[key]vec{}, kinds: map[loaders.Kind]bool{}}
 	var byKey map[key][]*sampled
 	s.names, byKey = planSamples(r.Tensors)
-	var reads []*sampled
-	for _, ms := range byKey {
-		total := 0
-		for _, m := range ms {
-			total += m.want
-		}
-		va, vb := make(vec, total), make(vec, total)
-		for _, m := range ms {
-			m.da, m.db, va, vb = va[:m.want], vb[:m.want], va[m.want:], vb[m.want:]
-			if t := m.t; len(t.HeadA) >= m.want && len(t.HeadB) >= m.want {
-				copy(m.da, t.HeadA)
-				copy(m.db, t.HeadB)
-				m.got, m.ok = m.want, true
-			} else {
-				reads = append(reads, m)
-			}
-		}
-	}
-	for _, t := range r.Tensors {
-		t.HeadA, t.HeadB = nil, nil
-	}
-	// several at a time: thousands of small files wait on the file system
-	parallel.For(len(reads), 2*runtime.GOMAXPROCS(0), func(i int) {
-		m := reads[i]
-		na, errA := headInto(m.t.A.Tensor, m.da)
-		nb, errB := headInto(m.t.B.Tensor, m.db)
-		m.got, m.ok = na, errA == nil && errB == nil && na == nb
-	})
 	allSteps := map[int]bool{}
 	for k, ms := range byKey {
-		if len(ms) == 0 {
-			continue
-		}
-		va, vb := ms[0].da[:0], ms[0].db[:0] // the key's whole sample, packed in place where some failed
+		var va, vb vec
 		for _, m := range ms {
-			if m.ok {
-				va, vb = append(va, m.da[:m.got]...), append(vb, m.db[:m.got]...)
+			h, ok := heads[PairKey{m.t.Step, m.t.Name}]
+			if !ok || len(h.A) != len(h.B) {
+				continue
 			}
+			n := min(m.want, len(h.A))
+			va, vb = append(va, h.A[:n]...), append(vb, h.B[:n]...)
 		}
 		if len(va) == 0 {
 			continue
@@ -110,14 +79,55 @@ func takeSamples(r *compare.Result) *sampleSet {
 	return s
 }
 
-// sampled is one tensor's part of a sample: its first want values of each
-// side, read into da and db (got of them; ok when both sides read alike).
+// PairKey names a tensor pair: its step and name.
+type PairKey struct {
+	Step int
+	Name string
+}
+
+// Head is the leading values, in storage order, of both sides of a pair
+// (complex values as re, im).
+type Head struct {
+	A, B []float64
+}
+
+// Heads are the leading values read for diagnosis, by pair.
+type Heads map[PairKey]Head
+
+// SampleWant is how many leading values of a pair diagnosis wants.
+type SampleWant struct {
+	PairKey
+	N int
+}
+
+// PlanSamples returns the pairs of ts whose leading values the samples
+// are made of, and how many of each, in the order of ts: what the
+// pipeline must read (or keep while comparing) and hand to Diagnose as
+// Heads. ts may be the pairs about to be compared, or the finished ones;
+// Diagnose plans on the finished ones, so heads read for a plan made
+// before comparing may hold pairs it then leaves out.
+func PlanSamples(ts []*judge.TensorResult) []SampleWant {
+	_, byKey := planSamples(ts)
+	want := map[*judge.TensorResult]int{}
+	for _, ms := range byKey {
+		for _, m := range ms {
+			want[m.t] = m.want
+		}
+	}
+	var out []SampleWant
+	for _, t := range ts {
+		if n, ok := want[t]; ok {
+			out = append(out, SampleWant{PairKey{t.Step, t.Name}, n})
+		}
+	}
+	return out
+}
+
+// sampled is one tensor's part of a sample: its first want values of
+// each side.
 type sampled struct {
-	t      *compare.TensorResult
-	want   int
-	da, db vec
-	got    int
-	ok     bool
+	t    *judge.TensorResult
+	want int
 }
 
 // planSamples decides which tensors of ts the samples are made of and how
@@ -126,12 +136,12 @@ type sampled struct {
 // min(minPerTensor, its length) values at least, and an equal share of
 // min(sampleBudget, totalSampleBudget / keys) otherwise. names are the
 // names sampled per kind.
-func planSamples(ts []*compare.TensorResult) (names map[loaders.Kind][]string, byKey map[key][]*sampled) {
+func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, byKey map[key][]*sampled) {
 	byKey = map[key][]*sampled{}
 	stepsOf := map[loaders.Kind]map[int]bool{}
 	for _, t := range ts {
-		if t.A == nil || t.B == nil || t.Step == loaders.NoStep || t.Status == compare.StatusError ||
-			!sameLayout(t.A.Tensor, t.B.Tensor) {
+		if t.A == nil || t.B == nil || t.Step == loaders.NoStep || t.Status == judge.StatusError ||
+			!sameLayout(t.A, t.B) {
 			continue
 		}
 		k := key{t.Step, t.Kind}
@@ -167,7 +177,7 @@ func planSamples(ts []*compare.TensorResult) (names map[loaders.Kind][]string, b
 		kept := ms[:0]
 		for _, m := range ms {
 			if common[m.t.Name] {
-				t := m.t.A.Tensor
+				t := m.t.A
 				m.want = int(min(per, t.Len()*int64(t.DType.Components())))
 				kept = append(kept, m)
 			}
@@ -178,66 +188,11 @@ func planSamples(ts []*compare.TensorResult) (names map[loaders.Kind][]string, b
 	return names, byKey
 }
 
-// PlanHeads sets the HeadWant of pairs about to be compared to what their
-// samples will take (a compare.Options.PlanHeads), so that the comparison
-// keeps those values as it reads them and diagnosis need not read them
-// again. A pair that then fails to read, or fail-fast, can change the plan;
-// takeSamples reads what it is then short of.
-func PlanHeads(pairs []*compare.TensorResult) {
-	_, byKey := planSamples(pairs)
-	for _, ms := range byKey {
-		for _, m := range ms {
-			m.t.HeadWant = m.want
-		}
-	}
-}
-
-func sameLayout(a, b *loaders.Tensor) bool {
-	if a.FortranOrder != b.FortranOrder || len(a.Shape) != len(b.Shape) || a.DType.Components() != b.DType.Components() {
+func sameLayout(a, b *loaders.Meta) bool {
+	if a.FortranOrder != b.FortranOrder || a.DType.Components() != b.DType.Components() {
 		return false
 	}
-	for i := range a.Shape {
-		if a.Shape[i] != b.Shape[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// headInto reads the first len(dst) values of a tensor into dst and
-// returns how many it read (fewer at the end of the tensor).
-func headInto(t *loaders.Tensor, dst vec) (int, error) {
-	var r *loaders.Reader
-	var err error
-	if t.RandomAccess() {
-		r, err = t.OpenRange(0, min(t.Len(), int64(len(dst))))
-	} else {
-		r, err = t.Open()
-	}
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
-	n := 0
-	for n < len(dst) {
-		var k int
-		var err error
-		if len(dst)-n < t.DType.Components() { // half a complex value left
-			var last [2]float64
-			k, err = r.Read(last[:])
-			k = copy(dst[n:], last[:k])
-		} else {
-			k, err = r.Read(dst[n:])
-		}
-		n += k
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	return slices.Equal(a.Shape, b.Shape)
 }
 
 // get returns a run's sample at a step, nil when there is none.

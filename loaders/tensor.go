@@ -93,9 +93,6 @@ func (t *Tensor) OpenRange(first, count int64) (*Reader, error) {
 	if !t.RandomAccess() {
 		return nil, t.errorf("compressed member can only be read from the start")
 	}
-	if t.data.open == nil {
-		return nil, t.errorf("no data: the tensor was described, not loaded")
-	}
 	if first < 0 || count < 0 || first+count > t.Len() {
 		return nil, t.errorf("element range [%d, %d) outside %d elements", first, first+count, t.Len())
 	}

@@ -8,8 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/graphdiff/graphdiff/compare"
-	"github.com/graphdiff/graphdiff/diagnose"
+	"github.com/graphdiff/graphdiff/check"
 )
 
 // More output formats, for comparisons.
@@ -18,29 +17,15 @@ const (
 	Markdown Format = "markdown"
 )
 
-// Comparison is a finished comparison with its diagnosis: what the
-// compare renderers take.
-type Comparison struct {
-	*compare.Result
-	// Causes are the likely causes, highest confidence first; Warnings the
-	// structured differences found inside the thresholds.
-	Causes, Warnings []diagnose.Cause
-	// Curve is the analysis of the runs' loss curves, nil when they hold
-	// none.
-	Curve *compare.CurveResult
-	// Strict is set when warnings fail the verdict (--strict).
-	Strict bool
-}
-
 // CompareFormats are the formats a comparison can be written in.
 var CompareFormats = []Format{Text, JSON, JUnit, Markdown, HTML}
 
 // Compare writes a comparison in format f; o applies to text only.
-func Compare(w io.Writer, f Format, r *Comparison, o TextOptions) error {
+func Compare(w io.Writer, f Format, r *check.Comparison, o TextOptions) error {
 	return checked(w, func(w io.Writer) error { return writeCompare(w, f, r, o) })
 }
 
-func writeCompare(w io.Writer, f Format, r *Comparison, o TextOptions) error {
+func writeCompare(w io.Writer, f Format, r *check.Comparison, o TextOptions) error {
 	switch f {
 	case Text:
 		return compareText(w, r, o)

@@ -10,9 +10,11 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/diagnose"
+	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/metrics"
 )
 
 // CompareJSON is the JSON form of a comparison, the contract that scripts
@@ -150,7 +152,7 @@ type LimitsJSON struct {
 	MaxMismatchFraction Float  `json:"max_mismatch_fraction"`
 }
 
-// MetricsJSON are a compared pair's metrics (see compare.Metrics).
+// MetricsJSON are a compared pair's metrics (see metrics.Metrics).
 type MetricsJSON struct {
 	Count             int64   `json:"count"`
 	Mismatched        int64   `json:"mismatched"`
@@ -204,7 +206,7 @@ func (f Float) MarshalJSON() ([]byte, error) {
 }
 
 // NewCompareJSON builds the JSON form of a comparison.
-func NewCompareJSON(r *Comparison) CompareJSON {
+func NewCompareJSON(r *check.Comparison) CompareJSON {
 	out := compareJSONHead(r)
 	for _, t := range r.Tensors {
 		out.Tensors = append(out.Tensors, tensorJSON(t))
@@ -213,7 +215,7 @@ func NewCompareJSON(r *Comparison) CompareJSON {
 }
 
 // compareJSONHead is NewCompareJSON without the tensors.
-func compareJSONHead(r *Comparison) CompareJSON {
+func compareJSONHead(r *check.Comparison) CompareJSON {
 	out := CompareJSON{
 		Verdict: string(r.Verdict), A: r.A, B: r.B,
 		Causes: causesJSON(r.Causes), Warnings: causesJSON(r.Warnings),
@@ -248,26 +250,26 @@ func causesJSON(cs []diagnose.Cause) []CauseJSON {
 	return out
 }
 
-func summarize(r *compare.Result) SummaryJSON {
+func summarize(r *judge.Result) SummaryJSON {
 	s := SummaryJSON{Ignored: len(r.Ignored), NotCompared: r.NotCompared}
 	for _, t := range r.Tensors {
 		if t.Metrics != nil {
 			s.Compared++
 		}
 		switch t.Status {
-		case compare.StatusMatch:
+		case judge.StatusMatch:
 			s.Match++
-		case compare.StatusMismatch:
+		case judge.StatusMismatch:
 			s.Mismatch++
-		case compare.StatusShapeMismatch:
+		case judge.StatusShapeMismatch:
 			s.ShapeMismatch++
-		case compare.StatusDTypeMismatch:
+		case judge.StatusDTypeMismatch:
 			s.DTypeMismatch++
-		case compare.StatusMissing:
+		case judge.StatusMissing:
 			s.Missing++
-		case compare.StatusExtra:
+		case judge.StatusExtra:
 			s.Extra++
-		case compare.StatusError:
+		case judge.StatusError:
 			s.Errors++
 		}
 	}
@@ -277,7 +279,7 @@ func summarize(r *compare.Result) SummaryJSON {
 	return s
 }
 
-func tensorJSON(t *compare.TensorResult) TensorJSON {
+func tensorJSON(t *judge.TensorResult) TensorJSON {
 	out := TensorJSON{Name: t.Name, Step: stepPtr(t.Step), Kind: string(t.Kind), Status: string(t.Status), Reasons: t.Reasons}
 	first, second := t.A, t.B
 	if first == nil {
@@ -314,7 +316,7 @@ func tensorJSON(t *compare.TensorResult) TensorJSON {
 	return out
 }
 
-func metricsJSON(m *compare.Metrics) *MetricsJSON {
+func metricsJSON(m *metrics.Metrics) *MetricsJSON {
 	return &MetricsJSON{
 		Count: m.Count, Mismatched: m.Mismatched, MismatchFraction: Float(m.MismatchFraction()),
 		FirstMismatch: m.FirstMismatch,
@@ -328,14 +330,14 @@ func metricsJSON(m *compare.Metrics) *MetricsJSON {
 }
 
 // extremeValues returns [a, b] at a metric's peak, nil when it has none.
-func extremeValues(e compare.Extreme) []Float {
+func extremeValues(e metrics.Extreme) []Float {
 	if e.Index == nil {
 		return nil
 	}
 	return []Float{Float(e.A), Float(e.B)}
 }
 
-func entryFile(e *loaders.Entry) string {
+func entryFile(e *loaders.Meta) string {
 	if e.Member != "" {
 		return e.File + ":" + e.Member
 	}
@@ -346,7 +348,7 @@ func entryFile(e *loaders.Entry) string {
 // indent would, but streams the tensors one at a time: encoding them all
 // at once holds the whole document in memory (about 1 KB per pair, 60 MB
 // for 50,000 pairs) on top of the result.
-func compareJSON(w io.Writer, r *Comparison) error {
+func compareJSON(w io.Writer, r *check.Comparison) error {
 	doc := compareJSONHead(r)
 	head, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -381,7 +383,7 @@ const pairBatch = 256
 // to write in order. Batches are encoded on all processors, at most a few
 // per processor ahead of the writer, so memory stays bounded whatever the
 // number of pairs.
-func marshalPairs(ts []*compare.TensorResult, write func(k int, b []byte)) {
+func marshalPairs(ts []*judge.TensorResult, write func(k int, b []byte)) {
 	type batch struct {
 		first int
 		out   [][]byte

@@ -6,8 +6,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/diagnose"
+	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 )
 
@@ -63,7 +64,7 @@ type junitSkipped struct {
 	Message string `xml:"message,attr"`
 }
 
-func compareJUnit(w io.Writer, r *Comparison) error {
+func compareJUnit(w io.Writer, r *check.Comparison) error {
 	suite := junitSuite{
 		Name:       r.A + " vs " + r.B,
 		Properties: []junitProperty{{"verdict", string(r.Verdict)}, {"reference", r.A}, {"compared", r.B}},
@@ -80,7 +81,7 @@ func compareJUnit(w io.Writer, r *Comparison) error {
 	for _, t := range r.Tensors {
 		c := junitCase{ClassName: junitClass(t.Step), Name: t.Name, Time: "0"}
 		switch {
-		case t.Status == compare.StatusError:
+		case t.Status == judge.StatusError:
 			c.Error = &junitProblem{Message: t.Err.Error(), Type: string(t.Status)}
 			suite.Errors++
 		case t.Failed():
@@ -131,7 +132,7 @@ func junitClass(step int) string {
 }
 
 // junitDetails is the failure body: the pair's files and its numbers.
-func junitDetails(t *compare.TensorResult) string {
+func junitDetails(t *judge.TensorResult) string {
 	var b strings.Builder
 	if t.A != nil {
 		fmt.Fprintf(&b, "reference: %s (%s %s)\n", entryFile(t.A), t.A.DType, loaders.FormatShape(t.A.Shape))

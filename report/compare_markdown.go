@@ -5,15 +5,16 @@ import (
 	"io"
 	"strings"
 
-	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/diagnose"
+	"github.com/graphdiff/graphdiff/judge"
 )
 
 // compareMarkdown writes a report for a CI job summary (GitHub-flavoured
 // Markdown): the verdict, the first divergence, counts, the failing pairs
 // with their reasons, and the worst matching pairs in a collapsed section.
-func compareMarkdown(w io.Writer, r *Comparison) error {
-	icon := map[compare.Verdict]string{compare.Pass: "✅", compare.Fail: "❌", compare.Error: "⚠️"}[r.Verdict]
+func compareMarkdown(w io.Writer, r *check.Comparison) error {
+	icon := map[judge.Verdict]string{judge.Pass: "✅", judge.Fail: "❌", judge.Error: "⚠️"}[r.Verdict]
 	fmt.Fprintf(w, "## graphdiff: %s %s\n\n", icon, r.Verdict)
 	fmt.Fprintf(w, "`%s` (reference) vs `%s`\n\n", mdCode(r.A), mdCode(r.B))
 	if r.Shard.Count > 0 {
@@ -50,7 +51,7 @@ func compareMarkdown(w io.Writer, r *Comparison) error {
 		s.Pairs, s.Match, s.Mismatch, s.ShapeMismatch, s.DTypeMismatch, s.Missing, s.Extra, s.Errors, s.Ignored)
 
 	rows := worstFirst(r.Tensors)
-	var failing, matching []*compare.TensorResult
+	var failing, matching []*judge.TensorResult
 	for _, t := range rows {
 		if t.Failed() {
 			failing = append(failing, t)
@@ -80,7 +81,7 @@ func compareMarkdown(w io.Writer, r *Comparison) error {
 	return nil
 }
 
-func mdTable(w io.Writer, rows []*compare.TensorResult, limit int, reasons bool) {
+func mdTable(w io.Writer, rows []*judge.TensorResult, limit int, reasons bool) {
 	head := "| step | tensor | kind | status | dtype | rel L2 | mismatched | max abs |"
 	rule := "|---:|---|---|---|---|---:|---:|---:|"
 	if reasons {

@@ -7,8 +7,9 @@ import (
 	"io"
 	"math"
 
-	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/metrics"
 )
 
 // UnmarshalJSON implements json.Unmarshaler, the inverse of MarshalJSON:
@@ -37,16 +38,15 @@ func (f *Float) UnmarshalJSON(b []byte) error {
 // `graphdiff merge` needs it: the result, and whether the comparison was
 // made with --strict.
 type ShardReport struct {
-	*compare.Result
+	*judge.Result
 	Strict bool
 }
 
 // ReadCompareJSON reads a comparison's JSON report (see CompareJSON) back
 // into a result: pairs with their status, reasons, limits and metrics,
-// ignored pairs, errors and the shard. Entries carry the dtype, shape and
-// file the report names but no data; a caller that needs the values
-// attaches entries of the loaded runs. Causes, warnings and the curve are
-// not read back: they are recomputed from the merged result.
+// ignored pairs, errors and the shard. A pair's sides carry the dtype,
+// shape and file the report names. Causes, warnings and the curve are not
+// read back: check.Merge recomputes them from the merged result.
 func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 	var in CompareJSON
 	dec := json.NewDecoder(r)
@@ -59,7 +59,7 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 	if n := in.Summary.NotCompared; n < 0 || (n > 0) != (in.StoppedAfterStep != nil) {
 		return nil, fmt.Errorf(`not a graphdiff compare JSON report: %d pairs not compared, stopped_after_step %v`, n, in.StoppedAfterStep != nil)
 	}
-	res := &compare.Result{A: in.A, B: in.B, NotCompared: in.Summary.NotCompared}
+	res := &judge.Result{A: in.A, B: in.B, NotCompared: in.Summary.NotCompared}
 	out := &ShardReport{Result: res}
 	if in.ComputeDType != "" {
 		d, err := loaders.ParseDType(in.ComputeDType)
@@ -69,7 +69,7 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 		res.ComputeDType = d
 	}
 	if s := in.Shard; s != nil {
-		res.Shard = compare.Shard{Index: s.Index, Count: s.Count}
+		res.Shard = loaders.Shard{Index: s.Index, Count: s.Count}
 		out.Strict = s.Strict
 	}
 	if in.StoppedAfterStep != nil {
@@ -77,7 +77,7 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 		res.StoppedAfterStep = &step
 	}
 	// The error list holds the errors of discovery, then those of the
-	// unreadable pairs in pair order (see compare.Result.AllErrors); each
+	// unreadable pairs in pair order (see judge.Result.AllErrors); each
 	// pair takes its own back, with its path and member.
 	listed := make([]error, len(in.Errors))
 	for i, e := range in.Errors {
@@ -88,7 +88,7 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 	}
 	pairErrs := 0
 	for _, tj := range in.Tensors {
-		if compare.Status(tj.Status) == compare.StatusError && tj.Error != "" {
+		if judge.Status(tj.Status) == judge.StatusError && tj.Error != "" {
 			pairErrs++
 		}
 	}
@@ -101,7 +101,7 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tensors[%d] (%s): %w", i, tj.Name, err)
 		}
-		if t.Status == compare.StatusError && t.Err != nil {
+		if t.Status == judge.StatusError && t.Err != nil {
 			if listed[0].Error() != tj.Error {
 				return nil, fmt.Errorf("tensors[%d] (%s): its error is not in the error list", i, tj.Name)
 			}
@@ -110,7 +110,7 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 		res.Tensors = append(res.Tensors, t)
 	}
 	for _, ig := range in.Ignored {
-		res.Ignored = append(res.Ignored, &compare.TensorResult{Name: ig.Name, Step: stepOf(ig.Step), Kind: loaders.Kind(ig.Kind)})
+		res.Ignored = append(res.Ignored, &judge.TensorResult{Name: ig.Name, Step: stepOf(ig.Step), Kind: loaders.Kind(ig.Kind)})
 	}
 	return out, nil
 }
@@ -122,9 +122,9 @@ func stepOf(p *int) int {
 	return *p
 }
 
-func tensorFromJSON(tj TensorJSON) (*compare.TensorResult, error) {
-	t := &compare.TensorResult{Name: tj.Name, Step: stepOf(tj.Step), Kind: loaders.Kind(tj.Kind),
-		Status: compare.Status(tj.Status), Reasons: tj.Reasons}
+func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
+	t := &judge.TensorResult{Name: tj.Name, Step: stepOf(tj.Step), Kind: loaders.Kind(tj.Kind),
+		Status: judge.Status(tj.Status), Reasons: tj.Reasons}
 	if tj.Error != "" {
 		t.Err = errors.New(tj.Error)
 	}
@@ -141,14 +141,13 @@ func tensorFromJSON(tj TensorJSON) (*compare.TensorResult, error) {
 	if tj.ShapeB != nil {
 		shapeB = tj.ShapeB
 	}
-	entry := func(file string, d loaders.DType, shape []int) *loaders.Entry {
-		return &loaders.Entry{Name: tj.Name, Step: t.Step, Kind: t.Kind, File: file,
-			Tensor: &loaders.Tensor{Name: tj.Name, DType: d, Shape: append([]int{}, shape...)}}
+	entry := func(file string, d loaders.DType, shape []int) *loaders.Meta {
+		return &loaders.Meta{File: file, DType: d, Shape: append([]int{}, shape...)}
 	}
 	switch t.Status {
-	case compare.StatusExtra:
+	case judge.StatusExtra:
 		t.B = entry(tj.FileB, dtA, tj.Shape) // an extra tensor's dtype and shape are the second run's
-	case compare.StatusMissing:
+	case judge.StatusMissing:
 		t.A = entry(tj.FileA, dtA, tj.Shape)
 	default:
 		t.A, t.B = entry(tj.FileA, dtA, tj.Shape), entry(tj.FileB, dtB, shapeB)
@@ -164,7 +163,7 @@ func tensorFromJSON(tj TensorJSON) (*compare.TensorResult, error) {
 		t.Settings.MaxRelL2, t.Settings.MaxMismatchFraction = t.MaxRelL2, t.MaxMismatchFraction
 	}
 	if m := tj.Metrics; m != nil {
-		t.Metrics = &compare.Metrics{
+		t.Metrics = &metrics.Metrics{
 			Count: m.Count, Mismatched: m.Mismatched, FirstMismatch: m.FirstMismatch,
 			MaxAbs: extremeFromJSON(m.MaxAbs, m.MaxAbsIndex, m.MaxAbsValues),
 			MaxRel: extremeFromJSON(m.MaxRel, m.MaxRelIndex, m.MaxRelValues),
@@ -174,14 +173,14 @@ func tensorFromJSON(tj TensorJSON) (*compare.TensorResult, error) {
 		}
 	}
 	if n := tj.Noise; n != nil {
-		t.Noise = &compare.Metrics{Count: n.Count, Mismatched: n.Mismatched, RelL2: float64(n.RelL2),
-			MaxAbs: compare.Extreme{Value: float64(n.MaxAbs)}}
+		t.Noise = &metrics.Metrics{Count: n.Count, Mismatched: n.Mismatched, RelL2: float64(n.RelL2),
+			MaxAbs: metrics.Extreme{Value: float64(n.MaxAbs)}}
 	}
 	return t, nil
 }
 
-func extremeFromJSON(v Float, index []int, values []Float) compare.Extreme {
-	e := compare.Extreme{Value: float64(v), Index: index}
+func extremeFromJSON(v Float, index []int, values []Float) metrics.Extreme {
+	e := metrics.Extreme{Value: float64(v), Index: index}
 	if len(values) == 2 {
 		e.A, e.B = float64(values[0]), float64(values[1])
 	}

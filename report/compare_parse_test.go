@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/graphdiff/graphdiff/check"
 )
 
 // TestReadCompareJSONRoundTrip reads reports that graphdiff wrote back into
@@ -29,7 +31,7 @@ func TestReadCompareJSONRoundTrip(t *testing.T) {
 		if err := json.Unmarshal(data, &in); err != nil {
 			t.Fatal(err)
 		}
-		again, err := json.Marshal(NewCompareJSON(&Comparison{Result: sr.Result, Strict: sr.Strict}))
+		again, err := json.Marshal(NewCompareJSON(&check.Comparison{Result: sr.Result, Strict: sr.Strict}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +80,7 @@ func FuzzReadCompareJSON(f *testing.F) {
 		var buf bytes.Buffer
 		for _, format := range CompareFormats {
 			buf.Reset()
-			if err := Compare(&buf, format, &Comparison{Result: sr.Result}, TextOptions{}); err != nil {
+			if err := Compare(&buf, format, &check.Comparison{Result: sr.Result}, TextOptions{}); err != nil {
 				t.Fatalf("%s: %v", format, err)
 			}
 		}

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/diagnose"
+	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/metrics"
 )
 
 // TextOptions shape the text report.
@@ -37,10 +39,10 @@ func (o TextOptions) paint(code, s string) string {
 
 // compareText writes the report for people: the verdict and the first
 // divergence, a table of pairs worst first, and a one-line summary.
-func compareText(w io.Writer, r *Comparison, o TextOptions) error {
+func compareText(w io.Writer, r *check.Comparison, o TextOptions) error {
 	verdict := strings.ToUpper(string(r.Verdict))
 	switch r.Verdict {
-	case compare.Pass:
+	case judge.Pass:
 		verdict = o.paint(ansiGreen+ansiBold, verdict)
 	default:
 		verdict = o.paint(ansiRed+ansiBold, verdict)
@@ -151,9 +153,9 @@ func causesText(w io.Writer, label string, cs []diagnose.Cause, o TextOptions) {
 
 // worstFirst orders pairs for people: failing before matching, and within
 // each, the larger relative L2 error first; ties keep step order.
-func worstFirst(ts []*compare.TensorResult) []*compare.TensorResult {
-	out := append([]*compare.TensorResult(nil), ts...)
-	severity := func(t *compare.TensorResult) float64 {
+func worstFirst(ts []*judge.TensorResult) []*judge.TensorResult {
+	out := append([]*judge.TensorResult(nil), ts...)
+	severity := func(t *judge.TensorResult) float64 {
 		if t.Metrics == nil {
 			return math.Inf(1)
 		}
@@ -195,7 +197,7 @@ func stepCell(step int) string {
 	return fmt.Sprint(step)
 }
 
-func dtypeCell(t *compare.TensorResult) string {
+func dtypeCell(t *judge.TensorResult) string {
 	switch {
 	case t.A == nil:
 		return t.B.DType.String()
@@ -206,7 +208,7 @@ func dtypeCell(t *compare.TensorResult) string {
 }
 
 // metricCells returns the REL_L2, MISMATCHED, MAX_ABS, AT and COSINE cells.
-func metricCells(m *compare.Metrics) string {
+func metricCells(m *metrics.Metrics) string {
 	if m == nil {
 		return "-\t-\t-\t-\t-"
 	}

@@ -7,18 +7,19 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/curve"
+	"github.com/graphdiff/graphdiff/judge"
 )
 
 // CurveFormats are the formats of `graphdiff curve` output.
 var CurveFormats = []Format{Text, JSON}
 
 // Curve writes a loss-curve analysis in format f.
-func Curve(w io.Writer, f Format, r *compare.CurveResult, o TextOptions) error {
+func Curve(w io.Writer, f Format, r *curve.Result, o TextOptions) error {
 	return checked(w, func(w io.Writer) error { return writeCurve(w, f, r, o) })
 }
 
-func writeCurve(w io.Writer, f Format, r *compare.CurveResult, o TextOptions) error {
+func writeCurve(w io.Writer, f Format, r *curve.Result, o TextOptions) error {
 	switch f {
 	case Text:
 		return curveText(w, r, o)
@@ -83,7 +84,7 @@ type CurveSettings struct {
 }
 
 // NewCurveJSON builds the JSON form of a curve analysis.
-func NewCurveJSON(r *compare.CurveResult) CurveJSON {
+func NewCurveJSON(r *curve.Result) CurveJSON {
 	o := r.Options
 	return CurveJSON{
 		Verdict: string(r.Verdict), FirstDivergentStep: r.FirstDivergentStep, Pattern: r.Pattern,
@@ -122,9 +123,9 @@ func nonNilInts(s []int64) []int64 {
 
 // curveText writes the verdict, the pattern with its evidence, alignment
 // problems, and the steps around the divergence.
-func curveText(w io.Writer, r *compare.CurveResult, o TextOptions) error {
+func curveText(w io.Writer, r *curve.Result, o TextOptions) error {
 	verdict := strings.ToUpper(string(r.Verdict))
-	if r.Verdict == compare.Pass {
+	if r.Verdict == judge.Pass {
 		verdict = o.paint(ansiGreen+ansiBold, verdict)
 	} else {
 		verdict = o.paint(ansiRed+ansiBold, verdict)
@@ -161,7 +162,7 @@ func curveText(w io.Writer, r *compare.CurveResult, o TextOptions) error {
 
 // curveAlignment reports steps found in one curve only and the readers'
 // notes.
-func curveAlignment(w io.Writer, r *compare.CurveResult) {
+func curveAlignment(w io.Writer, r *curve.Result) {
 	for _, side := range []struct {
 		name  string
 		steps []int64
@@ -199,7 +200,7 @@ func stepRanges(steps []int64) string {
 }
 
 // divergenceIndex returns the index of the first divergent step, -1.
-func divergenceIndex(r *compare.CurveResult) int {
+func divergenceIndex(r *curve.Result) int {
 	if r.FirstDivergentStep == nil {
 		return -1
 	}

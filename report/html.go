@@ -6,8 +6,10 @@ import (
 	"io"
 	"strings"
 
-	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/check"
+	"github.com/graphdiff/graphdiff/curve"
 	"github.com/graphdiff/graphdiff/diagnose"
+	"github.com/graphdiff/graphdiff/judge"
 )
 
 // HTML is a self-contained page: styles and the plot (SVG) are inline and
@@ -56,28 +58,28 @@ type htmlCurveRow struct {
 
 // CurveHTML writes a page for a loss-curve analysis: summary, plot and the
 // steps around the divergence.
-func CurveHTML(w io.Writer, r *compare.CurveResult) error {
+func CurveHTML(w io.Writer, r *curve.Result) error {
 	return checked(w, func(w io.Writer) error { return writeCurveHTML(w, r) })
 }
 
-func writeCurveHTML(w io.Writer, r *compare.CurveResult) error {
+func writeCurveHTML(w io.Writer, r *curve.Result) error {
 	c, err := htmlCurveSection(r)
 	if err != nil {
 		return err
 	}
 	p := htmlPage{
-		Title: "graphdiff: loss curves", Verdict: string(r.Verdict), Pass: r.Verdict == compare.Pass,
+		Title: "graphdiff: loss curves", Verdict: string(r.Verdict), Pass: r.Verdict == judge.Pass,
 		Subtitle: r.A + " vs " + r.B, Curve: c,
 	}
 	return pageTemplate.Execute(w, p)
 }
 
-func htmlCurveSection(r *compare.CurveResult) (*htmlCurve, error) {
+func htmlCurveSection(r *curve.Result) (*htmlCurve, error) {
 	svg, err := CurveSVG(r)
 	if err != nil {
 		return nil, err
 	}
-	c := &htmlCurve{Pattern: r.Pattern, Verdict: string(r.Verdict), Pass: r.Verdict == compare.Pass,
+	c := &htmlCurve{Pattern: r.Pattern, Verdict: string(r.Verdict), Pass: r.Verdict == judge.Pass,
 		Evidence: r.Evidence, SVG: template.HTML(svg)}
 	if r.FirstDivergentStep != nil {
 		c.First = fmt.Sprint(*r.FirstDivergentStep)
@@ -99,10 +101,10 @@ func htmlCurveSection(r *compare.CurveResult) (*htmlCurve, error) {
 
 // compareHTML writes the combined page of a comparison: summary, likely
 // causes, the worst tensors, and the loss curves when the runs hold them.
-func compareHTML(w io.Writer, r *Comparison) error {
+func compareHTML(w io.Writer, r *check.Comparison) error {
 	s := summarize(r.Result)
 	p := htmlPage{
-		Title: "graphdiff: " + r.A + " vs " + r.B, Verdict: string(r.Verdict), Pass: r.Verdict == compare.Pass,
+		Title: "graphdiff: " + r.A + " vs " + r.B, Verdict: string(r.Verdict), Pass: r.Verdict == judge.Pass,
 		Subtitle: r.A + " (reference) vs " + r.B,
 		Lines: []string{fmt.Sprintf("%d pairs: %d match, %d mismatch, %d shape mismatch, %d dtype mismatch, %d missing, %d extra, %d unreadable, %d ignored",
 			s.Pairs, s.Match, s.Mismatch, s.ShapeMismatch, s.DTypeMismatch, s.Missing, s.Extra, s.Errors, s.Ignored)},

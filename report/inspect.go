@@ -7,16 +7,17 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/metrics"
 )
 
 // Inspection writes an inspection in the given format.
-func Inspection(w io.Writer, f Format, ins compare.Inspection) error {
+func Inspection(w io.Writer, f Format, ins check.Inspection) error {
 	return checked(w, func(w io.Writer) error { return writeInspection(w, f, ins) })
 }
 
-func writeInspection(w io.Writer, f Format, ins compare.Inspection) error {
+func writeInspection(w io.Writer, f Format, ins check.Inspection) error {
 	switch f {
 	case JSON:
 		return inspectionJSON(w, ins)
@@ -73,7 +74,7 @@ type ErrorJSON struct {
 	Message string `json:"message"`
 }
 
-func inspectionJSON(w io.Writer, ins compare.Inspection) error {
+func inspectionJSON(w io.Writer, ins check.Inspection) error {
 	out := InspectionJSON{Path: ins.Root, Tensors: []TensorStatsJSON{}, Errors: errorsJSON(ins.Errors)}
 	if ins.Manifest != nil {
 		out.Run = &ins.Manifest.Run
@@ -127,7 +128,7 @@ func errorsJSON(errs []error) []ErrorJSON {
 	return out
 }
 
-func inspectionText(w io.Writer, ins compare.Inspection) error {
+func inspectionText(w io.Writer, ins check.Inspection) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if len(ins.Tensors) > 0 {
 		fmt.Fprintln(tw, "NAME\tSTEP\tKIND\tDTYPE\tSHAPE\tMIN\tMAX\tMEAN\tSTD\tNAN\tINF\tZEROS")
@@ -176,7 +177,7 @@ func inspectionText(w io.Writer, ins compare.Inspection) error {
 }
 
 // stat formats a statistic of the finite elements, "-" when there are none.
-func stat(s compare.Summary, v float64) string {
+func stat(s metrics.Summary, v float64) string {
 	if s.Finite == 0 {
 		return "-"
 	}

@@ -9,14 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/graphdiff/graphdiff/curve"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
-
-	"github.com/graphdiff/graphdiff/compare"
 )
 
 // Plot colours: the reference in blue, the compared run in orange, the
@@ -48,7 +47,7 @@ func PlotFormat(path string) (string, error) {
 // CurvePlot draws both curves (top) and their relative difference on a log
 // scale with the noise band and a marker at the divergence (bottom), in
 // format "svg" or "png".
-func CurvePlot(w io.Writer, r *compare.CurveResult, format string) error {
+func CurvePlot(w io.Writer, r *curve.Result, format string) error {
 	top, bottom, err := curvePlots(r)
 	if err != nil {
 		return err
@@ -77,7 +76,7 @@ func CurvePlot(w io.Writer, r *compare.CurveResult, format string) error {
 }
 
 // CurveSVG returns the plot as SVG text, for embedding in HTML.
-func CurveSVG(r *compare.CurveResult) (string, error) {
+func CurveSVG(r *curve.Result) (string, error) {
 	var b bytes.Buffer
 	if err := CurvePlot(&b, r, "svg"); err != nil {
 		return "", err
@@ -89,7 +88,7 @@ func CurveSVG(r *compare.CurveResult) (string, error) {
 	return s, nil
 }
 
-func curvePlots(r *compare.CurveResult) (*plot.Plot, *plot.Plot, error) {
+func curvePlots(r *curve.Result) (*plot.Plot, *plot.Plot, error) {
 	top := plot.New()
 	top.Title.Text = "loss"
 	top.X.Label.Text = "step"
@@ -181,7 +180,7 @@ func span(series ...[]float64) (lo, hi float64) {
 
 // logFloor is where zero differences are drawn on the log axis: a decade
 // under the smallest positive value shown.
-func logFloor(r *compare.CurveResult) float64 {
+func logFloor(r *curve.Result) float64 {
 	m := math.Inf(1)
 	for _, s := range [][]float64{r.RelDiff, r.Band} {
 		for _, v := range s {

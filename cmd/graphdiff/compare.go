@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/graphdiff/graphdiff/compare"
-	"github.com/graphdiff/graphdiff/diagnose"
+	"github.com/graphdiff/graphdiff/check"
+	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/report"
 	"github.com/graphdiff/graphdiff/tolerances"
@@ -175,73 +175,30 @@ func compareRun(opts *compareOptions) error {
 	if err != nil {
 		return err
 	}
-	a, b, err := loadBoth(opts.A, opts.B, lo)
-	if err != nil {
-		return err
-	}
-	pairSingleFiles(a, b)
-	copts := compare.Options{Resolver: resolver, Jobs: opts.Jobs, FailFast: opts.FailFast, PlanHeads: diagnose.PlanHeads}
+	copts := check.Options{Load: lo, Resolver: resolver, Jobs: opts.Jobs, FailFast: opts.FailFast,
+		Baseline: opts.Baseline, Strict: opts.Strict}
 	if opts.Shard != "" {
-		if copts.Shard, err = compare.ParseShard(opts.Shard); err != nil {
+		if copts.Shard, err = loaders.ParseShard(opts.Shard); err != nil {
 			return &usageError{err: fmt.Errorf("--shard: %w", err)}
 		}
 		if opts.FailFast {
 			return &usageError{err: errors.New("--fail-fast cannot be combined with --shard: a shard cannot see the other shards' failures")}
 		}
 	}
-	if opts.Baseline != "" {
-		if copts.Baseline, err = loaders.Load(opts.Baseline, lo); err != nil {
-			return err
-		}
-		pairSingleFiles(a, copts.Baseline)
+	copts.Progress = func(total int64) (func(int64), func()) {
+		bar := startProgress(opts.Stderr, opts.terminal(opts.Stderr), total)
+		return bar.add, bar.finish
 	}
-	bar := startProgress(opts.Stderr, opts.terminal(opts.Stderr), a, b)
-	copts.Progress = bar.add
-	result, err := compare.Runs(a, b, copts)
-	bar.finish()
+	full, err := check.Runs(opts.A, opts.B, copts)
 	if err != nil {
-		return &usageError{err: err}
+		return err
 	}
-	var curve *compare.CurveResult
-	if copts.Shard.Index <= 1 { // shard 1 carries the curve
-		curve = runCurves(a, b, lo)
-	}
-	full := diagnosed(result, opts.Strict, curve)
 	return writeComparison(full, format, reports, opts.Top, opts.terminal, opts.Stdout)
-}
-
-// loadBoth loads the runs at pathA and pathB at the same time: the walk of
-// a directory is serial, and one run's walk overlaps the other's opening of
-// files. An error of run A is reported before one of run B.
-func loadBoth(pathA, pathB string, lo loaders.Options) (a, b *loaders.Run, err error) {
-	var errB error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		b, errB = loaders.Load(pathB, lo)
-	}()
-	a, err = loaders.Load(pathA, lo)
-	<-done
-	if err == nil {
-		err = errB
-	}
-	return a, b, err
-}
-
-// diagnosed diagnoses a result; with strict, warnings fail a passing
-// verdict and lead the causes.
-func diagnosed(result *compare.Result, strict bool, curve *compare.CurveResult) *report.Comparison {
-	diag := diagnose.Diagnose(result)
-	if strict && result.Verdict == compare.Pass && len(diag.Warnings) > 0 {
-		result.Verdict = compare.Fail
-		diag.Causes = append(diag.Warnings, diag.Causes...)
-	}
-	return &report.Comparison{Result: result, Causes: diag.Causes, Warnings: diag.Warnings, Curve: curve, Strict: strict}
 }
 
 // writeComparison writes the report files and the report on stdout, and
 // turns the verdict into the exit status.
-func writeComparison(full *report.Comparison, format report.Format, reports []reportFile, top int,
+func writeComparison(full *check.Comparison, format report.Format, reports []reportFile, top int,
 	terminal func(io.Writer) bool, stdout io.Writer) error {
 	text := report.TextOptions{Top: top, Color: colorOn(terminal, stdout)}
 	var writeErrs []error
@@ -258,9 +215,9 @@ func writeComparison(full *report.Comparison, format report.Format, reports []re
 		return err
 	}
 	switch result := full.Result; result.Verdict {
-	case compare.Error:
+	case judge.Error:
 		return &inputError{count: len(result.AllErrors())}
-	case compare.Fail:
+	case judge.Fail:
 		return errDifference
 	}
 	return nil
@@ -307,34 +264,6 @@ func (opts *compareOptions) resolver() (tolerances.Resolver, error) {
 		r.Policy = p
 	}
 	return r, nil
-}
-
-// runCurves analyses the loss curves of two run directories with the
-// default settings, nil when either holds no curve of two or more steps.
-func runCurves(a, b *loaders.Run, lo loaders.Options) *compare.CurveResult {
-	if isFile(a.Root) || isFile(b.Root) {
-		return nil
-	}
-	ca, errA := loaders.CurveOf(a, loaders.CurveOptions{Options: lo})
-	cb, errB := loaders.CurveOf(b, loaders.CurveOptions{Options: lo})
-	if errA != nil || errB != nil || len(ca.Steps) < 2 || len(cb.Steps) < 2 {
-		return nil
-	}
-	return compare.AnalyzeCurves(ca, cb, compare.DefaultCurveOptions())
-}
-
-// pairSingleFiles lets two single-tensor files be compared whatever their
-// names: the second takes the first's name.
-func pairSingleFiles(a, b *loaders.Run) {
-	if isFile(a.Root) && isFile(b.Root) && len(a.Entries) == 1 && len(b.Entries) == 1 {
-		b.Entries[0].Name = a.Entries[0].Name
-		b.Entries[0].Kind = a.Entries[0].Kind
-	}
-}
-
-func isFile(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && !st.IsDir()
 }
 
 // colorOn reports whether text for w gets colour: on a terminal, unless

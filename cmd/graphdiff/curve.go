@@ -6,7 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/curve"
+	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/report"
 )
@@ -17,7 +18,7 @@ type curveOptions struct {
 	Plot     string
 	HTML     string
 	DType    string
-	analysis compare.CurveOptions
+	analysis curve.Options
 	read     loaders.CurveOptions
 	load     loadFlags
 
@@ -27,7 +28,7 @@ type curveOptions struct {
 
 // NewCmdCurve returns the curve command.
 func NewCmdCurve(stdout, stderr io.Writer) *cobra.Command {
-	opts := &curveOptions{Stdout: stdout, Stderr: stderr, terminal: isTerminal, analysis: compare.DefaultCurveOptions()}
+	opts := &curveOptions{Stdout: stdout, Stderr: stderr, terminal: isTerminal, analysis: curve.DefaultOptions()}
 	c := &cobra.Command{
 		Use:   "curve REFERENCE OTHER",
 		Short: "Compare two loss curves: do they agree, where do they part, sudden break or drift",
@@ -108,7 +109,7 @@ func curveRun(opts *curveOptions) error {
 	if err != nil {
 		return err
 	}
-	res := compare.AnalyzeCurves(ca, cb, a)
+	res := curve.Analyze(ca, cb, a)
 	var writeErr error
 	if opts.Plot != "" {
 		writeErr = report.WriteFile(opts.Plot, func(w io.Writer) error { return report.CurvePlot(w, res, plotFormat) })
@@ -123,7 +124,7 @@ func curveRun(opts *curveOptions) error {
 	if writeErr != nil {
 		return writeErr
 	}
-	if res.Verdict != compare.Pass {
+	if res.Verdict != judge.Pass {
 		return errDifference
 	}
 	return nil

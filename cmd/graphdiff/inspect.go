@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/report"
 )
@@ -70,7 +70,7 @@ func inspectRun(opts *inspectOptions) error {
 	if err != nil {
 		return err
 	}
-	ins := compare.Inspect(run, opts.Jobs)
+	ins := check.Inspect(run, opts.Jobs)
 	if err := report.Inspection(opts.Stdout, format, ins); err != nil {
 		return err
 	}

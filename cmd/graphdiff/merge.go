@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 
 	"github.com/spf13/cobra"
 
-	"github.com/graphdiff/graphdiff/compare"
-	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/check"
+	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/report"
 )
 
@@ -79,7 +78,7 @@ func mergeRun(opts *mergeOptions) error {
 	if err != nil {
 		return err
 	}
-	var parts []*compare.Result
+	var parts []*judge.Result
 	strict := false
 	for _, path := range opts.Reports {
 		sr, err := readShardReport(path)
@@ -89,18 +88,13 @@ func mergeRun(opts *mergeOptions) error {
 		parts = append(parts, sr.Result)
 		strict = strict || sr.Strict
 	}
-	merged, err := compare.Merge(parts)
+	full, warning, err := check.Merge(parts, strict, lo)
 	if err != nil {
 		return &usageError{err: err}
 	}
-	a, b, err := reattach(merged, lo)
-	var curve *compare.CurveResult
-	if err != nil {
-		fmt.Fprintf(opts.Stderr, "graphdiff merge: %v: likely causes are diagnosed from the metrics alone, and there is no curve analysis\n", err)
-	} else {
-		curve = runCurves(a, b, lo)
+	if warning != nil {
+		fmt.Fprintf(opts.Stderr, "graphdiff merge: %v: likely causes are diagnosed from the metrics alone, and there is no curve analysis\n", warning)
 	}
-	full := diagnosed(merged, strict, curve)
 	return writeComparison(full, format, reports, opts.Top, opts.terminal, opts.Stdout)
 }
 
@@ -115,44 +109,4 @@ func readShardReport(path string) (*report.ShardReport, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return sr, nil
-}
-
-// reattach loads the two runs a merged result names and gives its pairs
-// the runs' entries, so that diagnosis can read their values. A pair keeps
-// its described entry when the run's differs in dtype or shape (the dumps
-// changed since the shards ran).
-func reattach(r *compare.Result, lo loaders.Options) (a, b *loaders.Run, err error) {
-	if a, err = loaders.Load(r.A, lo); err != nil {
-		return nil, nil, err
-	}
-	if b, err = loaders.Load(r.B, lo); err != nil {
-		return nil, nil, err
-	}
-	pairSingleFiles(a, b)
-	type key struct {
-		step int
-		name string
-	}
-	index := func(run *loaders.Run) map[key]*loaders.Entry {
-		m := make(map[key]*loaders.Entry, len(run.Entries))
-		for _, e := range run.Entries {
-			m[key{e.Step, e.Name}] = e
-		}
-		return m
-	}
-	ea, eb := index(a), index(b)
-	swap := func(described *loaders.Entry, m map[key]*loaders.Entry) *loaders.Entry {
-		if described == nil {
-			return nil
-		}
-		e := m[key{described.Step, described.Name}]
-		if e == nil || e.DType != described.DType || !slices.Equal(e.Shape, described.Shape) {
-			return described
-		}
-		return e
-	}
-	for _, t := range r.Tensors {
-		t.A, t.B = swap(t.A, ea), swap(t.B, eb)
-	}
-	return a, b, nil
 }

@@ -5,8 +5,6 @@ import (
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
-
-	"github.com/graphdiff/graphdiff/loaders"
 )
 
 // progressMinBytes is how much data a comparison must read before a
@@ -20,16 +18,10 @@ type progress struct {
 	bar *mpb.Bar
 }
 
-// startProgress shows a bar when stderr is a terminal and the runs hold
-// enough data for the comparison to take a while; otherwise it returns a
+// startProgress shows a bar when stderr is a terminal and the comparison
+// reads total bytes, enough to take a while; otherwise it returns a
 // progress that does nothing.
-func startProgress(stderr io.Writer, terminal bool, a, b *loaders.Run) *progress {
-	var total int64
-	for _, p := range loaders.PairRuns(a, b) {
-		if p.A != nil && p.B != nil {
-			total += p.A.Size() + p.B.Size()
-		}
-	}
+func startProgress(stderr io.Writer, terminal bool, total int64) *progress {
 	if !terminal || total < progressMinBytes {
 		return &progress{}
 	}

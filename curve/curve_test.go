@@ -1,6 +1,7 @@
-package compare
+package curve
 
 import (
+	"github.com/graphdiff/graphdiff/judge"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -31,20 +32,20 @@ func curvePair(t testing.TB, name string) (*loaders.Curve, *loaders.Curve) {
 func TestRealCurves(t *testing.T) {
 	cases := []struct {
 		name    string
-		verdict Verdict
+		verdict judge.Verdict
 		pattern string
 		first   int64 // -1: none
 	}{
-		{"bf16_long", Pass, PatternIdentical, -1},
-		{"fp32_long", Pass, PatternWithinNoise, -1},
-		{"bf16_adam_long", Pass, PatternDrift, -1},
-		{"frozen_scalar_long", Fail, PatternSudden, 501},
-		{"drift_then_break_long", Fail, PatternSudden, 501},
+		{"bf16_long", judge.Pass, PatternIdentical, -1},
+		{"fp32_long", judge.Pass, PatternWithinNoise, -1},
+		{"bf16_adam_long", judge.Pass, PatternDrift, -1},
+		{"frozen_scalar_long", judge.Fail, PatternSudden, 501},
+		{"drift_then_break_long", judge.Fail, PatternSudden, 501},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := curvePair(t, tc.name)
-			r := AnalyzeCurves(a, b, DefaultCurveOptions())
+			r := Analyze(a, b, DefaultOptions())
 			first := int64(-1)
 			if r.FirstDivergentStep != nil {
 				first = *r.FirstDivergentStep
@@ -88,7 +89,7 @@ func TestBeatsMegatronRules(t *testing.T) {
 	if !exactFails(a, b) {
 		t.Fatal("fp32_long is bitwise equal: this test no longer shows anything")
 	}
-	if r := AnalyzeCurves(a, b, DefaultCurveOptions()); r.Verdict != Pass {
+	if r := Analyze(a, b, DefaultOptions()); r.Verdict != judge.Pass {
 		t.Errorf("graphdiff fails the correct fp32 run: %q", r.Evidence)
 	}
 	a, b = curvePair(t, "drift_then_break_long")
@@ -96,7 +97,7 @@ func TestBeatsMegatronRules(t *testing.T) {
 	if at == 501 {
 		t.Fatal("the approximate rule finds step 501 too: this test no longer shows anything")
 	}
-	r := AnalyzeCurves(a, b, DefaultCurveOptions())
+	r := Analyze(a, b, DefaultOptions())
 	if r.FirstDivergentStep == nil || *r.FirstDivergentStep != 501 {
 		t.Errorf("graphdiff: first divergent step %v", r.FirstDivergentStep)
 	}
@@ -115,21 +116,21 @@ func withValues(c *loaders.Curve, change func(v []float64)) *loaders.Curve {
 // correct pair, and drops steps from one side.
 func TestCurveEdges(t *testing.T) {
 	a, b := curvePair(t, "fp32_long")
-	opts := DefaultCurveOptions()
+	opts := DefaultOptions()
 
-	r := AnalyzeCurves(a, withValues(b, func(v []float64) { v[300] = math.NaN() }), opts)
+	r := Analyze(a, withValues(b, func(v []float64) { v[300] = math.NaN() }), opts)
 	if r.Pattern != PatternNaN || r.FirstDivergentStep == nil || *r.FirstDivergentStep != 300 {
 		t.Errorf("NaN: pattern %s first %v", r.Pattern, r.FirstDivergentStep)
 	}
 
 	spiked := withValues(b, func(v []float64) { v[200] *= 1.5 })
-	r = AnalyzeCurves(a, spiked, opts)
-	if r.Verdict != Pass || len(r.Spikes) != 1 || r.Spikes[0] != 200 {
+	r = Analyze(a, spiked, opts)
+	if r.Verdict != judge.Pass || len(r.Spikes) != 1 || r.Spikes[0] != 200 {
 		t.Errorf("spike: verdict %s spikes %v", r.Verdict, r.Spikes)
 	}
 	strict := opts
 	strict.AllowedFailingSteps = 0
-	if r = AnalyzeCurves(a, spiked, strict); r.Verdict != Fail || *r.FirstDivergentStep != 200 {
+	if r = Analyze(a, spiked, strict); r.Verdict != judge.Fail || *r.FirstDivergentStep != 200 {
 		t.Errorf("spike with no failing step allowed: verdict %s first %v", r.Verdict, r.FirstDivergentStep)
 	}
 
@@ -138,15 +139,15 @@ func TestCurveEdges(t *testing.T) {
 			v[i] *= 1.01
 		}
 	})
-	if r = AnalyzeCurves(a, broken, opts); r.Pattern != PatternSudden || *r.FirstDivergentStep != 700 {
+	if r = Analyze(a, broken, opts); r.Pattern != PatternSudden || *r.FirstDivergentStep != 700 {
 		t.Errorf("1%% break at 700: pattern %s first %v", r.Pattern, r.FirstDivergentStep)
 	}
 
 	gappy := *b
 	gappy.Steps = append(append([]int64(nil), b.Steps[:100]...), b.Steps[110:990]...)
 	gappy.Values = append(append([]float64(nil), b.Values[:100]...), b.Values[110:990]...)
-	r = AnalyzeCurves(a, &gappy, opts)
-	if r.Verdict != Pass || len(r.OnlyA) != 20 || r.OnlyA[0] != 100 || r.OnlyA[10] != 990 || len(r.Steps) != 980 {
+	r = Analyze(a, &gappy, opts)
+	if r.Verdict != judge.Pass || len(r.OnlyA) != 20 || r.OnlyA[0] != 100 || r.OnlyA[10] != 990 || len(r.Steps) != 980 {
 		t.Errorf("gaps: verdict %s only in a %v, %d common", r.Verdict, r.OnlyA, len(r.Steps))
 	}
 }
@@ -164,8 +165,13 @@ func BenchmarkAnalyzeCurves1M(b *testing.B) {
 		c.Values[i] = a.Values[i] * (1 + 1e-6*rng.NormFloat64()*math.Sqrt(float64(i)))
 	}
 	for b.Loop() {
-		if r := AnalyzeCurves(a, c, DefaultCurveOptions()); r.Verdict != Pass {
+		if r := Analyze(a, c, DefaultOptions()); r.Verdict != judge.Pass {
 			b.Fatalf("verdict %s: %q", r.Verdict, r.Evidence)
 		}
 	}
+}
+
+// fixture returns the path of a file under the repository's testdata.
+func fixture(parts ...string) string {
+	return filepath.Join(append([]string{"..", "testdata"}, parts...)...)
 }

@@ -1,15 +1,15 @@
-package diagnose
+package diagnose_test
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/graphdiff/graphdiff/compare"
-	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/check"
+	"github.com/graphdiff/graphdiff/diagnose"
+	"github.com/graphdiff/graphdiff/judge"
 )
 
 type scenario struct {
@@ -17,19 +17,15 @@ type scenario struct {
 	Bug  string `json:"bug"`
 }
 
-func load(t *testing.T, path string) *loaders.Run {
+// diagnoseDirs checks two run directories with the default options and
+// returns the result and its diagnosis.
+func diagnoseDirs(t *testing.T, a, b string) (*judge.Result, diagnose.Report) {
 	t.Helper()
-	r, err := loaders.Load(path, loaders.Options{})
+	c, err := check.Runs(a, b, check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
-}
-
-func diagnoseDirs(t *testing.T, a, b string) (*compare.Result, Report) {
-	t.Helper()
-	r := mustRuns(t, load(t, a), load(t, b), compare.Options{})
-	return r, Diagnose(r)
+	return c.Result, diagnose.Report{Causes: c.Causes, Warnings: c.Warnings}
 }
 
 // TestScenarios diagnoses every real eager-vs-graph pair in
@@ -58,9 +54,9 @@ func TestScenarios(t *testing.T) {
 				top, conf = rep.Causes[0].ID, rep.Causes[0].Confidence
 			}
 			t.Logf("| %s | %s | %s | %s | %.2f |", sc.Name, sc.Bug, r.Verdict, top, conf)
-			if r.Verdict == compare.Pass {
+			if r.Verdict == judge.Pass {
 				for _, c := range rep.Causes {
-					if c.ID != PrecisionNoise {
+					if c.ID != diagnose.PrecisionNoise {
 						t.Errorf("passing run has cause %s", c.ID)
 					}
 				}
@@ -98,10 +94,10 @@ func TestWarningInsideTolerance(t *testing.T) {
 		}
 	}
 	r, rep := diagnoseDirs(t, dirs[0], dirs[1])
-	if r.Verdict != compare.Pass {
+	if r.Verdict != judge.Pass {
 		t.Fatalf("verdict %s, first divergence %+v", r.Verdict, r.FirstDivergence)
 	}
-	if len(rep.Warnings) != 1 || rep.Warnings[0].ID != CapturedScalar {
+	if len(rep.Warnings) != 1 || rep.Warnings[0].ID != diagnose.CapturedScalar {
 		t.Fatalf("warnings %+v", rep.Warnings)
 	}
 	if ev := strings.Join(rep.Warnings[0].Evidence, "\n"); !strings.Contains(ev, "× 1.0001") {
@@ -126,69 +122,5 @@ func TestMissingDumpsAreNamed(t *testing.T) {
 	}
 	if ev := strings.Join(rep.Causes[0].Evidence, "\n"); !strings.Contains(ev, "not dumped, and would make this surer: gradients, parameters") {
 		t.Errorf("evidence:\n%s", ev)
-	}
-}
-
-func TestExplain(t *testing.T) {
-	ids := append([]string{PrecisionNoise}, causeIDs...)
-	if len(Causes) != len(ids) {
-		t.Errorf("%d explanations for %d IDs", len(Causes), len(ids))
-	}
-	for _, id := range ids {
-		e, ok := Explain(id)
-		if !ok || e.Title == "" || e.What == "" || e.Signature == "" || e.Confirm == "" || e.Fix == "" {
-			t.Errorf("%s: incomplete explanation %+v", id, e)
-		}
-	}
-	if _, ok := Explain("cosmic_rays"); ok {
-		t.Error("unknown ID explained")
-	}
-}
-
-// mustRuns compares two runs with valid options.
-func mustRuns(t testing.TB, a, b *loaders.Run, opts compare.Options) *compare.Result {
-	t.Helper()
-	r, err := compare.Runs(a, b, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-// TestHeadsFromTheComparison diagnoses every scenario twice: once with the
-// samples' heads kept by the comparison (PlanHeads), once reading them from
-// the files. The reports are the same, the heads were kept for most pairs,
-// and diagnosis drops them.
-func TestHeadsFromTheComparison(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "scenarios", "*", "scenario.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenarios (%v)", err)
-	}
-	kept, planned := 0, 0
-	for _, file := range files {
-		dir := filepath.Dir(file)
-		a, b := load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph"))
-		read := Diagnose(mustRuns(t, a, b, compare.Options{}))
-		r := mustRuns(t, a, b, compare.Options{PlanHeads: PlanHeads})
-		for _, p := range r.Tensors {
-			if p.HeadWant > 0 {
-				planned++
-				if len(p.HeadA) == p.HeadWant || int64(len(p.HeadA)) == p.A.Tensor.Len() {
-					kept++
-				}
-			}
-		}
-		if got := Diagnose(r); !reflect.DeepEqual(got, read) {
-			t.Errorf("%s: with the comparison's heads\n%+v\nreading the files\n%+v", dir, got, read)
-		}
-		for _, p := range r.Tensors {
-			if p.HeadA != nil || p.HeadB != nil {
-				t.Fatalf("%s: %s %d: heads kept after diagnosis", dir, p.Name, p.Step)
-			}
-		}
-	}
-	t.Logf("heads kept for %d of %d planned pairs", kept, planned)
-	if planned == 0 || kept < planned*9/10 {
-		t.Errorf("heads kept for %d of %d planned pairs", kept, planned)
 	}
 }

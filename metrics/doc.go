@@ -6,4 +6,4 @@
 // tensor size. Large tensors that can be read at any offset are split into
 // chunks summarized in parallel and merged in chunk order, so results are
 // identical whatever the number of workers.
-package compare
+package metrics

@@ -1,4 +1,4 @@
-package compare
+package metrics
 
 import (
 	"encoding/binary"
@@ -141,30 +141,20 @@ func BenchmarkGenericFloat64(b *testing.B) {
 	}
 }
 
-// benchmarkRuns measures loading two runs and comparing them (what
-// `graphdiff compare` does before diagnosis and reports), in bytes of
-// tensor data of both runs per second.
+// benchmarkRuns measures loading two runs and comparing every pair they
+// both hold (what `graphdiff compare` does before judging, diagnosis and
+// reports), in bytes of tensor data of both runs per second.
 func benchmarkRuns(b *testing.B, pathA, pathB string) {
 	var size int64
 	for b.Loop() {
-		ra, err := loaders.Load(pathA, loaders.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		rb, err := loaders.Load(pathB, loaders.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(ra.Entries) == 1 && len(rb.Entries) == 1 { // two files: pair them, as the CLI does
-			rb.Entries[0].Name, rb.Entries[0].Kind = ra.Entries[0].Name, ra.Entries[0].Kind
-		}
-		r := mustRuns(b, ra, rb, Options{})
+		ra, rb := loadFiles(b, pathA, pathB)
+		r := compareRuns(b, ra, rb, 0, 0)
 		if size == 0 {
-			for _, t := range r.Tensors {
-				if t.Metrics == nil {
-					b.Fatalf("%s: not compared (%s)", t.Name, t.Status)
+			for _, p := range r {
+				if p.Metrics == nil {
+					b.Fatalf("%s: not compared (%v)", p.Name, p.Err)
 				}
-				size += t.A.Tensor.Size() + t.B.Tensor.Size()
+				size += p.A.Size() + p.B.Size()
 			}
 		}
 	}

@@ -1,7 +1,8 @@
-package compare
+package curve
 
 import (
 	"fmt"
+	"github.com/graphdiff/graphdiff/judge"
 	"math"
 
 	"github.com/graphdiff/graphdiff/loaders"
@@ -17,9 +18,9 @@ const (
 	PatternNaN         = "nan"          // one run goes NaN or ±Inf where the other does not
 )
 
-// CurveOptions are the loss-curve analysis settings. Start from
-// DefaultCurveOptions; a zero RTol takes the dtype's default.
-type CurveOptions struct {
+// Options are the loss-curve analysis settings. Start from
+// DefaultOptions; a zero RTol takes the dtype's default.
+type Options struct {
 	// RTol is the relative floor of the noise band: differences below it
 	// are noise whatever their history. Default: by the curves' dtype,
 	// 1e-3 for float32 (10× the rounding drift of a correct fp32 run),
@@ -48,13 +49,13 @@ type CurveOptions struct {
 // confirmSteps is how many steps from a candidate break are looked at.
 const confirmSteps = 5
 
-// DefaultCurveOptions returns the documented defaults (RTol by dtype).
-func DefaultCurveOptions() CurveOptions {
-	return CurveOptions{Jump: 10, Window: 50, AllowedFailingSteps: 2, MaxDrift: 0.05}
+// DefaultOptions returns the documented defaults (RTol by dtype).
+func DefaultOptions() Options {
+	return Options{Jump: 10, Window: 50, AllowedFailingSteps: 2, MaxDrift: 0.05}
 }
 
 // withDefaults returns o with RTol set for curves of dtype d when zero.
-func (o CurveOptions) withDefaults(d loaders.DType) CurveOptions {
+func (o Options) withDefaults(d loaders.DType) Options {
 	if o.RTol == 0 {
 		switch eps := tolerances.Epsilon(d); {
 		case d == loaders.Float64:
@@ -70,17 +71,17 @@ func (o CurveOptions) withDefaults(d loaders.DType) CurveOptions {
 	return o
 }
 
-// CurveResult is the analysis of two loss curves.
-type CurveResult struct {
+// Result is the analysis of two loss curves.
+type Result struct {
 	// A and B describe the reference and the compared curve's sources.
 	A, B    string
-	Verdict Verdict
+	Verdict judge.Verdict
 	Pattern string
 	// FirstDivergentStep is the step where the curves part (a break, the
 	// first NaN, or where a drift passes MaxDrift), nil when they do not.
 	FirstDivergentStep *int64
 	// Options are the settings used, defaults filled in.
-	Options CurveOptions
+	Options Options
 	// Per common step: the step, both values, |b−a|, |b−a|/|a| and the
 	// noise band (a relative difference) the step was judged against.
 	Steps                    []int64
@@ -95,7 +96,7 @@ type CurveResult struct {
 	Evidence, NotesA, NotesB []string
 }
 
-// AnalyzeCurves compares loss curve b with the reference curve a, aligned
+// Analyze compares loss curve b with the reference curve a, aligned
 // by step.
 //
 // The noise band at a step is learned from the curves: Jump times the
@@ -108,13 +109,13 @@ type CurveResult struct {
 // it. A gradual drift fails only when the mean relative difference over
 // Window steps passes MaxDrift. NaN or ±Inf in one curve and not the other
 // at a step is a divergence at that step.
-func AnalyzeCurves(a, b *loaders.Curve, o CurveOptions) *CurveResult {
+func Analyze(a, b *loaders.Curve, o Options) *Result {
 	d := o.DType
 	if d == loaders.Invalid {
 		d = curveDType(a, b)
 	}
 	o = o.withDefaults(d)
-	res := &CurveResult{A: a.Source, B: b.Source, Options: o, NotesA: a.Notes, NotesB: b.Notes, MaxRelStep: -1}
+	res := &Result{A: a.Source, B: b.Source, Options: o, NotesA: a.Notes, NotesB: b.Notes, MaxRelStep: -1}
 	// align by step
 	i, j := 0, 0
 	for i < len(a.Steps) || j < len(b.Steps) {
@@ -175,7 +176,7 @@ func AnalyzeCurves(a, b *loaders.Curve, o CurveOptions) *CurveResult {
 
 // computeBand fills Band: max(floor, Jump × max of the previous Window
 // relative differences), with a monotonic deque for O(n).
-func (r *CurveResult) computeBand() {
+func (r *Result) computeBand() {
 	o := r.Options
 	var dq []int // indices of decreasing RelDiff within the window
 	for k := range r.Steps {
@@ -204,7 +205,7 @@ func (r *CurveResult) computeBand() {
 
 // computeDrift fills Drift with the mean finite relative difference over
 // the last Window steps, by prefix sums.
-func (r *CurveResult) computeDrift() {
+func (r *Result) computeDrift() {
 	w := r.Options.Window
 	sum, cnt := make([]float64, len(r.Steps)+1), make([]int, len(r.Steps)+1)
 	for k, v := range r.RelDiff {
@@ -224,7 +225,7 @@ func (r *CurveResult) computeDrift() {
 
 // findBreak returns the index of the first step that starts a break, -1
 // when none, and records spikes.
-func (r *CurveResult) findBreak() int {
+func (r *Result) findBreak() int {
 	o := r.Options
 	for k, v := range r.RelDiff {
 		if !(v > r.Band[k]) || v != v {
@@ -246,17 +247,17 @@ func (r *CurveResult) findBreak() int {
 }
 
 // classify sets the pattern, verdict, first divergence and evidence.
-func (r *CurveResult) classify(nanAt, breakAt, driftAt int) {
+func (r *Result) classify(nanAt, breakAt, driftAt int) {
 	o := r.Options
 	first := func(k int) { s := r.Steps[k]; r.FirstDivergentStep = &s }
 	ev := func(format string, args ...any) { r.Evidence = append(r.Evidence, fmt.Sprintf(format, args...)) }
 	switch {
 	case nanAt >= 0 && (breakAt < 0 || nanAt <= breakAt):
-		r.Pattern, r.Verdict = PatternNaN, Fail
+		r.Pattern, r.Verdict = PatternNaN, judge.Fail
 		first(nanAt)
 		ev("step %d: %g in the reference, %g in the compared run", r.Steps[nanAt], r.ValuesA[nanAt], r.ValuesB[nanAt])
 	case breakAt >= 0:
-		r.Pattern, r.Verdict = PatternSudden, Fail
+		r.Pattern, r.Verdict = PatternSudden, judge.Fail
 		first(breakAt)
 		k := breakAt
 		hist := r.maxBefore(k)
@@ -275,11 +276,11 @@ func (r *CurveResult) classify(nanAt, breakAt, driftAt int) {
 		}
 		ev("%d of the %d steps from step %d are beyond the band: a break, not a spike", beyond, end-k, r.Steps[k])
 	case driftAt >= 0:
-		r.Pattern, r.Verdict = PatternDrift, Fail
+		r.Pattern, r.Verdict = PatternDrift, judge.Fail
 		first(driftAt)
 		ev("the mean relative difference over %d steps passes %.3g at step %d (%.3g), growing without a break", o.Window, o.MaxDrift, r.Steps[driftAt], r.Drift[driftAt])
 	default:
-		r.Verdict = Pass
+		r.Verdict = judge.Pass
 		maxDrift := 0.0
 		for _, v := range r.Drift {
 			maxDrift = max(maxDrift, v)
@@ -302,7 +303,7 @@ func (r *CurveResult) classify(nanAt, breakAt, driftAt int) {
 	}
 }
 
-func (r *CurveResult) exceedsFloor() bool {
+func (r *Result) exceedsFloor() bool {
 	for _, v := range r.RelDiff {
 		if v > r.Options.RTol {
 			return true
@@ -311,7 +312,7 @@ func (r *CurveResult) exceedsFloor() bool {
 	return false
 }
 
-func (r *CurveResult) maxBefore(k int) float64 {
+func (r *Result) maxBefore(k int) float64 {
 	m := 0.0
 	for j := max(0, k-r.Options.Window); j < k; j++ {
 		if isFinite(r.RelDiff[j]) {
@@ -368,3 +369,6 @@ func fitDType(vs []float64) loaders.DType {
 	}
 	return loaders.Float64
 }
+
+// isFinite reports whether v is neither NaN nor ±Inf.
+func isFinite(v float64) bool { return v-v == 0 }

@@ -1,4 +1,4 @@
-package compare
+package check
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/graphdiff/graphdiff/judge"
 )
 
 // scenario is what testdata/gen/scenarios.py recorded about a real
@@ -58,7 +60,7 @@ func TestScenarios(t *testing.T) {
 				sc.Expected = o
 			}
 			if sc.Expected == "none" {
-				if r.Verdict != Pass {
+				if r.Verdict != judge.Pass {
 					t.Fatalf("correct run: verdict %s, first divergence %+v", r.Verdict, r.FirstDivergence)
 				}
 				return
@@ -67,7 +69,7 @@ func TestScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatalf("expected step %q", sc.Expected)
 			}
-			if r.Verdict != Fail || r.FirstDivergence == nil || r.FirstDivergence.Step != want {
+			if r.Verdict != judge.Fail || r.FirstDivergence == nil || r.FirstDivergence.Step != want {
 				t.Fatalf("%s: verdict %s, first divergence %+v; want fail at step %d", sc.Bug, r.Verdict, r.FirstDivergence, want)
 			}
 			t.Logf("%s: first divergence step %d %s: %v", sc.Bug, want, r.FirstDivergence.Name, r.FirstDivergence.Reasons)
@@ -81,7 +83,7 @@ func TestScenarios(t *testing.T) {
 // fails the correct pure-bf16 Adam run (and even a second eager run against
 // the first), while graphdiff passes them and still fails every bug.
 func TestBeatsElementwiseVerdict(t *testing.T) {
-	elementwiseFails := func(r *Result) bool {
+	elementwiseFails := func(r *judge.Result) bool {
 		for _, tr := range r.Tensors {
 			if tr.Metrics != nil && tr.Metrics.Mismatched > 0 {
 				return true
@@ -95,7 +97,7 @@ func TestBeatsElementwiseVerdict(t *testing.T) {
 		if !elementwiseFails(r) {
 			t.Errorf("%s eager vs %s: the elementwise rule passes; this test no longer shows anything", pair[0], pair[1])
 		}
-		if r.Verdict != Pass {
+		if r.Verdict != judge.Pass {
 			t.Errorf("%s eager vs %s: verdict %s, first divergence %+v", pair[0], pair[1], r.Verdict, r.FirstDivergence)
 		}
 	}
@@ -107,9 +109,11 @@ func TestBeatsElementwiseVerdict(t *testing.T) {
 func TestBaselineScenarios(t *testing.T) {
 	for _, name := range []string{"fp32_adam", "bf16_adam"} {
 		dir := fixture("scenarios", name)
-		r := mustRuns(t, load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph")),
-			Options{Baseline: load(t, filepath.Join(dir, "baseline"))})
-		if r.Verdict != Pass {
+		r, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{Baseline: filepath.Join(dir, "baseline")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict != judge.Pass {
 			t.Errorf("%s: verdict %s", name, r.Verdict)
 		}
 		for _, tr := range r.Tensors {

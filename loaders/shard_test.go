@@ -1,10 +1,8 @@
-package compare
+package loaders
 
 import (
 	"fmt"
 	"testing"
-
-	"github.com/graphdiff/graphdiff/loaders"
 )
 
 func TestParseShard(t *testing.T) {
@@ -54,7 +52,7 @@ func TestShardHolds(t *testing.T) {
 		step  int
 		name  string
 		shard int
-	}{{3, "loss", fnvShard("3/loss", 5)}, {loaders.NoStep, "loss", fnvShard("-/loss", 5)}} {
+	}{{3, "loss", fnvShard("3/loss", 5)}, {NoStep, "loss", fnvShard("-/loss", 5)}} {
 		for s := 1; s <= 5; s++ {
 			if got := (Shard{s, 5}).Holds(c.step, c.name); got != (s == c.shard) {
 				t.Errorf("shard %d/5 holds (%d, %s): %v", s, c.step, c.name, got)

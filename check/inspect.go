@@ -1,16 +1,20 @@
-package compare
+package check
 
 import (
 	"sort"
 
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/metrics"
 )
 
 // TensorSummary is one row of an inspection: a run entry and its values'
 // statistics.
 type TensorSummary struct {
-	*loaders.Entry
-	Summary
+	Name string
+	Step int
+	Kind loaders.Kind
+	loaders.Meta
+	metrics.Summary
 }
 
 // Inspection is what `graphdiff inspect` reports about one run.
@@ -33,13 +37,13 @@ func Inspect(run *loaders.Run, jobs int) Inspection {
 	for i, e := range run.Entries {
 		tensors[i] = e.Tensor
 	}
-	sums, errs := Summarize(tensors, jobs)
+	sums, errs := metrics.Summarize(tensors, jobs)
 	for i, e := range run.Entries {
 		if errs[i] != nil {
 			ins.Errors = append(ins.Errors, errs[i])
 			continue
 		}
-		ins.Tensors = append(ins.Tensors, TensorSummary{Entry: e, Summary: sums[i]})
+		ins.Tensors = append(ins.Tensors, TensorSummary{Name: e.Name, Step: e.Step, Kind: e.Kind, Meta: *e.Meta(), Summary: sums[i]})
 	}
 	sort.SliceStable(ins.Errors, func(i, j int) bool { return ins.Errors[i].Error() < ins.Errors[j].Error() })
 	return ins

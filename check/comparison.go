@@ -1,0 +1,131 @@
+package check
+
+import (
+	"errors"
+	"io"
+	"runtime"
+
+	"github.com/graphdiff/graphdiff/curve"
+	"github.com/graphdiff/graphdiff/diagnose"
+	"github.com/graphdiff/graphdiff/internal/parallel"
+	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// Comparison is a finished check of two runs: the judged result, its
+// diagnosis and the loss-curve analysis. It is what the renderers take.
+type Comparison struct {
+	*judge.Result
+	// Causes are the likely causes, highest confidence first; Warnings the
+	// structured differences found inside the thresholds.
+	Causes, Warnings []diagnose.Cause
+	// Curve is the analysis of the runs' loss curves, nil when they hold
+	// none.
+	Curve *curve.Result
+	// Strict is set when warnings fail the verdict (--strict).
+	Strict bool
+}
+
+// pairKey names a pair by step and name.
+type pairKey = diagnose.PairKey
+
+// finish diagnoses a result from the heads read for it; with strict,
+// warnings fail a passing verdict and lead the causes.
+func finish(r *judge.Result, heads diagnose.Heads, cv *curve.Result, strict bool) *Comparison {
+	diag := diagnose.Diagnose(r, heads)
+	if strict && r.Verdict == judge.Pass && len(diag.Warnings) > 0 {
+		r.Verdict = judge.Fail
+		diag.Causes = append(diag.Warnings, diag.Causes...)
+	}
+	return &Comparison{Result: r, Causes: diag.Causes, Warnings: diag.Warnings, Curve: cv, Strict: strict}
+}
+
+// heads returns the leading values diagnosis samples (diagnose.PlanSamples
+// over the finished pairs): those the comparison kept where it kept
+// enough, read from the files elsewhere. A pair that cannot be read, or
+// whose two sides give different counts, has none.
+func (c *compared) heads() diagnose.Heads {
+	heads := diagnose.Heads{}
+	type read struct {
+		want   diagnose.SampleWant
+		e      pairEntries
+		da, db []float64
+		ok     bool
+	}
+	var reads []*read
+	for _, w := range diagnose.PlanSamples(c.result.Tensors) {
+		if o, ok := c.kept[w.PairKey]; ok && len(o.HeadA) >= w.N && len(o.HeadB) >= w.N {
+			heads[w.PairKey] = diagnose.Head{A: o.HeadA[:w.N], B: o.HeadB[:w.N]}
+			continue
+		}
+		if e, ok := c.pairs[w.PairKey]; ok && e.a != nil && e.b != nil {
+			reads = append(reads, &read{want: w, e: e})
+		}
+	}
+	// several at a time: thousands of small files wait on the file system
+	parallel.For(len(reads), 2*runtime.GOMAXPROCS(0), func(i int) {
+		r := reads[i]
+		r.da, r.db = make([]float64, r.want.N), make([]float64, r.want.N)
+		na, errA := headInto(r.e.a.Tensor, r.da)
+		nb, errB := headInto(r.e.b.Tensor, r.db)
+		r.da, r.db = r.da[:na], r.db[:nb]
+		r.ok = errA == nil && errB == nil && na == nb
+	})
+	for _, r := range reads {
+		if r.ok {
+			heads[r.want.PairKey] = diagnose.Head{A: r.da, B: r.db}
+		}
+	}
+	return heads
+}
+
+// headInto reads the first len(dst) values of a tensor into dst and
+// returns how many it read (fewer at the end of the tensor).
+func headInto(t *loaders.Tensor, dst []float64) (int, error) {
+	var r *loaders.Reader
+	var err error
+	if t.RandomAccess() {
+		r, err = t.OpenRange(0, min(t.Len(), int64(len(dst))))
+	} else {
+		r, err = t.Open()
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	n := 0
+	for n < len(dst) {
+		var k int
+		var err error
+		if len(dst)-n < t.DType.Components() { // half a complex value left
+			var last [2]float64
+			k, err = r.Read(last[:])
+			k = copy(dst[n:], last[:k])
+		} else {
+			k, err = r.Read(dst[n:])
+		}
+		n += k
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// runCurves analyses the loss curves of two run directories with the
+// default settings, nil when either is a file or holds no curve of two or
+// more steps.
+func runCurves(a, b *loaders.Run, lo loaders.Options) *curve.Result {
+	if loaders.IsFile(a.Root) || loaders.IsFile(b.Root) {
+		return nil
+	}
+	ca, errA := loaders.CurveOf(a, loaders.CurveOptions{Options: lo})
+	cb, errB := loaders.CurveOf(b, loaders.CurveOptions{Options: lo})
+	if errA != nil || errB != nil || len(ca.Steps) < 2 || len(cb.Steps) < 2 {
+		return nil
+	}
+	return curve.Analyze(ca, cb, curve.DefaultOptions())
+}

@@ -1,0 +1,17 @@
+// Package judge owns the verdict: the status of each tensor pair, the
+// verdict of a whole comparison and its first divergence, from metric
+// values and the run's facts. It reads no file; its functions take values
+// and return values, and never modify what they are given.
+//
+// A compared pair fails when (Tensor)
+//
+//	NaN/±Inf positions differ between the runs, or
+//	rel_l2 > max_rel_l2, or
+//	wilson(mismatched, count) > max_mismatch_fraction
+//	  and rel_l2 > max_rel_l2 / 3
+//
+// where wilson(k, n) is the lower end of the one-sided 95% Wilson score
+// interval of the fraction k/n (z = 1.645). A comparison's verdict (Run)
+// is error when some input could not be read, else fail when some pair
+// did not match, else pass.
+package judge

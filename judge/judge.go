@@ -1,0 +1,132 @@
+package judge
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// NoiseFactor is how far beyond the baseline's noise a pair may go: the
+// thresholds applied are max(default, NoiseFactor × baseline's value). A
+// second eager run is one sample of legitimate noise; the graphed run is
+// another, so it may land somewhat above it.
+const NoiseFactor = 3
+
+// Decision is the ruling on one compared pair: its status, the thresholds
+// applied and, for a pair that did not match, why.
+type Decision struct {
+	Status                        Status
+	MaxRelL2, MaxMismatchFraction float64
+	Reasons                       []string
+}
+
+// Tensor decides a compared pair's status from its metrics (t.Metrics,
+// and t.Noise when a baseline was given), its settings and its two dtypes.
+// The rule:
+//
+//	fail if NaN/±Inf positions differ between the runs, or
+//	        rel_l2 > max_rel_l2, or
+//	        wilson(mismatched, count) > max_mismatch_fraction
+//	          and rel_l2 > max_rel_l2 / 3
+//
+// where wilson(k, n) is the lower end of the one-sided 95% Wilson score
+// interval of the fraction k/n (z = 1.645):
+//
+//	(p + z²/2n − z·sqrt(p(1−p)/n + z²/4n²)) / (1 + z²/n),  p = k/n
+//
+// so that 2 of a 4-element bias beyond tolerance (wilson 0.18) is not read
+// as half the tensor going wrong, while 4 of 4 (0.60) or 300 of 1,000
+// (0.28) still fail at 25%. max_rel_l2 and max_mismatch_fraction are the
+// dtype's defaults (or the policy's), each raised to NoiseFactor times the
+// baseline's value when a baseline run shows more noise. Differing
+// effective dtypes (loaders.Meta.Effective) fail as dtype_mismatch, with
+// the metrics still reported. The reasons come after t.Reasons, which the
+// decision keeps.
+func Tensor(t *TensorResult) Decision {
+	m, s := t.Metrics, t.Settings
+	d := Decision{MaxRelL2: s.MaxRelL2, MaxMismatchFraction: s.MaxMismatchFraction,
+		Reasons: append([]string(nil), t.Reasons...)}
+	if t.Noise != nil {
+		d.MaxRelL2 = max(d.MaxRelL2, NoiseFactor*t.Noise.RelL2)
+		d.MaxMismatchFraction = max(d.MaxMismatchFraction, min(1, NoiseFactor*t.Noise.MismatchFraction()))
+	}
+	if m.SpecialMismatches > 0 {
+		d.Reasons = append(d.Reasons, fmt.Sprintf("NaN/Inf at different positions in %d elements (NaN %d vs %d, Inf %d vs %d)",
+			m.SpecialMismatches, m.NaNA, m.NaNB, m.InfA, m.InfB))
+	}
+	if m.RelL2 > d.MaxRelL2 {
+		d.Reasons = append(d.Reasons, fmt.Sprintf("relative L2 error %.3g > %.3g", m.RelL2, d.MaxRelL2))
+	}
+	if lo := wilsonLower(m.Mismatched, m.Count); lo > d.MaxMismatchFraction && m.RelL2 > d.MaxRelL2/fractionFloor {
+		d.Reasons = append(d.Reasons, fmt.Sprintf("%d of %d elements (%.3g%%) beyond rtol %.3g, atol %.3g (limit %.3g%%)",
+			m.Mismatched, m.Count, 100*m.MismatchFraction(), s.RTol, s.ATol, 100*d.MaxMismatchFraction))
+	}
+	switch {
+	case t.A.Effective() != t.B.Effective():
+		d.Status = StatusDTypeMismatch
+		d.Reasons = append([]string{fmt.Sprintf("dtype %s vs %s", t.A.Effective(), t.B.Effective())}, d.Reasons...)
+	case len(d.Reasons) > 0:
+		d.Status = StatusMismatch
+	default:
+		d.Status = StatusMatch
+	}
+	return d
+}
+
+// fractionFloor: the fraction test fails a pair only when its relative L2
+// error is at least 1/fractionFloor of the limit. torch's elementwise
+// tolerance for float32 (atol 1e-5) is stricter than the aggregate limit
+// for values near 0.1, so without this floor a 4-element bias 1e-4 off
+// would fail a run whose tensors are otherwise well inside the limits.
+const fractionFloor = 3
+
+// wilsonZ is the one-sided 95% normal quantile.
+const wilsonZ = 1.645
+
+// wilsonLower returns the lower end of the one-sided 95% Wilson score
+// interval of the fraction k/n (0 for n = 0).
+func wilsonLower(k, n int64) float64 {
+	if n == 0 || k == 0 {
+		return 0
+	}
+	p, nf, z2 := float64(k)/float64(n), float64(n), wilsonZ*wilsonZ
+	return (p + z2/(2*nf) - wilsonZ*math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))) / (1 + z2/nf)
+}
+
+// Run returns the verdict of a comparison whose pairs are tensors (their
+// statuses decided) and whose inputs that belong to no pair and could not
+// be read are errs, and its first divergence: the first pair, in step
+// order (step-less pairs after every step) and then in the order given,
+// whose numbers differ; nil when none does.
+func Run(tensors []*TensorResult, errs []error) (Verdict, *TensorResult) {
+	var first *TensorResult
+	failed, errored := false, len(errs) > 0
+	for _, t := range tensors {
+		switch {
+		case t.Status == StatusError:
+			errored = true
+		case t.Failed():
+			failed = true
+		}
+		if t.Diverged() && (first == nil || StepOrder(t.Step) < StepOrder(first.Step)) {
+			first = t
+		}
+	}
+	switch {
+	case errored:
+		return Error, first
+	case failed:
+		return Fail, first
+	}
+	return Pass, first
+}
+
+// StepOrder maps a step to its place in a comparison's order: the step
+// itself, and NoStep after every step.
+func StepOrder(step int) int {
+	if step == loaders.NoStep {
+		return math.MaxInt
+	}
+	return step
+}

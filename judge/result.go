@@ -1,0 +1,113 @@
+package judge
+
+import (
+	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/metrics"
+	"github.com/graphdiff/graphdiff/tolerances"
+)
+
+// Status is the outcome for one tensor pair.
+type Status string
+
+// The statuses. Every status but StatusMatch counts against the verdict.
+const (
+	StatusMatch         Status = "match"
+	StatusMismatch      Status = "mismatch"       // compared, and beyond the thresholds
+	StatusMissing       Status = "missing"        // only in the first run
+	StatusExtra         Status = "extra"          // only in the second run
+	StatusShapeMismatch Status = "shape_mismatch" // shapes differ: not compared
+	StatusDTypeMismatch Status = "dtype_mismatch" // dtypes differ (compared when both are real or both complex)
+	StatusError         Status = "error"          // could not be read; see Err
+)
+
+// Verdict is the outcome of a whole comparison.
+type Verdict string
+
+// The verdicts: error when some pair could not be checked (the others are
+// still reported), else fail when some pair did not match, else pass.
+const (
+	Pass  Verdict = "pass"
+	Fail  Verdict = "fail"
+	Error Verdict = "error"
+)
+
+// TensorResult is the comparison of one tensor pair: a value, holding no
+// file handle.
+type TensorResult struct {
+	Name string
+	Step int
+	Kind loaders.Kind
+	// A and B describe the two runs' tensors; nil for a missing (B) or
+	// extra (A) tensor.
+	A, B     *loaders.Meta
+	Status   Status
+	Settings tolerances.Settings
+	// Metrics are nil when the pair was not compared.
+	Metrics *metrics.Metrics
+	// Noise compares the first run with the baseline run, when one was
+	// given and holds this tensor.
+	Noise *metrics.Metrics
+	// MaxRelL2 and MaxMismatchFraction are the thresholds applied: the
+	// settings', raised to the noise floor when a baseline shows more.
+	MaxRelL2, MaxMismatchFraction float64
+	// Reasons say why a pair did not match, one line per violated limit.
+	Reasons []string
+	// Err is set for StatusError.
+	Err error
+}
+
+// Failed reports whether the pair counts against the verdict.
+func (t *TensorResult) Failed() bool { return t.Status != StatusMatch }
+
+// Diverged reports whether the pair's numbers differ (as opposed to a
+// tensor missing from one run or unreadable).
+func (t *TensorResult) Diverged() bool {
+	switch t.Status {
+	case StatusMismatch, StatusShapeMismatch, StatusDTypeMismatch:
+		return true
+	}
+	return false
+}
+
+// Result is a finished comparison of two runs.
+type Result struct {
+	// A and B are the paths of the reference and the compared run.
+	A, B    string
+	Verdict Verdict
+	// FirstDivergence is the first pair whose numbers differ: the earliest
+	// step, and within it the first tensor in kind order (loss, grads,
+	// params, inputs, outputs, others); tensors outside any step come after
+	// all steps. Nil when none differs.
+	FirstDivergence *TensorResult
+	// Tensors are all compared, missing, extra and unreadable pairs, in
+	// step, kind and name order.
+	Tensors []*TensorResult
+	// Ignored are the pairs a policy told to ignore.
+	Ignored []*TensorResult
+	// Errors are the inputs that could not be read and belong to no pair
+	// (a directory, a container that cannot be opened, a file only one run
+	// has); an unreadable pair's error is its Err. AllErrors lists both.
+	Errors []error
+	// StoppedAfterStep is set when --fail-fast stopped the comparison after
+	// a failing step; NotCompared pairs of later steps were not looked at.
+	StoppedAfterStep *int
+	NotCompared      int
+	// ComputeDType is the compute dtype the comparison assumed (from the
+	// options or the manifests), Invalid when none was given.
+	ComputeDType loaders.DType
+	// Shard is the part of the pairs compared (see loaders.Shard); zero
+	// for all.
+	Shard loaders.Shard
+}
+
+// AllErrors returns every input that could not be read: Errors, then the
+// errors of the unreadable pairs in pair order.
+func (r *Result) AllErrors() []error {
+	all := append([]error(nil), r.Errors...)
+	for _, t := range r.Tensors {
+		if t.Status == StatusError && t.Err != nil {
+			all = append(all, t.Err)
+		}
+	}
+	return all
+}

@@ -1,0 +1,542 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/tolerances"
+)
+
+// Job is one pair of tensors to compare: a, the reference, and b.
+type Job struct {
+	A, B *loaders.Tensor
+	// Tolerance decides which elements are beyond it (tolerances.Beyond).
+	Tolerance tolerances.Tolerance
+	// DType is the comparison dtype, the coarser of the pair's (see
+	// tolerances.Settings): it sets the unit of MaxULP and which float32
+	// kernel reads the pair.
+	DType loaders.DType
+	// Heads is how many leading values of each side, in storage order, to
+	// keep in the Outcome (0 keeps none). They are kept where the pair is
+	// read as float32 from its first element in one piece of at least Heads
+	// values; elsewhere the Outcome's heads stay nil and whoever wanted
+	// them reads them from the files.
+	Heads int
+}
+
+// Outcome is what comparing one Job gave: its metrics, or the error that
+// stopped it, and the leading values the Job asked to keep.
+type Outcome struct {
+	// Metrics are nil when Err is set.
+	Metrics *Metrics
+	Err     error
+	// HeadA and HeadB are the first Job.Heads values of each side, or nil
+	// (see Job.Heads).
+	HeadA, HeadB []float64
+}
+
+// Pairs compares every job on up to workers goroutines (all CPUs when
+// workers ≤ 0), splitting large pairs that can be read at any offset into
+// chunks; the outcomes, in job order, do not depend on workers. progress,
+// when set, is called with the bytes each finished piece of work read,
+// from several goroutines.
+func Pairs(jobs []Job, workers int, progress func(bytes int64)) []Outcome {
+	out := make([]Outcome, len(jobs))
+	js := make([]*job, len(jobs))
+	for i := range jobs {
+		js[i] = &job{Job: jobs[i], a: jobs[i].A, b: jobs[i].B, out: &out[i]}
+	}
+	runJobs(js, workers, progress)
+	return out
+}
+
+// job is a Job being compared.
+type job struct {
+	Job
+	a, b *loaders.Tensor
+	out  *Outcome
+
+	mu    sync.Mutex
+	parts []*acc
+	hist  *errorHistogram // for pairs split into chunks
+	err   error
+}
+
+type chunkTask struct {
+	job          *job
+	chunk        int
+	first, count int64
+	whole        bool
+}
+
+// runJobs compares every job, splitting large pairs that can be read at
+// any offset into chunks, on up to workers goroutines.
+func runJobs(jobs []*job, workers int, progress func(int64)) {
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	var tasks []chunkTask
+	for _, j := range jobs {
+		n := j.a.Len()
+		if j.a.FortranOrder != j.b.FortranOrder || !j.a.RandomAccess() || !j.b.RandomAccess() || n <= chunkElems {
+			j.parts = make([]*acc, 1)
+			tasks = append(tasks, chunkTask{job: j, whole: true})
+			continue
+		}
+		chunks := int((n + chunkElems - 1) / chunkElems)
+		j.parts = make([]*acc, chunks)
+		j.hist = &errorHistogram{}
+		for c := range chunks {
+			first := int64(c) * chunkElems
+			tasks = append(tasks, chunkTask{job: j, chunk: c, first: first, count: min(chunkElems, n-first)})
+		}
+	}
+	next := make(chan chunkTask)
+	var wg sync.WaitGroup
+	for range min(workers, max(len(tasks), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := newWorker()
+			defer workerPool.Put(w)
+			for tk := range next {
+				w.run(tk)
+				if progress != nil {
+					_, count := tk.span()
+					progress(int64(tk.job.a.DType.Size()+tk.job.b.DType.Size()) * count)
+				}
+			}
+		}()
+	}
+	for _, tk := range tasks {
+		next <- tk
+	}
+	close(next)
+	wg.Wait()
+	for _, j := range jobs {
+		j.finish()
+	}
+}
+
+// span returns the task's first element and element count.
+func (tk chunkTask) span() (first, count int64) {
+	if tk.whole {
+		return 0, tk.job.a.Len()
+	}
+	return tk.first, tk.count
+}
+
+// pairBufElems is how many elements a worker decodes from each side at a
+// time: small enough that a Reader of any dtype returns exactly this many.
+const pairBufElems = 1 << 16
+
+type worker struct {
+	bufA, bufB     []float64
+	buf32A, buf32B []float32
+	hist           errorHistogram
+}
+
+// workerPool keeps workers and their buffers (5 MiB each) from one runJobs
+// call to the next: a run of thousands of steps calls it once per step.
+var workerPool = sync.Pool{New: func() any {
+	return &worker{bufA: make([]float64, 2*pairBufElems), bufB: make([]float64, 2*pairBufElems),
+		buf32A: make([]float32, pairBufElems), buf32B: make([]float32, pairBufElems)}
+}}
+
+func newWorker() *worker { return workerPool.Get().(*worker) }
+
+func (w *worker) run(tk chunkTask) {
+	j := tk.job
+	hist := &w.hist
+	hist.reset()
+	c, err := w.compare(tk, hist)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err != nil {
+		if j.err == nil {
+			j.err = err
+		}
+		return
+	}
+	j.parts[tk.chunk] = c
+	if tk.whole {
+		m := c.metrics(hist, j.index())
+		j.store(&m)
+		return
+	}
+	j.hist.merge(hist)
+}
+
+// compare reads the task's elements from both sides in lock-step.
+func (w *worker) compare(tk chunkTask, hist *errorHistogram) (*acc, error) {
+	j := tk.job
+	key := ulpKeyFor(j.DType)
+	complex := j.a.DType.IsComplex()
+	useULP := true
+	if j.a.FortranOrder != j.b.FortranOrder {
+		return compareInMemory(j, key, complex, hist)
+	}
+	if j.a.DType.Float32Exact() && j.b.DType.Float32Exact() {
+		return w.compare32(tk, hist, key)
+	}
+	var ra, rb *loaders.Reader
+	var err error
+	if tk.whole {
+		ra, err = j.a.Open()
+	} else {
+		ra, err = j.a.OpenRange(tk.first, tk.count)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer ra.Close()
+	if tk.whole {
+		rb, err = j.b.Open()
+	} else {
+		rb, err = j.b.OpenRange(tk.first, tk.count)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rb.Close()
+	c := newAcc(j.Tolerance, key, complex, useULP, hist, tk.first)
+	comps := j.a.DType.Components()
+	bufA, bufB := w.bufA[:pairBufElems*comps], w.bufB[:pairBufElems*comps]
+	for {
+		na, errA := ra.Read(bufA)
+		nb, errB := rb.Read(bufB)
+		if errA != nil && !errors.Is(errA, io.EOF) {
+			return nil, errA
+		}
+		if errB != nil && !errors.Is(errB, io.EOF) {
+			return nil, errB
+		}
+		if na != nb {
+			return nil, fmt.Errorf("%s: internal error: read %d and %d values", j.a.Path, na, nb)
+		}
+		if na == 0 {
+			return c, nil
+		}
+		if complex {
+			c.addComplex(bufA[:na], bufB[:nb])
+		} else {
+			c.addReal(bufA[:na], bufB[:nb])
+		}
+	}
+}
+
+// mapMinElems is the smallest read that is memory-mapped (1 MiB of
+// float32); a variable so tests can map small tensors.
+var mapMinElems int64 = 1 << 18
+
+// float32Source hands out a tensor's elements as float32, in pieces: from a
+// memory map of the file where the data is float32 in place, else decoded
+// through a Reader into a buffer.
+type float32Source struct {
+	t       *loaders.Tensor
+	view    []float32 // float32 in place
+	raw     []byte    // other dtypes in place, decoded into buf
+	es      int
+	release func()
+	r       *loaders.Reader
+	buf     []float32
+	pos     int
+}
+
+func openFloat32(t *loaders.Tensor, tk chunkTask, buf []float32) (*float32Source, error) {
+	first, count := tk.span()
+	// Mapping costs two system calls and a fault per page: worth it for
+	// large reads only; small tensors are read in one go.
+	if t.Float32Native() && count >= mapMinElems {
+		view, release, err := t.MapFloat32(first, count)
+		if err == nil {
+			return &float32Source{view: view, release: release}, nil
+		}
+	}
+	if t.Mappable() && count >= mapMinElems {
+		raw, release, err := t.MapBytes(first, count)
+		if err == nil {
+			return &float32Source{t: t, raw: raw, es: t.DType.Size(), release: release, buf: buf}, nil
+		}
+	}
+	var r *loaders.Reader
+	var err error
+	if tk.whole {
+		r, err = t.Open()
+	} else {
+		r, err = t.OpenRange(first, count)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &float32Source{r: r, buf: buf}, nil
+}
+
+// next returns the next n elements (fewer at the end).
+func (s *float32Source) next(n int) ([]float32, error) {
+	if s.raw != nil {
+		raw := s.nextRaw(n)
+		m := len(raw) / s.es
+		s.t.DecodeFloat32(s.buf[:m], raw)
+		return s.buf[:m], nil
+	}
+	if s.r == nil {
+		m := min(n, len(s.view)-s.pos)
+		out := s.view[s.pos : s.pos+m]
+		s.pos += m
+		return out, nil
+	}
+	k, err := s.r.ReadFloat32(s.buf[:n])
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return s.buf[:k], err
+}
+
+// nextRaw is next for a source of bytes in place, without decoding.
+func (s *float32Source) nextRaw(n int) []byte {
+	m := min(n, len(s.raw)/s.es-s.pos)
+	out := s.raw[s.pos*s.es : (s.pos+m)*s.es]
+	s.pos += m
+	return out
+}
+
+// mixedSides returns the float32 side and the bfloat16 side of a pair that
+// addMixed can compare with the bfloat16 side in place: one side float32
+// in place, the other little-endian bfloat16 in place, and bfloat16 ULP
+// distances. ok is false for any other pair.
+func mixedSides(sa, sb *float32Source, mode ulpMode) (s32, s16 *float32Source, ok bool) {
+	bf16 := func(s *float32Source) bool {
+		return s.raw != nil && s.t.DType == loaders.BFloat16 && !s.t.BigEndian
+	}
+	switch {
+	case mode == ulpBFloat16|ulpRoundA && sa.view != nil && bf16(sb):
+		return sa, sb, true
+	case mode == ulpBFloat16|ulpRoundB && bf16(sa) && sb.view != nil:
+		return sb, sa, true
+	}
+	return nil, nil, false
+}
+
+func (s *float32Source) close() {
+	if s.release != nil {
+		s.release()
+	}
+	if s.r != nil {
+		s.r.Close()
+	}
+}
+
+// compare32 compares a pair whose values are all float32 with the float32
+// kernel, reading mapped files in place. A file truncated while mapped
+// faults on access; the fault becomes an error naming the file.
+func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *acc, err error) {
+	j := tk.job
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			if re, ok := p.(runtime.Error); ok && strings.Contains(re.Error(), "fault") {
+				c, err = nil, &loaders.Error{Path: j.a.Path + " or " + j.b.Path, Err: fmt.Errorf("data changed while being read (file truncated?): %v", re)}
+				return
+			}
+			panic(p)
+		}
+	}()
+	mode := ulpKeyFunc
+	switch {
+	case j.DType == loaders.Float32 && j.a.DType == loaders.Float32 && j.b.DType == loaders.Float32:
+		mode = ulpFloat32
+	case j.DType == loaders.BFloat16 && (j.a.DType == loaders.BFloat16 || j.a.DType == loaders.Float32) &&
+		(j.b.DType == loaders.BFloat16 || j.b.DType == loaders.Float32):
+		mode = ulpBFloat16 // bfloat16, or float32 rounded to it
+		if j.a.DType == loaders.Float32 {
+			mode |= ulpRoundA
+		}
+		if j.b.DType == loaders.Float32 {
+			mode |= ulpRoundB
+		}
+	}
+	if c, ok, err := compareMapped16(tk, hist, key, mode); ok {
+		return c, err
+	}
+	sa, err := openFloat32(j.a, tk, w.buf32A)
+	if err != nil {
+		return nil, err
+	}
+	defer sa.close()
+	sb, err := openFloat32(j.b, tk, w.buf32B)
+	if err != nil {
+		return nil, err
+	}
+	defer sb.close()
+	c = newAcc(j.Tolerance, key, false, true, hist, tk.first)
+	if s32, s16, ok := mixedSides(sa, sb, mode); ok {
+		w.compareMixed(tk, c, s32, s16, mode)
+		return c, nil
+	}
+	for {
+		va, errA := sa.next(pairBufElems)
+		if errA != nil {
+			return nil, errA
+		}
+		vb, errB := sb.next(len(va))
+		if errB != nil {
+			return nil, errB
+		}
+		if len(va) != len(vb) {
+			return nil, fmt.Errorf("%s: internal error: read %d and %d values", j.a.Path, len(va), len(vb))
+		}
+		if len(va) == 0 {
+			return c, nil
+		}
+		if c.n == 0 && tk.first == 0 {
+			j.keepHeads(va, vb)
+		}
+		c.addF32(va, vb, mode)
+	}
+}
+
+// compareMixed folds a pair that mixedSides accepted with addMixed, the
+// bfloat16 side read in place.
+func (w *worker) compareMixed(tk chunkTask, c *acc, s32, s16 *float32Source, mode ulpMode) {
+	j := tk.job
+	for {
+		v, _ := s32.next(pairBufElems) // in place: no error
+		if len(v) == 0 {
+			return
+		}
+		raw := s16.nextRaw(len(v))
+		if c.n == 0 && tk.first == 0 {
+			h := w.buf32B[:len(v)]
+			s16.t.DecodeFloat32(h, raw)
+			j.keepHeads(mode.mixedSides(v, h))
+		}
+		c.addMixed(v, raw, s16.t, mode, w.buf32B)
+	}
+}
+
+// keepHeads keeps the pair's leading values as the job asks (Job.Heads),
+// given the first piece of each side.
+func (j *job) keepHeads(va, vb []float32) {
+	if j.Heads == 0 || int64(len(va)) < min(int64(j.Heads), j.a.Len()) {
+		return
+	}
+	n := min(j.Heads, len(va))
+	j.out.HeadA, j.out.HeadB = make([]float64, n), make([]float64, n)
+	for i := range n {
+		j.out.HeadA[i], j.out.HeadB[i] = float64(va[i]), float64(vb[i])
+	}
+}
+
+// compareMapped16 compares a pair of large bfloat16 or float16 tensors of
+// one dtype, little-endian in place in their files, with add16 over memory
+// maps. ok is false when the pair is not such a pair or cannot be mapped;
+// the caller then decodes through float32.
+func compareMapped16(tk chunkTask, hist *errorHistogram, key ulpKey, mode ulpMode) (c *acc, ok bool, err error) {
+	j := tk.job
+	a, b := j.a, j.b
+	first, count := tk.span()
+	if a.DType != b.DType || (a.DType != loaders.BFloat16 && a.DType != loaders.Float16) ||
+		a.BigEndian || b.BigEndian || !a.Mappable() || !b.Mappable() || count < mapMinElems {
+		return nil, false, nil
+	}
+	ra, releaseA, err := a.MapBytes(first, count)
+	if err != nil {
+		return nil, false, nil
+	}
+	defer releaseA()
+	rb, releaseB, err := b.MapBytes(first, count)
+	if err != nil {
+		return nil, false, nil
+	}
+	defer releaseB()
+	c = newAcc(j.Tolerance, key, false, true, hist, first)
+	const piece = 2 * pairBufElems // bytes per call: the progress granularity of the other paths
+	for off := 0; off < len(ra); off += piece {
+		end := min(off+piece, len(ra))
+		c.add16(ra[off:end], rb[off:end], a, mode) // b: same dtype and byte order
+	}
+	return c, true, nil
+}
+
+// compareInMemory handles a pair stored in different orders (one C, one
+// Fortran): both are read whole into memory in C order. This is the one
+// case whose memory grows with the tensor.
+func compareInMemory(j *job, key ulpKey, complex bool, hist *errorHistogram) (*acc, error) {
+	va, err := readC(j.a)
+	if err != nil {
+		return nil, err
+	}
+	vb, err := readC(j.b)
+	if err != nil {
+		return nil, err
+	}
+	c := newAcc(j.Tolerance, key, complex, true, hist, 0)
+	if complex {
+		c.addComplex(va, vb)
+	} else {
+		c.addReal(va, vb)
+	}
+	return c, nil
+}
+
+// readC reads a whole tensor into memory in C order.
+func readC(t *loaders.Tensor) ([]float64, error) {
+	r, err := t.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	comps := int64(t.DType.Components())
+	out := make([]float64, t.Len()*comps)
+	buf := make([]float64, pairBufElems*comps)
+	var pos int64
+	for {
+		n, err := r.Read(buf)
+		for i := 0; i < n; i += int(comps) {
+			c := t.CPosition(t.Index(pos))
+			copy(out[c*comps:], buf[i:i+int(comps)])
+			pos++
+		}
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// index maps a storage position of the compared stream to a C-order index.
+func (j *job) index() func(int64) []int {
+	if j.a.FortranOrder != j.b.FortranOrder {
+		c := &loaders.Tensor{Shape: j.a.Shape} // compared in C order
+		return c.Index
+	}
+	return j.a.Index
+}
+
+func (j *job) store(m *Metrics) { j.out.Metrics = m }
+
+// finish merges a chunked pair's parts in order, or records its error.
+func (j *job) finish() {
+	if j.err != nil {
+		j.out.Err = j.err
+		return
+	}
+	if j.hist == nil {
+		return // a whole-tensor task stored its metrics already
+	}
+	total := j.parts[0]
+	for _, p := range j.parts[1:] {
+		total.merge(p)
+	}
+	m := total.metrics(j.hist, j.index())
+	j.store(&m)
+}
