@@ -1,0 +1,106 @@
+package judge
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/metrics"
+	"github.com/graphdiff/graphdiff/tolerances"
+)
+
+// TestWilsonLower checks the interval the doc quotes.
+func TestWilsonLower(t *testing.T) {
+	for _, tc := range []struct {
+		k, n int64
+		want float64
+	}{{2, 4, 0.18}, {4, 4, 0.60}, {300, 1000, 0.28}, {0, 10, 0}, {0, 0, 0}} {
+		if got := wilsonLower(tc.k, tc.n); math.Abs(got-tc.want) > 0.005 {
+			t.Errorf("wilson(%d, %d) = %.3f, want %.2f", tc.k, tc.n, got, tc.want)
+		}
+	}
+}
+
+func f32() *loaders.Meta { return &loaders.Meta{DType: loaders.Float32, Shape: []int{1000}} }
+
+// settings are float32's defaults with the limits named.
+func settings(maxRelL2, maxFraction float64) tolerances.Settings {
+	return tolerances.Settings{DType: loaders.Float32, Tolerance: tolerances.For(loaders.Float32),
+		MaxRelL2: maxRelL2, MaxMismatchFraction: maxFraction}
+}
+
+// TestTensor decides pairs on each side of every limit.
+func TestTensor(t *testing.T) {
+	bf16 := &loaders.Meta{DType: loaders.Float32, Original: loaders.BFloat16, Shape: []int{1000}}
+	for _, tc := range []struct {
+		name   string
+		t      TensorResult
+		status Status
+		reason string // a substring of the first reason, "" for none
+	}{
+		{"inside", TensorResult{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
+			Metrics: &metrics.Metrics{Count: 1000, RelL2: 9e-4}}, StatusMatch, ""},
+		{"rel-L2 just over", TensorResult{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
+			Metrics: &metrics.Metrics{Count: 1000, RelL2: math.Nextafter(1e-3, 1)}}, StatusMismatch, "relative L2 error"},
+		{"NaN moved", TensorResult{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
+			Metrics: &metrics.Metrics{Count: 1000, SpecialMismatches: 1, NaNA: 1}}, StatusMismatch, "NaN/Inf at different positions"},
+		{"many beyond, rel-L2 near the limit", TensorResult{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
+			Metrics: &metrics.Metrics{Count: 1000, Mismatched: 300, RelL2: 5e-4}}, StatusMismatch, "300 of 1000 elements"},
+		{"many beyond, rel-L2 far under the limit", TensorResult{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
+			Metrics: &metrics.Metrics{Count: 1000, Mismatched: 300, RelL2: 3e-4}}, StatusMatch, ""},
+		{"baseline raises the limit", TensorResult{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
+			Metrics: &metrics.Metrics{Count: 1000, RelL2: 2e-3}, Noise: &metrics.Metrics{Count: 1000, RelL2: 1e-3}}, StatusMatch, ""},
+		{"effective dtypes differ", TensorResult{A: f32(), B: bf16, Settings: settings(1e-3, 0.01),
+			Metrics: &metrics.Metrics{Count: 1000}}, StatusDTypeMismatch, "dtype float32 vs bfloat16"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := tc.t
+			d := Tensor(&tc.t)
+			if d.Status != tc.status {
+				t.Errorf("status %s, want %s (reasons %q)", d.Status, tc.status, d.Reasons)
+			}
+			if tc.reason == "" && len(d.Reasons) > 0 || tc.reason != "" && (len(d.Reasons) == 0 || !strings.Contains(d.Reasons[0], tc.reason)) {
+				t.Errorf("reasons %q, want one with %q", d.Reasons, tc.reason)
+			}
+			if tc.t.Status != before.Status || len(tc.t.Reasons) != len(before.Reasons) {
+				t.Error("Tensor changed its input")
+			}
+		})
+	}
+}
+
+// TestRun checks the verdict's precedence and the first divergence's
+// order: earliest step, step-less pairs last, pair order within a step.
+func TestRun(t *testing.T) {
+	pair := func(step int, name string, s Status) *TensorResult {
+		return &TensorResult{Name: name, Step: step, Status: s}
+	}
+	for _, tc := range []struct {
+		name    string
+		ts      []*TensorResult
+		errs    []error
+		verdict Verdict
+		first   string
+	}{
+		{"all match", []*TensorResult{pair(0, "loss", StatusMatch)}, nil, Pass, ""},
+		{"no pairs", nil, nil, Pass, ""},
+		{"missing fails but does not diverge", []*TensorResult{pair(0, "a", StatusMissing)}, nil, Fail, ""},
+		{"earliest step first", []*TensorResult{pair(loaders.NoStep, "curve", StatusMismatch),
+			pair(2, "b", StatusMismatch), pair(1, "c", StatusShapeMismatch), pair(1, "d", StatusMismatch)}, nil, Fail, "c"},
+		{"unreadable pair is an error", []*TensorResult{pair(0, "a", StatusMismatch), pair(1, "b", StatusError)}, nil, Error, "a"},
+		{"discovery error is an error", []*TensorResult{pair(0, "a", StatusMatch)}, []error{errors.New("x")}, Error, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, first := Run(tc.ts, tc.errs)
+			name := ""
+			if first != nil {
+				name = first.Name
+			}
+			if v != tc.verdict || name != tc.first {
+				t.Errorf("verdict %s, first %q; want %s, %q", v, name, tc.verdict, tc.first)
+			}
+		})
+	}
+}
