@@ -1,6 +1,9 @@
 // Package loaders owns everything about reading dumps: the file formats
-// (.npy, .npz, .safetensors), decoding every dtype to float64, discovering
-// the tensors of a run directory, and pairing two runs.
+// (.npy, .npz, .safetensors, torch.save), decoding every dtype to float64,
+// discovering the tensors of a run directory, and pairing two runs
+// (PairRuns; PairSingleFiles for two single-tensor files; Shard for a
+// deterministic part of the pairs). Meta describes a tensor as a value,
+// for results that must hold no file handle.
 //
 // # Formats
 //
