@@ -3,6 +3,9 @@
 package loaders
 
 import (
+	"os"
+	"slices"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -13,8 +16,9 @@ import (
 // bit for bit what widenBF16Go does. Build with -tags purego to leave it
 // out.
 
-// useAVX2 selects the assembly; tests turn it off.
-var useAVX2 = cpu.X86.HasAVX2
+// useAVX2 selects the assembly; tests turn it off, and so does "widen" in
+// GRAPHDIFF_NOASM (a comma-separated list), for measuring what it gains.
+var useAVX2 = cpu.X86.HasAVX2 && !slices.Contains(strings.Split(os.Getenv("GRAPHDIFF_NOASM"), ","), "widen")
 
 //go:noescape
 func widenBF16AVX2(dst *float32, src *uint16, n int)

@@ -4,6 +4,9 @@ package metrics
 
 import (
 	"math"
+	"os"
+	"slices"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -25,6 +28,17 @@ var useAVX2 = cpu.X86.HasAVX2
 // (which also splits bucket indices with BEXTR, from BMI1).
 var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW && cpu.X86.HasBMI1
 
+// The assembly kernels GRAPHDIFF_NOASM turns off, for measuring what each
+// gains (bench/kernels.sh): a comma-separated list of equal32, equal16,
+// equalmixed, differ32 (which also stops differ512, a loop inside it),
+// differ512 and mixed512; loaders reads "widen" from the same variable.
+// The Go loops then run, with the same results. Unknown names are ignored.
+var noEqual32, noEqual16, noEqualMixed, noDiffer32, noDiffer512, noMixed512 = func() (a, b, c, d, e, f bool) {
+	off := strings.Split(os.Getenv("GRAPHDIFF_NOASM"), ",")
+	return slices.Contains(off, "equal32"), slices.Contains(off, "equal16"), slices.Contains(off, "equalmixed"),
+		slices.Contains(off, "differ32"), slices.Contains(off, "differ512"), slices.Contains(off, "mixed512")
+}()
+
 //go:noescape
 func equalRun32AVX2(a, b *float32, n int, e *[lanes]float64) int
 
@@ -35,7 +49,7 @@ func equalRunBF16AVX2(a, b *byte, n int, e *[lanes]float64) int
 func equalRunF16AVX2(a, b *byte, n int, e *[lanes]float64) int
 
 func equalRun32(va, vb []float32, e [lanes]float64) (int, [lanes]float64) {
-	if !useAVX2 || len(va) < lanes {
+	if !useAVX2 || noEqual32 || len(va) < lanes {
 		return equalRun32Go(va, vb, e)
 	}
 	vb = vb[:len(va)]
@@ -43,7 +57,7 @@ func equalRun32(va, vb []float32, e [lanes]float64) (int, [lanes]float64) {
 }
 
 func equalRunBF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
-	if !useAVX2 || len(ra) < 2*lanes {
+	if !useAVX2 || noEqual16 || len(ra) < 2*lanes {
 		return equalRunBF16Go(ra, rb, e)
 	}
 	rb = rb[:len(ra)]
@@ -51,7 +65,7 @@ func equalRunBF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
 }
 
 func equalRunF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
-	if !useAVX2 || len(ra) < 2*lanes {
+	if !useAVX2 || noEqual16 || len(ra) < 2*lanes {
 		return equalRunF16Go(ra, rb, e)
 	}
 	rb = rb[:len(ra)]
@@ -62,7 +76,7 @@ func equalRunF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
 func equalRunMixedAVX2(v *float32, raw *byte, n int, e *[lanes]float64) int
 
 func equalRunMixed(v []float32, raw []byte, e [lanes]float64) (int, [lanes]float64) {
-	if !useAVX2 || len(v) < lanes {
+	if !useAVX2 || noEqualMixed || len(v) < lanes {
 		return equalRunMixedGo(v, raw, e)
 	}
 	raw = raw[:2*len(v)]
@@ -102,7 +116,7 @@ func differRunBF16AVX512(a, b unsafe.Pointer, from, to int, st *differState, mod
 // the first group: without the assembly, for ULP distances by key
 // function, before the first finite pair, or with fewer than lanes pairs.
 func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran bool) {
-	if !useAVX2 || mode == ulpKeyFunc || c.maxAbs.pos < 0 || len(va) < lanes {
+	if !useAVX2 || noDiffer32 || mode == ulpKeyFunc || c.maxAbs.pos < 0 || len(va) < lanes {
 		return 0, false
 	}
 	st := c.differState()
@@ -112,14 +126,14 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran boo
 		// time: past the sixteen that stopped the wider loop, or to the
 		// end without AVX-512
 		to := n
-		if useAVX512 {
+		if useAVX512 && !noDiffer512 {
 			k = differRun32AVX512(a, b, k, n, &st, mode)
 			to = min(n, k+4*lanes)
 		}
 		if to-k < lanes {
 			break
 		}
-		if k = differRun32AVX2(a, b, k, to, &st, mode); k < to || !useAVX512 {
+		if k = differRun32AVX2(a, b, k, to, &st, mode); k < to || !useAVX512 || noDiffer512 {
 			break
 		}
 	}
@@ -134,7 +148,7 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran boo
 // and returns how many it took. It takes none without AVX-512, before
 // the first finite pair, off lane 0, or for another mode.
 func (c *acc) mixedRun(v []float32, raw []byte, mode ulpMode) int {
-	if !useAVX512 || c.maxAbs.pos < 0 || c.lane(0) != 0 || len(v) < 4*lanes ||
+	if !useAVX512 || noMixed512 || c.maxAbs.pos < 0 || c.lane(0) != 0 || len(v) < 4*lanes ||
 		mode != ulpBFloat16|ulpRoundA && mode != ulpBFloat16|ulpRoundB {
 		return 0
 	}

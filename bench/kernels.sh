@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# What each assembly kernel gains end to end: graphdiff compare on the
+# inputs of make_files.py with every kernel, then with each turned off by
+# GRAPHDIFF_NOASM (see metrics/kernel_amd64.go), then with none (a purego
+# build, when given). Median wall time of 3 runs per cell, page cache warm.
+#
+#   bench/kernels.sh GRAPHDIFF_BINARY DIR [MiB] [PUREGO_BINARY]
+#
+# Prints one line per case: the time with every kernel, then for each
+# variant its time and the ratio to it (how much slower without).
+set -euo pipefail
+gd=$(readlink -f "$1"); dir=$2; mib=${3:-1024}; pure=${4:-}
+. "$(dirname "$0")/peak.sh"
+variants=(equal32 equal16 equalmixed differ32 differ512 mixed512 widen)
+cases=(
+  "f32:$dir/f32_a_$mib.npy $dir/f32_b_$mib.npy"
+  "f32-all-differ:$dir/f32_a_$mib.npy $dir/f32_ulp_$mib.npy"
+  "bf16:$dir/bf16_a_$mib.npy $dir/bf16_b_$mib.npy"
+  "f16:$dir/f16_a_$mib.npy $dir/f16_b_$mib.npy"
+  "f32-vs-bf16:$dir/f32_a_$mib.npy $dir/bf16_b_$mib.npy"
+  "bf16-in-f32-vs-bf16:$dir/f32bf_a_$mib.npy $dir/bf16_b_$mib.npy"
+  "small-files:$dir/small/a $dir/small/b"
+)
+/usr/bin/python3 "$(dirname "$0")/recache.py" "$dir"
+printf '%-22s %8s' case all
+for v in "${variants[@]}"; do printf ' %17s' "-$v"; done
+[ -n "$pure" ] && printf ' %17s' purego
+echo
+for c in "${cases[@]}"; do
+  name=${c%%:*}; read -r a b <<< "${c#*:}"
+  cat "$a" "$b" > /dev/null 2>&1 || true
+  base=$(median3 /dev/null "$gd" compare "$a" "$b" --format json)
+  printf '%-22s %7.3fs' "$name" "$base"
+  for v in "${variants[@]}"; do
+    t=$(GRAPHDIFF_NOASM=$v median3 /dev/null "$gd" compare "$a" "$b" --format json)
+    awk -v t="$t" -v b="$base" 'BEGIN{printf "  %6.3fs (%5.2fx)", t, t/b}'
+  done
+  if [ -n "$pure" ]; then
+    t=$(median3 /dev/null "$(readlink -f "$pure")" compare "$a" "$b" --format json)
+    awk -v t="$t" -v b="$base" 'BEGIN{printf "  %6.3fs (%5.2fx)", t, t/b}'
+  fi
+  echo
+done
