@@ -121,8 +121,8 @@ func bytesToCompare(a, b *loaders.Run) int64 {
 // comparison kept.
 type compared struct {
 	result *judge.Result
-	pairs  map[pairKey]pairEntries
-	kept   map[pairKey]metrics.Outcome
+	pairs  map[*judge.TensorResult]pairEntries
+	kept   map[*judge.TensorResult]metrics.Outcome
 }
 
 // pairEntries are the two runs' entries of one pair.
@@ -139,7 +139,7 @@ var keepHeads = true
 // pair and the whole run.
 func compareRuns(a, b, baseline *loaders.Run, opts Options, progress func(int64)) *compared {
 	res := &judge.Result{A: a.Root, B: b.Root, Shard: opts.Shard}
-	out := &compared{result: res, pairs: map[pairKey]pairEntries{}, kept: map[pairKey]metrics.Outcome{}}
+	out := &compared{result: res, pairs: map[*judge.TensorResult]pairEntries{}, kept: map[*judge.TensorResult]metrics.Outcome{}}
 	compute := manifestCompute(a, b)
 	res.ComputeDType = compute
 	if c := opts.Resolver.Overrides.ComputeDType; c != loaders.Invalid {
@@ -178,7 +178,7 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, progress func(int64)
 		if p.B != nil {
 			t.B = p.B.Meta()
 		}
-		out.pairs[key] = pairEntries{p.A, p.B}
+		out.pairs[t] = pairEntries{p.A, p.B}
 		switch {
 		case p.B == nil && unreadB[key] != nil:
 			t.Status, t.Err = judge.StatusError, unreadB[key].Err
@@ -239,10 +239,10 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, progress func(int64)
 	sort.SliceStable(steps, func(i, j int) bool {
 		return judge.StepOrder(steps[i][0].Step) < judge.StepOrder(steps[j][0].Step)
 	})
-	heads := map[pairKey]int{}
+	heads := map[*judge.TensorResult]int{}
 	if keepHeads {
 		for _, w := range diagnose.PlanSamples(slices.Concat(steps...)) {
-			heads[w.PairKey] = w.N
+			heads[w.Pair] = w.N
 		}
 	}
 
@@ -251,9 +251,9 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, progress func(int64)
 		var owners []*judge.TensorResult
 		var isNoise []bool
 		for _, t := range group {
-			pe := out.pairs[pairKey{Step: t.Step, Name: t.Name}]
+			pe := out.pairs[t]
 			jobs = append(jobs, metrics.Job{A: pe.a.Tensor, B: pe.b.Tensor, Tolerance: t.Settings.Tolerance,
-				DType: t.Settings.DType, Heads: heads[pairKey{Step: t.Step, Name: t.Name}]})
+				DType: t.Settings.DType, Heads: heads[t]})
 			owners, isNoise = append(owners, t), append(isNoise, false)
 			if e := noise[pairKey{Step: t.Step, Name: t.Name}]; e != nil && slices.Equal(e.Shape, pe.a.Shape) &&
 				e.DType.Components() == pe.a.DType.Components() {
@@ -271,7 +271,7 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, progress func(int64)
 			default:
 				t.Metrics = o.Metrics
 				if o.HeadA != nil {
-					out.kept[pairKey{Step: t.Step, Name: t.Name}] = o
+					out.kept[t] = o
 				}
 			}
 		}

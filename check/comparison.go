@@ -27,7 +27,10 @@ type Comparison struct {
 }
 
 // pairKey names a pair by step and name.
-type pairKey = diagnose.PairKey
+type pairKey struct {
+	Step int
+	Name string
+}
 
 // finish diagnoses a result from the heads read for it; with strict,
 // warnings fail a passing verdict and lead the causes.
@@ -54,11 +57,11 @@ func (c *compared) heads() diagnose.Heads {
 	}
 	var reads []*read
 	for _, w := range diagnose.PlanSamples(c.result.Tensors) {
-		if o, ok := c.kept[w.PairKey]; ok && len(o.HeadA) >= w.N && len(o.HeadB) >= w.N {
-			heads[w.PairKey] = diagnose.Head{A: o.HeadA[:w.N], B: o.HeadB[:w.N]}
+		if o, ok := c.kept[w.Pair]; ok && len(o.HeadA) >= w.N && len(o.HeadB) >= w.N {
+			heads[w.Pair] = diagnose.Head{A: o.HeadA[:w.N], B: o.HeadB[:w.N]}
 			continue
 		}
-		if e, ok := c.pairs[w.PairKey]; ok && e.a != nil && e.b != nil {
+		if e, ok := c.pairs[w.Pair]; ok && e.a != nil && e.b != nil {
 			reads = append(reads, &read{want: w, e: e})
 		}
 	}
@@ -73,7 +76,7 @@ func (c *compared) heads() diagnose.Heads {
 	})
 	for _, r := range reads {
 		if r.ok {
-			heads[r.want.PairKey] = diagnose.Head{A: r.da, B: r.db}
+			heads[r.want.Pair] = diagnose.Head{A: r.da, B: r.db}
 		}
 	}
 	return heads

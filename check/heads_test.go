@@ -38,7 +38,7 @@ func TestHeadsFromTheComparison(t *testing.T) {
 		c := compareRuns(load(t, pathA), load(t, pathB), nil, Options{}, nil)
 		for _, w := range diagnose.PlanSamples(c.result.Tensors) {
 			planned++
-			if o, ok := c.kept[w.PairKey]; ok && len(o.HeadA) >= w.N {
+			if o, ok := c.kept[w.Pair]; ok && len(o.HeadA) >= w.N {
 				kept++
 			}
 		}

@@ -108,7 +108,7 @@ func copies(ts []*judge.TensorResult) []*judge.TensorResult {
 // tensor the run now describes with another dtype or shape (the dumps
 // changed since the shards ran) gets no entry for it; the others take the
 // run's description (storage order included, which reports do not carry).
-func reattach(r *judge.Result, lo loaders.Options) (a, b *loaders.Run, pairs map[pairKey]pairEntries, err error) {
+func reattach(r *judge.Result, lo loaders.Options) (a, b *loaders.Run, pairs map[*judge.TensorResult]pairEntries, err error) {
 	if a, err = loaders.Load(r.A, lo); err != nil {
 		return nil, nil, nil, err
 	}
@@ -134,13 +134,13 @@ func reattach(r *judge.Result, lo loaders.Options) (a, b *loaders.Run, pairs map
 		}
 		return e.Meta(), e
 	}
-	pairs = map[pairKey]pairEntries{}
+	pairs = map[*judge.TensorResult]pairEntries{}
 	for _, t := range r.Tensors {
 		key := pairKey{Step: t.Step, Name: t.Name}
 		var pe pairEntries
 		t.A, pe.a = match(t.A, ea, key)
 		t.B, pe.b = match(t.B, eb, key)
-		pairs[key] = pe
+		pairs[t] = pe
 	}
 	return a, b, pairs, nil
 }

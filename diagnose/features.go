@@ -56,17 +56,21 @@ func takeSamples(r *judge.Result, heads Heads) *sampleSet {
 	s.names, byKey = planSamples(r.Tensors)
 	allSteps := map[int]bool{}
 	for k, ms := range byKey {
-		var va, vb vec
+		total := 0
 		for _, m := range ms {
-			h, ok := heads[PairKey{m.t.Step, m.t.Name}]
-			if !ok || len(h.A) != len(h.B) {
-				continue
+			if h, ok := heads[m.t]; ok && len(h.A) == len(h.B) {
+				total += min(m.want, len(h.A))
 			}
-			n := min(m.want, len(h.A))
-			va, vb = append(va, h.A[:n]...), append(vb, h.B[:n]...)
 		}
-		if len(va) == 0 {
+		if total == 0 {
 			continue
+		}
+		va, vb := make(vec, 0, total), make(vec, 0, total)
+		for _, m := range ms {
+			if h, ok := heads[m.t]; ok && len(h.A) == len(h.B) {
+				n := min(m.want, len(h.A))
+				va, vb = append(va, h.A[:n]...), append(vb, h.B[:n]...)
+			}
 		}
 		s.a[k], s.b[k] = va, vb
 		s.kinds[k.kind] = true
@@ -79,25 +83,20 @@ func takeSamples(r *judge.Result, heads Heads) *sampleSet {
 	return s
 }
 
-// PairKey names a tensor pair: its step and name.
-type PairKey struct {
-	Step int
-	Name string
-}
-
 // Head is the leading values, in storage order, of both sides of a pair
 // (complex values as re, im).
 type Head struct {
 	A, B []float64
 }
 
-// Heads are the leading values read for diagnosis, by pair.
-type Heads map[PairKey]Head
+// Heads are the leading values read for diagnosis, by pair (the pairs of
+// the result being diagnosed).
+type Heads map[*judge.TensorResult]Head
 
 // SampleWant is how many leading values of a pair diagnosis wants.
 type SampleWant struct {
-	PairKey
-	N int
+	Pair *judge.TensorResult
+	N    int
 }
 
 // PlanSamples returns the pairs of ts whose leading values the samples
@@ -117,7 +116,7 @@ func PlanSamples(ts []*judge.TensorResult) []SampleWant {
 	var out []SampleWant
 	for _, t := range ts {
 		if n, ok := want[t]; ok {
-			out = append(out, SampleWant{PairKey{t.Step, t.Name}, n})
+			out = append(out, SampleWant{t, n})
 		}
 	}
 	return out
