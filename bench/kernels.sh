@@ -2,7 +2,9 @@
 # What each assembly kernel gains end to end: graphdiff compare on the
 # inputs of make_files.py with every kernel, then with each turned off by
 # GRAPHDIFF_NOASM (see metrics/kernel_amd64.go), then with none (a purego
-# build, when given). Median wall time of 3 runs per cell, page cache warm.
+# build, when given). The variants of one case run in turn, ROUNDS times
+# (default 7), so that a shared machine's slow spells fall on all of them;
+# each cell is the median wall time, page cache warm.
 #
 #   bench/kernels.sh GRAPHDIFF_BINARY DIR [MiB] [PUREGO_BINARY]
 #
@@ -11,7 +13,7 @@
 set -euo pipefail
 gd=$(readlink -f "$1"); dir=$2; mib=${3:-1024}; pure=${4:-}
 . "$(dirname "$0")/peak.sh"
-variants=(equal32 equal16 equalmixed differ32 differ512 mixed512 widen)
+variants=(equal32 equal16 equalmixed differ32 differ512 mixed512)
 cases=(
   "f32:$dir/f32_a_$mib.npy $dir/f32_b_$mib.npy"
   "f32-all-differ:$dir/f32_a_$mib.npy $dir/f32_ulp_$mib.npy"
@@ -26,18 +28,30 @@ printf '%-22s %8s' case all
 for v in "${variants[@]}"; do printf ' %17s' "-$v"; done
 [ -n "$pure" ] && printf ' %17s' purego
 echo
+once() { # wall seconds of one run: once VARIANT A B
+  local s e bin=$gd noasm=$1
+  [ "$1" = purego ] && { bin=$(readlink -f "$pure"); noasm=; }
+  s=$(date +%s.%N)
+  GRAPHDIFF_NOASM=$noasm "$bin" compare "$2" "$3" --format json > /dev/null 2>&1 || true
+  e=$(date +%s.%N)
+  awk -v s="$s" -v e="$e" 'BEGIN{printf "%.4f\n", e-s}'
+}
+median() { sort -n | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}'; }
+all=(all "${variants[@]}")
+[ -n "$pure" ] && all+=(purego)
 for c in "${cases[@]}"; do
   name=${c%%:*}; read -r a b <<< "${c#*:}"
   cat "$a" "$b" > /dev/null 2>&1 || true
-  base=$(median3 /dev/null "$gd" compare "$a" "$b" --format json)
+  tmp=$(mktemp -d)
+  for _ in $(seq "${ROUNDS:-7}"); do
+    for v in "${all[@]}"; do once "$v" "$a" "$b" >> "$tmp/$v"; done
+  done
+  base=$(median < "$tmp/all")
   printf '%-22s %7.3fs' "$name" "$base"
-  for v in "${variants[@]}"; do
-    t=$(GRAPHDIFF_NOASM=$v median3 /dev/null "$gd" compare "$a" "$b" --format json)
+  for v in "${all[@]:1}"; do
+    t=$(median < "$tmp/$v")
     awk -v t="$t" -v b="$base" 'BEGIN{printf "  %6.3fs (%5.2fx)", t, t/b}'
   done
-  if [ -n "$pure" ]; then
-    t=$(median3 /dev/null "$(readlink -f "$pure")" compare "$a" "$b" --format json)
-    awk -v t="$t" -v b="$base" 'BEGIN{printf "  %6.3fs (%5.2fx)", t, t/b}'
-  fi
   echo
+  rm -r "$tmp"
 done

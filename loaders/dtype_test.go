@@ -41,33 +41,15 @@ func TestNarrowFloatTables(t *testing.T) {
 				}
 			}
 			t.Logf("%d patterns, %d NaN", len(want), nan)
-			eachDecoderSet(t, func(t *testing.T) { // and to float32, through the float32 decoders
-				for _, bufLen := range []int{1 << 12, 1000, 13} { // buffers that cut the assembly's steps
-					got := readFloat32(t, bits, bufLen)
-					for i := range want {
-						if !sameValue(float64(got[i]), want[i]) {
-							t.Fatalf("pattern %#x as float32 (buffer %d): got %v, ml_dtypes %v", i, bufLen, got[i], want[i])
-						}
+			for _, bufLen := range []int{1 << 12, 1000, 13} { // and to float32, through the float32 decoders
+				got := readFloat32(t, bits, bufLen)
+				for i := range want {
+					if !sameValue(float64(got[i]), want[i]) {
+						t.Fatalf("pattern %#x as float32 (buffer %d): got %v, ml_dtypes %v", i, bufLen, got[i], want[i])
 					}
 				}
-			})
+			}
 		})
-	}
-}
-
-// eachDecoderSet runs test with the Go decoders and, where the machine has
-// them, the assembly ones.
-func eachDecoderSet(t *testing.T, test func(t *testing.T)) {
-	t.Helper()
-	saved := useAVX2
-	defer func() { useAVX2 = saved }()
-	for _, asm := range []bool{false, true} {
-		if asm && !saved {
-			t.Log("no assembly decoders on this machine: Go decoders only")
-			continue
-		}
-		useAVX2 = asm
-		t.Run(map[bool]string{false: "go", true: "avx2"}[asm], test)
 	}
 }
 

@@ -31,8 +31,7 @@ var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.
 // The assembly kernels GRAPHDIFF_NOASM turns off, for measuring what each
 // gains (bench/kernels.sh): a comma-separated list of equal32, equal16,
 // equalmixed, differ32 (which also stops differ512, a loop inside it),
-// differ512 and mixed512; loaders reads "widen" from the same variable.
-// The Go loops then run, with the same results. Unknown names are ignored.
+// differ512 and mixed512. The Go loops then run, with the same results. Unknown names are ignored.
 var noEqual32, noEqual16, noEqualMixed, noDiffer32, noDiffer512, noMixed512 = func() (a, b, c, d, e, f bool) {
 	off := strings.Split(os.Getenv("GRAPHDIFF_NOASM"), ",")
 	return slices.Contains(off, "equal32"), slices.Contains(off, "equal16"), slices.Contains(off, "equalmixed"),
