@@ -17,28 +17,21 @@ const (
 	Markdown Format = "markdown"
 )
 
+// compareRenderers are the output formats of a comparison.
+var compareRenderers = renderers[*check.Comparison]{
+	{Text, compareText},
+	{JSON, plain(compareJSON)},
+	{JUnit, plain(compareJUnit)},
+	{Markdown, plain(compareMarkdown)},
+	{HTML, plain(compareHTML)},
+}
+
 // CompareFormats are the formats a comparison can be written in.
-var CompareFormats = []Format{Text, JSON, JUnit, Markdown, HTML}
+var CompareFormats = compareRenderers.formats()
 
 // Compare writes a comparison in format f; o applies to text only.
 func Compare(w io.Writer, f Format, r *check.Comparison, o TextOptions) error {
-	return checked(w, func(w io.Writer) error { return writeCompare(w, f, r, o) })
-}
-
-func writeCompare(w io.Writer, f Format, r *check.Comparison, o TextOptions) error {
-	switch f {
-	case Text:
-		return compareText(w, r, o)
-	case JSON:
-		return compareJSON(w, r)
-	case JUnit:
-		return compareJUnit(w, r)
-	case Markdown:
-		return compareMarkdown(w, r)
-	case HTML:
-		return compareHTML(w, r)
-	}
-	return fmt.Errorf("compare has no %s output", f)
+	return compareRenderers.write(w, f, r, o, "compare")
 }
 
 // partial holds the temporary files of reports being written, for

@@ -11,24 +11,25 @@ import (
 	"github.com/graphdiff/graphdiff/judge"
 )
 
+// curveRenderers are the output formats of `graphdiff curve`.
+var curveRenderers = renderers[*curve.Result]{
+	{Text, curveText},
+	{JSON, plain(curveJSON)},
+}
+
 // CurveFormats are the formats of `graphdiff curve` output.
-var CurveFormats = []Format{Text, JSON}
+var CurveFormats = curveRenderers.formats()
 
 // Curve writes a loss-curve analysis in format f.
 func Curve(w io.Writer, f Format, r *curve.Result, o TextOptions) error {
-	return checked(w, func(w io.Writer) error { return writeCurve(w, f, r, o) })
+	return curveRenderers.write(w, f, r, o, "curve")
 }
 
-func writeCurve(w io.Writer, f Format, r *curve.Result, o TextOptions) error {
-	switch f {
-	case Text:
-		return curveText(w, r, o)
-	case JSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(NewCurveJSON(r))
-	}
-	return fmt.Errorf("curve has no %s output", f)
+// curveJSON writes the JSON form of a curve analysis (CurveJSON).
+func curveJSON(w io.Writer, r *curve.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(NewCurveJSON(r))
 }
 
 // CurveJSON is the JSON form of a curve analysis:

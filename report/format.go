@@ -17,6 +17,56 @@ const (
 	JSON Format = "json"
 )
 
+// renderer is one output format of one kind of report: the format and the
+// function that writes a finished value in it.
+type renderer[T any] struct {
+	format Format
+	write  func(io.Writer, T, TextOptions) error
+}
+
+// renderers is the table of one kind of report's output formats, in the
+// order help and completion list them. Adding a format to a report is a
+// file with its writer and one entry in that report's table.
+type renderers[T any] []renderer[T]
+
+// formats returns the table's formats, in order.
+func (rs renderers[T]) formats() []Format {
+	out := make([]Format, len(rs))
+	for i, r := range rs {
+		out[i] = r.format
+	}
+	return out
+}
+
+// write writes v in format f; kind names the report in the error for a
+// format the table lacks.
+func (rs renderers[T]) write(w io.Writer, f Format, v T, o TextOptions, kind string) error {
+	for _, r := range rs {
+		if r.format == f {
+			return checked(w, func(w io.Writer) error { return r.write(w, v, o) })
+		}
+	}
+	return checked(w, func(io.Writer) error { return fmt.Errorf("%s has no %s output", kind, f) })
+}
+
+// plain adapts a writer that takes no text options to the table's type.
+func plain[T any](write func(io.Writer, T) error) func(io.Writer, T, TextOptions) error {
+	return func(w io.Writer, v T, _ TextOptions) error { return write(w, v) }
+}
+
+// FormatList words formats for help text: "text", "text or json",
+// "text, json, junit, markdown or html".
+func FormatList(fs []Format) string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = string(f)
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 // ParseFormat returns the format named s if it is one of allowed.
 func ParseFormat(s string, allowed ...Format) (Format, error) {
 	names := make([]string, len(allowed))

@@ -12,19 +12,18 @@ import (
 	"github.com/graphdiff/graphdiff/metrics"
 )
 
-// Inspection writes an inspection in the given format.
-func Inspection(w io.Writer, f Format, ins check.Inspection) error {
-	return checked(w, func(w io.Writer) error { return writeInspection(w, f, ins) })
+// inspectRenderers are the output formats of `graphdiff inspect`.
+var inspectRenderers = renderers[check.Inspection]{
+	{Text, plain(inspectionText)},
+	{JSON, plain(inspectionJSON)},
 }
 
-func writeInspection(w io.Writer, f Format, ins check.Inspection) error {
-	switch f {
-	case JSON:
-		return inspectionJSON(w, ins)
-	case Text:
-		return inspectionText(w, ins)
-	}
-	return fmt.Errorf("inspect has no %s output", f)
+// InspectFormats are the formats of `graphdiff inspect` output.
+var InspectFormats = inspectRenderers.formats()
+
+// Inspection writes an inspection in the given format.
+func Inspection(w io.Writer, f Format, ins check.Inspection) error {
+	return inspectRenderers.write(w, f, ins, TextOptions{}, "inspect")
 }
 
 // InspectionJSON is the JSON form of an inspection:

@@ -79,7 +79,7 @@ that could not be read (the other pairs are still compared and reported).`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&opts.Format, "format", "text", "output format: text, json, junit, markdown or html")
+	f.StringVar(&opts.Format, "format", "text", "output format: "+report.FormatList(report.CompareFormats))
 	f.StringArrayVar(&opts.Reports, "report", nil, "also write a report file, FORMAT=PATH (repeatable), e.g. junit=out.xml")
 	f.Float64Var(&opts.RTol, "rtol", 0, "relative tolerance for every tensor (default: per dtype, torch.testing's)")
 	f.Float64Var(&opts.ATol, "atol", 0, "absolute tolerance for every tensor (default: per dtype, torch.testing's)")

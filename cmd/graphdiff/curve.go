@@ -58,7 +58,7 @@ Exit status: 0 the curves agree, 1 they part, 2 usage or input error.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&opts.Format, "format", "text", "output format: text or json")
+	f.StringVar(&opts.Format, "format", "text", "output format: "+report.FormatList(report.CurveFormats))
 	f.StringVar(&opts.Plot, "plot", "", "also draw the curves and their difference to FILE (.svg or .png)")
 	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report to FILE")
 	f.StringVar(&opts.read.Column, "column", "", "CSV column of the loss (default: the first whose name contains \"loss\")")

@@ -46,16 +46,15 @@ then 2; the other tensors are still reported.`,
 			return inspectRun(opts)
 		},
 	}
-	c.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
+	c.Flags().StringVar(&opts.Format, "format", "text", "output format: "+report.FormatList(report.InspectFormats))
 	c.Flags().IntVarP(&opts.Jobs, "jobs", "j", runtime.NumCPU(), "files and chunks read in parallel")
 	opts.load.register(c)
-	_ = c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(
-		[]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("format", formatCompletion(report.InspectFormats))
 	return c
 }
 
 func inspectRun(opts *inspectOptions) error {
-	format, err := report.ParseFormat(opts.Format, report.Text, report.JSON)
+	format, err := report.ParseFormat(opts.Format, report.InspectFormats...)
 	if err != nil {
 		return &usageError{err: fmt.Errorf("--format: %w", err)}
 	}

@@ -56,7 +56,7 @@ Exit status: as compare's, for the merged verdict.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&opts.Format, "format", "text", "output format: text, json, junit, markdown or html")
+	f.StringVar(&opts.Format, "format", "text", "output format: "+report.FormatList(report.CompareFormats))
 	f.StringArrayVar(&opts.ReportFiles, "report", nil, "also write a report file, FORMAT=PATH (repeatable), e.g. junit=out.xml")
 	f.IntVar(&opts.Top, "top", 20, "text output: how many tensors to list, worst first (0: all)")
 	opts.load.register(c)
