@@ -77,8 +77,7 @@ func Diagnose(r *judge.Result, heads Heads) Report {
 		return rep
 	}
 	// Order matters: later detectors discount what earlier ones explain.
-	rep.Causes = f.run(dynamicShape, outputAliasing, gradAccumulation, inputLag, staleInput,
-		capturedScalar, capturedBranch, uninitializedMemory, autocastCache, frozenRNG, precisionNoise)
+	rep.Causes = f.run(detectors()...)
 	return rep
 }
 
@@ -119,6 +118,18 @@ func (f *facts) explained(ids ...string) float64 {
 	best := 0.0
 	for _, id := range ids {
 		best = max(best, f.found[id])
+	}
+	return best
+}
+
+// bugFound returns the highest confidence among the causes found so far
+// that are bugs (every cause but precision_noise).
+func (f *facts) bugFound() float64 {
+	best := 0.0
+	for id, c := range f.found {
+		if id != PrecisionNoise {
+			best = max(best, c)
+		}
 	}
 	return best
 }

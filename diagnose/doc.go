@@ -26,4 +26,11 @@
 // updates exactly proportional to the eager ones by a factor other than 1.
 // The verdict is not changed by warnings; graphdiff compare --strict fails
 // on them.
+//
+// Diagnose reads no file: the pipeline (package check) reads the leading
+// values PlanSamples names and hands them over as Heads. Each cause lives
+// in a file of its own (its ID, its explanation and its detector; helpers
+// several detectors share are in signals.go), listed once in causeTable
+// (causes.go), which sets the order the detectors run in and the order
+// `graphdiff explain` lists them in.
 package diagnose

@@ -1,0 +1,61 @@
+package diagnose
+
+import (
+	"strings"
+
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// GradAccumulation is the ID of the cause "gradients not zeroed between replays".
+const GradAccumulation = "grad_accumulation"
+
+// gradAccumulationCause is what `graphdiff explain grad_accumulation` prints.
+var gradAccumulationCause = Explanation{
+	ID:    GradAccumulation,
+	Title: "gradients not zeroed between replays",
+	What: `backward() accumulates into .grad. If the grads are not zeroed or set to None
+inside the captured step, each replay adds its gradient to the previous one.`,
+	Signature: `The graph's gradient at step k equals its gradient at k−1 plus one that
+matches the eager gradient, and gradient norms grow with k relative to eager.`,
+	Confirm: `Dump .grad after two replays on the same batch: the second is twice the
+first.`,
+	Fix: `Let the captured backward allocate the grads: call
+optimizer.zero_grad(set_to_none=True) right before capture, as PyTorch's
+whole-network example does; or zero them inside the captured step
+(p.grad.zero_() before backward()).`,
+}
+
+// gradAccumulation: graph grad[k] − graph grad[k−1] matches eager grad[k].
+func gradAccumulation(f *facts) *Cause {
+	if !f.s.kinds[loaders.KindGrad] {
+		return nil
+	}
+	hits, tried := 0, 0
+	var ev evidence
+	var ratios []string
+	for _, k := range f.diverged[loaders.KindGrad] {
+		p, ok := f.s.prev(k)
+		a, b, bp := f.s.get(f.s.a, k, loaders.KindGrad), f.s.get(f.s.b, k, loaders.KindGrad), f.s.get(f.s.b, p, loaders.KindGrad)
+		if !ok || a == nil || b == nil || bp == nil {
+			continue
+		}
+		tried++
+		acc, same := relL2(a, sub(b, bp)), relL2(a, b)
+		if acc < accRatio*same {
+			hits++
+			if hits <= 2 {
+				ev.add("step %d: graph grads − graph grads of step %d differ from eager grads by %s (relative L2), graph vs eager %s", k, p, g(acc), g(same))
+			}
+		}
+		ratios = append(ratios, g(norm(b)/norm(a)))
+	}
+	if hits == 0 || float64(hits) < 0.6*float64(tried) {
+		return nil
+	}
+	ev.add("gradient norm, graph / eager, at steps %s: %s", steps(f.diverged[loaders.KindGrad]), strings.Join(ratios, ", "))
+	conf := 0.75
+	if hits >= 2 {
+		conf = 0.92
+	}
+	return &Cause{ID: GradAccumulation, Confidence: conf, Evidence: ev}
+}

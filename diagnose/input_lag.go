@@ -1,0 +1,67 @@
+package diagnose
+
+import "github.com/graphdiff/graphdiff/loaders"
+
+// InputLag is the ID of the cause "data copied after replay, or a pinned-memory race".
+const InputLag = "input_lag"
+
+// inputLagCause is what `graphdiff explain input_lag` prints.
+var inputLagCause = Explanation{
+	ID:    InputLag,
+	Title: "data copied after replay, or a pinned-memory race",
+	What: `The new batch reaches the static input after the replay that should use it —
+copy_ after g.replay(), or an asynchronous host-to-device copy from pinned
+memory that is overwritten before it completes — so step k computes on the
+batch of step k−1.`,
+	Signature: `The graph's step k matches the eager run's step k−1 (loss, outputs and
+gradients far closer to the previous eager step than to the same one).`,
+	Confirm: `Dump the static input right before each replay; compare with the batch the
+step should use.`,
+	Fix: `Copy the batch into the static input before g.replay(); when copying from
+pinned memory with non_blocking=True, synchronize (or record an event) before
+the host buffer is reused.`,
+}
+
+// inputLag: graph step k matches eager step k−1 better than eager step k.
+// Strongly (0.9) when, at two or more diverged steps, the graph is several
+// times closer to the previous eager step; moderately (0.65) when it is
+// several times closer at the first divergence and merely closer at 80% of
+// at least three diverged steps (the graph's own parameters drift, so with
+// fast-moving weights the match to the previous step loosens).
+func inputLag(f *facts) *Cause {
+	best := (*Cause)(nil)
+	for _, kind := range []loaders.Kind{loaders.KindOutput, loaders.KindLoss, loaders.KindGrad} {
+		strong, closer, tried := 0, 0, 0
+		firstStrong := false
+		var ev evidence
+		for _, k := range f.divergedSteps(kind) {
+			p, ok := f.s.prev(k)
+			a, ap, b := f.s.get(f.s.a, k, kind), f.s.get(f.s.a, p, kind), f.s.get(f.s.b, k, kind)
+			if !ok || a == nil || ap == nil || b == nil {
+				continue
+			}
+			tried++
+			lag, same := relL2(ap, b), relL2(a, b)
+			if lag < same {
+				closer++
+			}
+			if lag < lagRatio*same {
+				strong++
+				firstStrong = firstStrong || k == f.div
+				if strong <= 3 {
+					ev.add("%s at step %d: graph vs eager step %d differ by %s (relative L2), graph vs eager step %d by %s", kindWord(kind), k, p, g(lag), k, g(same))
+				}
+			}
+		}
+		switch {
+		case strong >= 2 && float64(strong) >= 0.8*float64(tried):
+			ev.add("%s", f.missing(loaders.KindOutput, loaders.KindInput))
+			return &Cause{ID: InputLag, Confidence: 0.9, Evidence: ev}
+		case best == nil && kind != loaders.KindLoss && firstStrong && tried >= 3 && float64(closer) >= 0.8*float64(tried):
+			ev.add("%s: at %d of %d diverged steps the graph is closer to the eager run's previous step than to the same step", kindWord(kind), closer, tried)
+			ev.add("%s", f.missing(loaders.KindOutput, loaders.KindInput))
+			best = &Cause{ID: InputLag, Confidence: 0.65, Evidence: ev}
+		}
+	}
+	return best
+}

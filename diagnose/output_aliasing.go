@@ -1,0 +1,69 @@
+package diagnose
+
+import "fmt"
+
+// OutputAliasing is the ID of the cause "kept references to a static output".
+const OutputAliasing = "output_aliasing"
+
+// outputAliasingCause is what `graphdiff explain output_aliasing` prints.
+var outputAliasingCause = Explanation{
+	ID:    OutputAliasing,
+	Title: "kept references to a static output",
+	What: `The graph writes its outputs into the same static tensors at every replay.
+Keeping a reference (losses.append(static_loss)) instead of a copy means every
+kept value is overwritten by the next replay.`,
+	Signature: `Some of the graph's values (loss, outputs) are identical at every step and
+equal to the eager run's last step, while the eager values change.`,
+	Confirm: `Print the kept values' data_ptr(): they are all the same tensor.`,
+	Fix: `Clone outputs you keep past the next replay (static_loss.detach().clone(),
+or .item() for scalars) before calling g.replay() again.`,
+}
+
+// outputAliasing: some kind whose graphed values are identical at every
+// step while the eager ones change.
+func outputAliasing(f *facts) *Cause {
+	if len(f.s.steps) < 3 {
+		return nil
+	}
+	last := f.s.steps[len(f.s.steps)-1]
+	var ev evidence
+	conf := 0.0
+	for _, kind := range kindOrder(f.s.kinds) {
+		bLast, aLast := f.s.get(f.s.b, last, kind), f.s.get(f.s.a, last, kind)
+		if bLast == nil {
+			continue
+		}
+		constant, n, eagerVaries := true, 0, 0.0
+		for _, k := range f.s.steps {
+			b, a := f.s.get(f.s.b, k, kind), f.s.get(f.s.a, k, kind)
+			if b == nil || a == nil {
+				continue
+			}
+			n++
+			if !(relL2(bLast, b) <= identical) {
+				constant = false
+				break
+			}
+			eagerVaries = max(eagerVaries, relL2(aLast, a))
+		}
+		if !constant || n < 3 || eagerVaries < 1e-4 {
+			continue
+		}
+		matchesLast := relL2(aLast, bLast) <= 1e-3
+		c := 0.8
+		if matchesLast {
+			c = 0.95
+		}
+		conf = max(conf, c)
+		line := fmt.Sprintf("%s: the graphed run's values are identical at all %d steps while the eager ones change (by up to %s relative to the last step)",
+			kindWord(kind), n, g(eagerVaries))
+		if matchesLast {
+			line += fmt.Sprintf(", and they equal the eager run's last step (%d)", last)
+		}
+		ev.add("%s", line)
+	}
+	if conf == 0 {
+		return nil
+	}
+	return &Cause{ID: OutputAliasing, Confidence: conf, Evidence: ev}
+}

@@ -1,0 +1,54 @@
+package diagnose
+
+import (
+	"math"
+
+	"github.com/graphdiff/graphdiff/judge"
+)
+
+// PrecisionNoise is the ID of the cause "not a bug: rounding differences".
+const PrecisionNoise = "precision_noise"
+
+// precisionNoiseCause is what `graphdiff explain precision_noise` prints.
+var precisionNoiseCause = Explanation{
+	ID:    PrecisionNoise,
+	Title: "not a bug: rounding differences",
+	What: `Eager and graphed runs may pick different kernels or fuse operations
+differently (capturable optimizers, for one), so results differ in the last
+bits, and training amplifies that over steps.`,
+	Signature: `Differences within the dtype's noise, with no structure: no proportional
+factor, no lag, no repetition.`,
+	Confirm: `Compare two eager runs (--baseline RUN2): the graph should differ from the
+eager run about as much as the eager runs differ from each other.`,
+	Fix: `Nothing to fix. If the verdict fails on noise alone, give --baseline or
+loosen the thresholds for that dtype in a policy file.`,
+}
+
+// precisionNoise: a pass with differences, or a failure no detector
+// explains whose differences are small.
+func precisionNoise(f *facts) *Cause {
+	var worst *judge.TensorResult
+	for _, t := range f.r.Tensors {
+		if t.Metrics == nil || t.Metrics.RelL2 == 0 || math.IsInf(t.Metrics.RelL2, 0) || math.IsNaN(t.Metrics.RelL2) {
+			continue
+		}
+		if worst == nil || t.Metrics.RelL2/math.Max(t.MaxRelL2, 1e-300) > worst.Metrics.RelL2/math.Max(worst.MaxRelL2, 1e-300) {
+			worst = t
+		}
+	}
+	if worst == nil {
+		return nil
+	}
+	var ev evidence
+	ev.add("largest difference relative to its limit: %s at %s, relative L2 %s (limit %s, %s)", worst.Name, stepName(worst.Step),
+		g(worst.Metrics.RelL2), g(worst.MaxRelL2), worst.Settings.DType)
+	if !f.failed {
+		ev.add("every tensor is within its dtype's noise and no structured pattern was found")
+		return &Cause{ID: PrecisionNoise, Confidence: 0.9, Evidence: ev}
+	}
+	if f.bugFound() >= 0.5 || worst.Metrics.RelL2 > 10*worst.MaxRelL2 {
+		return nil
+	}
+	ev.add("the failing differences are within 10× the limits and match no bug's signature: the limits may be too tight for these runs; compare two eager runs with --baseline")
+	return &Cause{ID: PrecisionNoise, Confidence: 0.35, Evidence: ev}
+}

@@ -1,0 +1,64 @@
+package diagnose
+
+import (
+	"fmt"
+
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// UninitializedMemory is the ID of the cause "memory read before it is written".
+const UninitializedMemory = "uninitialized_memory"
+
+// uninitializedMemoryCause is what `graphdiff explain uninitialized_memory` prints.
+var uninitializedMemoryCause = Explanation{
+	ID:    UninitializedMemory,
+	Title: "memory read before it is written",
+	What: `A buffer made with torch.empty, or memory the graph's private pool reuses,
+is read before it is written: the graph computes on whatever the memory held.`,
+	Signature: `The runs differ from the very first step, before any replay-order bug could
+act; values may be NaN, Inf or huge where the eager run has none, or come
+from an unrelated tensor.`,
+	Confirm: `Run the graphed code with torch.use_deterministic_algorithms(True) (which
+fills torch.empty with NaN) or compute-sanitizer --tool initcheck.`,
+	Fix: `Initialise buffers (torch.zeros, or fill_ before use); do not read tensors
+freed before capture; keep tensors the graph uses alive.`,
+}
+
+// uninitializedMemory: NaN/Inf or huge values only in the graphed run, or
+// a difference already at the first step, which no replay-order bug can
+// cause.
+func uninitializedMemory(f *facts) *Cause {
+	var ev evidence
+	conf := 0.0
+	for _, t := range f.r.Tensors {
+		if m := t.Metrics; m != nil && m.SpecialMismatches > 0 && (m.NaNB > m.NaNA || m.InfB > m.InfA) {
+			conf = max(conf, 0.9)
+			ev.add("%s at %s: %d NaN and %d Inf in the graphed run, %d and %d in the eager run", t.Name, stepName(t.Step), m.NaNB, m.InfB, m.NaNA, m.InfA)
+			break
+		}
+	}
+	for _, k := range f.s.steps {
+		for _, kind := range kindOrder(f.s.kinds) {
+			a, b := f.s.get(f.s.a, k, kind), f.s.get(f.s.b, k, kind)
+			ma, _ := maxAbs(a)
+			mb, _ := maxAbs(b)
+			if ma > 0 && mb > 1e4*ma {
+				conf = max(conf, 0.85)
+				ev.add("%s at step %d: largest |value| %s in the graphed run, %s in the eager run", kindWord(kind), k, g(mb), g(ma))
+				break
+			}
+		}
+	}
+	if f.div != loaders.NoStep && f.div == f.firstStep && f.explained(OutputAliasing, DynamicShape) < 0.6 {
+		conf = max(conf, 0.7)
+		line := fmt.Sprintf("the runs differ already at step %d, the first step, before any replay-order bug could act", f.div)
+		if a, b := f.s.get(f.s.a, f.div, loaders.KindGrad), f.s.get(f.s.b, f.div, loaders.KindGrad); a != nil {
+			line += fmt.Sprintf(": gradients' cosine %.3f, norm ratio %s", cosine(a, b), g(norm(b)/norm(a)))
+		}
+		ev.add("%s", line)
+	}
+	if conf == 0 {
+		return nil
+	}
+	return &Cause{ID: UninitializedMemory, Confidence: conf, Evidence: ev}
+}
