@@ -30,8 +30,20 @@ type Inspection struct {
 	Errors []error
 }
 
-// Inspect summarizes every tensor of a run with up to jobs goroutines.
-func Inspect(run *loaders.Run, jobs int) Inspection {
+// Inspect loads the run at path (a run directory or a tensor file) and
+// summarizes every tensor with up to jobs goroutines. It fails only when
+// path does not exist or a directory cannot be listed; unreadable files
+// and tensors are listed in the Inspection.
+func Inspect(path string, lo loaders.Options, jobs int) (Inspection, error) {
+	run, err := loaders.Load(path, lo)
+	if err != nil {
+		return Inspection{}, err
+	}
+	return inspect(run, jobs), nil
+}
+
+// inspect summarizes every tensor of a loaded run.
+func inspect(run *loaders.Run, jobs int) Inspection {
 	ins := Inspection{Root: run.Root, Manifest: run.Manifest, Errors: append([]error(nil), run.Errors...)}
 	tensors := make([]*loaders.Tensor, len(run.Entries))
 	for i, e := range run.Entries {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/curve"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
@@ -101,15 +102,10 @@ func curveRun(opts *curveOptions) error {
 	if opts.read.Options, err = opts.load.options(); err != nil {
 		return err
 	}
-	ca, err := loaders.ReadCurve(opts.A, opts.read)
+	res, err := check.Curves(opts.A, opts.B, opts.read, a)
 	if err != nil {
 		return err
 	}
-	cb, err := loaders.ReadCurve(opts.B, opts.read)
-	if err != nil {
-		return err
-	}
-	res := curve.Analyze(ca, cb, a)
 	var writeErr error
 	if opts.Plot != "" {
 		writeErr = report.WriteFile(opts.Plot, func(w io.Writer) error { return report.CurvePlot(w, res, plotFormat) })

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphdiff/graphdiff/check"
-	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/report"
 )
 
@@ -65,11 +64,10 @@ func inspectRun(opts *inspectOptions) error {
 	if err != nil {
 		return err
 	}
-	run, err := loaders.Load(opts.Path, lo)
+	ins, err := check.Inspect(opts.Path, lo, opts.Jobs)
 	if err != nil {
 		return err
 	}
-	ins := check.Inspect(run, opts.Jobs)
 	if err := report.Inspection(opts.Stdout, format, ins); err != nil {
 		return err
 	}
