@@ -69,3 +69,23 @@ func TestStagesLeaveTheirInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsRefusesBadOptions checks that options that cannot apply are
+// refused before anything is loaded (the paths do not exist).
+func TestRunsRefusesBadOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"shard outside its count", Options{Shard: loaders.Shard{Index: 3, Count: 2}}, "want 1 ≤ I ≤ N"},
+		{"shard with fail-fast", Options{Shard: loaders.Shard{Index: 1, Count: 2}, FailFast: true}, "cannot be combined"},
+	} {
+		if _, err := Runs("/nonexistent/a", "/nonexistent/b", tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one saying %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := Runs("/nonexistent/a", "/nonexistent/b", Options{}); err == nil || !strings.Contains(err.Error(), "/nonexistent/a") {
+		t.Errorf("missing run: error %v, want one naming it", err)
+	}
+}
