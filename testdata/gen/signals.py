@@ -1,0 +1,108 @@
+#!/usr/bin/python3
+"""Print, for labelled scenarios, the two run-level signals a verdict can
+read from any training run's dumps, step by step:
+
+  g  the largest per-tensor RMS of the gradient difference (graph − eager),
+     in units of the model's gradient scale at that step (the RMS of every
+     eager gradient element of the step): how far a gradient moved,
+     measured against the whole model rather than against itself;
+  b  the largest update-ratio error over parameter tensors,
+     β = ((u_graph − u_eager)·u_eager)/(u_eager·u_eager), u = p_k − p_{k−1}
+     (BatchNorm statistics left out): 0 when the graph takes the eager
+     update, −0.3 for an update 0.7 times as large.
+
+    /usr/bin/python3 testdata/gen/signals.py testdata/corpus/*/*
+
+Reads .npy (bfloat16 as '<V2'), safetensors (parsed here) and torch.save
+dumps (needs torch). A calibration aid: it prints, it fixes nothing.
+"""
+import numpy as np
+import torch
+
+def read_st(path):
+    b = open(path, 'rb').read()
+    n = struct.unpack('<Q', b[:8])[0]
+    h = json.loads(b[8:8+n]); data = b[8+n:]
+    out = {}
+    for k, v in h.items():
+        if k == '__metadata__': continue
+        s, e = v['data_offsets']; raw = data[s:e]
+        if v['dtype'] == 'BF16':
+            a = np.frombuffer(raw, np.uint16).astype(np.uint32) << 16
+            a = a.view(np.float32)
+        elif v['dtype'] == 'F32':
+            a = np.frombuffer(raw, np.float32)
+        elif v['dtype'] == 'I64':
+            a = np.frombuffer(raw, np.int64).astype(np.float64)
+        else:
+            a = np.frombuffer(raw, np.float16).astype(np.float32)
+        out[k] = a.reshape(v['shape']).astype(np.float64)
+    return out
+
+def read_npy(p):
+    a = np.load(p)
+    if a.dtype.kind == 'V':
+        a = (a.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    return a.astype(np.float64)
+
+def load_run(d):
+    steps = sorted(glob.glob(os.path.join(d, 'step_*')))
+    out = []
+    for s in steps:
+        t = {}
+        for f in glob.glob(os.path.join(s, '**', '*'), recursive=True):
+            if os.path.isdir(f): continue
+            rel = os.path.relpath(f, s)
+            if f.endswith('.npy'):
+                t[rel[:-4]] = read_npy(f)
+            elif f.endswith('.safetensors'):
+                kind = rel[:-12]
+                for k, v in read_st(f).items():
+                    t[kind + '/' + k if kind != 'loss' else 'loss'] = v
+            elif f.endswith('.pt'):
+                kind = rel[:-3]
+                for k, v in torch.load(f).items():
+                    v = v.float() if v.dtype == torch.bfloat16 else v
+                    t[kind + '/' + k if kind != 'loss' else 'loss'] = v.double().numpy()
+        out.append(t)
+    return out
+
+def analyse(sd):
+    lab = json.load(open(os.path.join(sd, 'label.json')))
+    A, B = load_run(os.path.join(sd, 'eager')), load_run(os.path.join(sd, 'graph'))
+    rows = []
+    for k in range(min(len(A), len(B))):
+        a, b = A[k], B[k]
+        gnames = [n for n in a if n.startswith('grads/') and n in b and a[n].shape == b[n].shape]
+        if gnames:
+            S = math.sqrt(sum((a[n]**2).sum() for n in gnames) / sum(a[n].size for n in gnames))
+            gworst = max(math.sqrt(((a[n]-b[n])**2).mean()) / S if S else 0 for n in gnames)
+            grel = max(np.linalg.norm(a[n]-b[n]) / (np.linalg.norm(a[n]) or 1) for n in gnames)
+        else:
+            S = gworst = grel = float('nan')
+        # update ratio beta per param tensor: (du . u)/(u . u), u = eager update
+        beta = float('nan')
+        if k > 0:
+            pa, pb = A[k-1], B[k-1]
+            bs = []
+            for n in a:
+                if not n.startswith('params/') or n not in b or n not in pa or n not in pb: continue
+                if 'running' in n or 'num_batches' in n: continue
+                if a[n].shape != b[n].shape: continue
+                u = a[n] - pa[n]; ub = b[n] - pb[n]
+                uu = (u*u).sum()
+                if uu > 0:
+                    bs.append(((ub-u)*u).sum()/uu)
+            if bs: beta = max(bs, key=abs)
+        rows.append((k, gworst, grel, beta))
+    return lab, rows
+
+for sd in sys.argv[1:]:
+    try:
+        lab, rows = analyse(sd)
+    except Exception as e:
+        print(sd, 'ERR', e); continue
+    tag = 'OK ' if lab['verdict'] == 'pass' else 'BUG'
+    st = lab.get('first_divergent_step')
+    cells = ' '.join(f"{k}:{g:.1e}/{b:+.2f}" if not math.isnan(b) else f"{k}:{g:.1e}/--" for k, g, r, b in rows[:8])
+    print(f"{tag} {os.path.basename(sd):34s} step={st} {cells}")
