@@ -16,6 +16,13 @@ read from any training run's dumps, step by step:
 Reads .npy (bfloat16 as '<V2'), safetensors (parsed here) and torch.save
 dumps (needs torch). A calibration aid: it prints, it fixes nothing.
 """
+import glob
+import json
+import math
+import os
+import struct
+import sys
+
 import numpy as np
 import torch
 
