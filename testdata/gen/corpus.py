@@ -340,6 +340,32 @@ def scenarios() -> list[Sc]:
             prec, dump = precs[n % len(precs)]
             n += 1
             out.append(Sc(name=f"{fam}_{b['bug']}", family=fam, prec=prec, dump=dump, **b))
+    # TF32 with a capturable optimizer, and longer runs (differences grow)
+    out += [
+        Sc(name="gpt2_tf32_adam_ok", family="gpt2", optim="adam", prec="tf32"),
+        Sc(name="llama_tf32_adamw_ok", family="llama", optim="adamw", wd=0.05, prec="tf32", graph_impl="fused",
+           dump="pt"),
+        Sc(name="gpt2_fp32_adam_long_ok", family="gpt2", optim="adam", steps=24),
+        Sc(name="cnn_bn_autocast_long_ok", family="cnn_bn", optim="adam", prec="autocast", steps=24),
+        Sc(name="llama_bf16_adamw_long_ok", family="llama", optim="adamw", wd=0.1, prec="bf16",
+           dump="safetensors", steps=24),
+    ]
+    # make_graphed_callables with two micro-batches a step: labelled by
+    # what the dumps show (every other per-module capture here is bit for
+    # bit eager, so a difference is the capture's)
+    for fam in ("mlp", "cnn_bn", "gpt2", "rnn"):
+        out.append(Sc(name=f"{fam}_callables_accum", family=fam, optim="adamw", wd=0.05, capture="callables",
+                      eager_impl="fused", extra={"accum": 2, "observe": "callables_accumulation"}))
+    out += [
+        Sc(name="embed_stale_input", family="embed", bug="stale_input", cause="stale_input", dump="pt"),
+        Sc(name="embed_grad_accumulation", family="embed", bug="grad_accumulation", cause="grad_accumulation",
+           prec="bf16", dump="safetensors"),
+        Sc(name="cnn_bn_stale_input", family="cnn_bn", bug="stale_input", cause="stale_input", prec="bf16",
+           dump="safetensors"),
+        Sc(name="rnn_captured_branch", family="rnn", bug="captured_branch", cause="captured_branch", dump="pt"),
+        Sc(name="mlp_uninitialized_memory_long", family="mlp", bug="uninitialized_memory",
+           cause="uninitialized_memory", steps=24, prec="autocast"),
+    ]
     # the issue's must-fail cases
     out.append(Sc(name="gpt2_warmup_lr_frozen", family="gpt2", bug="captured_lr", cause="captured_scalar",
                   sched="warmup", prec="fp32", note="learning rate frozen during warm-up, fp32"))
@@ -554,8 +580,11 @@ def run_eager(sc: Sc, ctx: Ctx, state: dict) -> Run:
     for k, (x, y) in enumerate(data):
         set_lr(opt, lr_at(sc, k))
         opt.zero_grad(set_to_none=True)
-        loss, out = forward_loss(sc, ctx, model, x, y, aux_at(sc, k), noise, draw_inside=True)
-        step_backward(sc, model, opt, loss, scaler)
+        if sc.extra.get("accum"):
+            loss, out = accumulate(sc, ctx, model, model, opt, x, y, scaler)
+        else:
+            loss, out = forward_loss(sc, ctx, model, x, y, aux_at(sc, k), noise, draw_inside=True)
+            step_backward(sc, model, opt, loss, scaler)
         record(sc, run, model, loss, x, out)
     return finish(run)
 
@@ -573,18 +602,40 @@ def grad_scaler():
 
 
 def step_backward(sc: Sc, model, opt, loss, scaler):
+    (scaler.scale(loss) if scaler is not None else loss).backward()
+    optimizer_step(sc, model, opt, scaler)
+
+
+def optimizer_step(sc: Sc, model, opt, scaler):
+    """Clipping (after unscaling) and the optimizer step, through the
+    GradScaler when there is one."""
     if scaler is not None:
-        scaler.scale(loss).backward()
         if sc.clip:
             scaler.unscale_(opt)
             clip(model.parameters())
         scaler.step(opt)
         scaler.update()
         return
-    loss.backward()
     if sc.clip:
         clip(model.parameters())
     opt.step()
+
+
+def accumulate(sc: Sc, ctx: Ctx, fwd, model, opt, x, y, scaler):
+    """One step of sc.extra["accum"] micro-batches: each one's loss (over
+    the count) backpropagated into the same gradients, then one optimizer
+    step. Returns the step's loss and the outputs of every micro-batch."""
+    m = sc.extra["accum"]
+    losses, outs = [], []
+    for xi, yi in zip(x.chunk(m), y.chunk(m)):
+        with amp(sc, ctx):
+            out = fwd(xi)
+            loss = loss_of(sc, out, yi) / m
+        (scaler.scale(loss) if scaler is not None else loss).backward()
+        losses.append(loss.detach())
+        outs.append(out.detach())
+    optimizer_step(sc, model, opt, scaler)
+    return torch.stack(losses).sum(), torch.cat(outs)
 
 
 class SimGraph:
@@ -615,7 +666,7 @@ def run_module_capture(sc: Sc, ctx: Ctx, state: dict, bugged: bool) -> Run:
     model, data = setup(sc, ctx, state, bugged)
     opt = make_opt(sc, ctx, model.parameters(), graphed=False, lr_tensor=False)
     scaler = grad_scaler() if sc.prec == "fp16" and not ctx.cpu else None
-    x0 = data[0][0]
+    x0 = data[0][0].chunk(sc.extra.get("accum", 1))[0]  # one (micro-)batch: the graphed shape
     if ctx.cpu:
         fwd = model
     elif sc.capture == "callables":
@@ -638,10 +689,13 @@ def run_module_capture(sc: Sc, ctx: Ctx, state: dict, bugged: bool) -> Run:
         opt.zero_grad(set_to_none=True)
         if sc.capture == "compile" and not ctx.cpu:
             torch.compiler.cudagraph_mark_step_begin()
-        with amp(sc, ctx):
-            out = fwd(x)
-            loss = loss_of(sc, out, y)
-        step_backward(sc, model, opt, loss, scaler)
+        if sc.extra.get("accum"):
+            loss, out = accumulate(sc, ctx, fwd, model, opt, x, y, scaler)
+        else:
+            with amp(sc, ctx):
+                out = fwd(x)
+                loss = loss_of(sc, out, y)
+            step_backward(sc, model, opt, loss, scaler)
         record(sc, run, model, loss, x, out)
     return finish(run)
 
@@ -913,7 +967,21 @@ def run_scenario(ctx: Ctx, sc: Sc, root: Path, states: dict) -> dict | None:
     elif sc.prec == "fp16":
         label["compute_dtype"] = "f16"
     measured = {"eager_vs_graph": per_step(eager, graph)}
-    if sc.bug is None:
+    if sc.bug is None and sc.extra.get("observe"):
+        again, eager2 = run_graph(sc, ctx, state, bugged=True), run_eager(sc, ctx, state)
+        if first_diff(graph, again) is not None or first_diff(eager, eager2) is not None:
+            ctx.warn(f"{sc.name}: a run does not repeat itself bit for bit: skipped")
+            return None
+        step = first_diff(eager, graph)
+        if step is None:
+            label.update(verdict="pass", causes=[], first_divergent_step=None)
+            note = "the graphed run is bit for bit the eager one"
+        else:
+            label.update(verdict="fail", causes=[sc.extra["observe"]], first_divergent_step=step)
+            note = (f"the graphed run departs from the eager one, bit for bit, at step {step}, where every "
+                    f"other per-module capture of this corpus is bit for bit eager (both runs repeat "
+                    f"themselves bit for bit)")
+    elif sc.bug is None:
         label.update(verdict="pass", causes=[], first_divergent_step=None)
         note = "correct by construction: the same program graphed"
     else:
