@@ -145,6 +145,10 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, progress func(int64)
 	if c := opts.Resolver.Overrides.ComputeDType; c != loaders.Invalid {
 		res.ComputeDType = c
 	}
+	if res.ComputeDType == loaders.Invalid {
+		// the model's precision: a bf16 model's float32 loss carries bf16 noise
+		compute = modelDType(a, b)
+	}
 	var noise map[pairKey]*loaders.Entry
 	if baseline != nil {
 		noise = map[pairKey]*loaders.Entry{}
@@ -295,6 +299,28 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, progress func(int64)
 	}
 	res.Verdict, res.FirstDivergence = judge.Run(res.Tensors, res.Errors)
 	return out
+}
+
+// modelDType returns the precision the model computes in when neither the
+// flags nor the manifests say: the coarsest (largest epsilon) floating-point
+// dtype either run stores a parameter or a gradient in, as the training
+// program had it (Meta.Effective); Invalid when the runs hold neither. A
+// model kept in bfloat16 computes in bfloat16, so its float32 loss and
+// outputs carry bfloat16 noise and are compared at bfloat16; a float32
+// model changes nothing.
+func modelDType(runs ...*loaders.Run) loaders.DType {
+	d := loaders.Invalid
+	for _, r := range runs {
+		for _, e := range r.Entries {
+			if e.Kind != loaders.KindGrad && e.Kind != loaders.KindParam {
+				continue
+			}
+			if t := e.Meta().Effective(); t.IsFloat() && tolerances.Epsilon(t) > tolerances.Epsilon(d) {
+				d = t
+			}
+		}
+	}
+	return d
 }
 
 // manifestCompute returns the coarser compute dtype the runs' manifests

@@ -102,3 +102,38 @@ func TestCorpus(t *testing.T) {
 		t.Logf("%-12s correct runs passed %d/%d, bugs failed at their step %d/%d", f, tl.passed, tl.correct, tl.exact, tl.bugs)
 	}
 }
+
+// TestModelPrecision checks that a model kept in bfloat16 has its float32
+// loss compared at bfloat16 (the precision the model computed it in),
+// while a float32 model's loss stays at float32, and an explicit compute
+// dtype still wins.
+func TestModelPrecision(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		compute  loaders.DType
+		want     loaders.DType
+	}{
+		{"llama/llama_bf16_adamw_ok", loaders.Invalid, loaders.BFloat16},
+		{"llama/llama_fp32_adam_ok", loaders.Invalid, loaders.Float32},
+		{"llama/llama_bf16_adamw_ok", loaders.Float16, loaders.Float16}, // what the user says wins
+	} {
+		dir := fixture("corpus", tc.scenario)
+		var opts Options
+		opts.Resolver.Overrides.ComputeDType = tc.compute
+		c := compareRuns(load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph")), nil, opts, nil)
+		losses := 0
+		for _, p := range c.result.Tensors {
+			if p.Kind != loaders.KindLoss || p.A == nil {
+				continue
+			}
+			losses++
+			if p.A.DType != loaders.Float32 || p.Settings.DType != tc.want {
+				t.Errorf("%s (compute %s): %s step %d stored %s compared at %s, want %s",
+					tc.scenario, tc.compute, p.Name, p.Step, p.A.DType, p.Settings.DType, tc.want)
+			}
+		}
+		if losses == 0 {
+			t.Errorf("%s: no loss", tc.scenario)
+		}
+	}
+}
