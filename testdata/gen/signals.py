@@ -104,12 +104,17 @@ def analyse(sd):
         rows.append((k, gworst, grel, beta))
     return lab, rows
 
-for sd in sys.argv[1:]:
-    try:
-        lab, rows = analyse(sd)
-    except Exception as e:
-        print(sd, 'ERR', e); continue
-    tag = 'OK ' if lab['verdict'] == 'pass' else 'BUG'
-    st = lab.get('first_divergent_step')
-    cells = ' '.join(f"{k}:{g:.1e}/{b:+.2f}" if not math.isnan(b) else f"{k}:{g:.1e}/--" for k, g, r, b in rows[:8])
-    print(f"{tag} {os.path.basename(sd):34s} step={st} {cells}")
+def main():
+    for sd in sys.argv[1:]:
+        try:
+            lab, rows = analyse(sd)
+        except Exception as e:
+            print(sd, 'ERR', e); continue
+        tag = 'OK ' if lab['verdict'] == 'pass' else 'BUG'
+        st = lab.get('first_divergent_step')
+        cells = ' '.join(f"{k}:{g:.1e}/{b:+.2f}" if not math.isnan(b) else f"{k}:{g:.1e}/--" for k, g, r, b in rows[:8])
+        print(f"{tag} {os.path.basename(sd):34s} step={st} {cells}")
+
+
+if __name__ == "__main__":
+    main()
