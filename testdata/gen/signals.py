@@ -6,10 +6,14 @@ read from any training run's dumps, step by step:
      in units of the model's gradient scale at that step (the RMS of every
      eager gradient element of the step): how far a gradient moved,
      measured against the whole model rather than against itself;
-  b  the largest update-ratio error over parameter tensors,
-     β = ((u_graph − u_eager)·u_eager)/(u_eager·u_eager), u = p_k − p_{k−1}
+  b  the model's update-ratio error, pooled over every parameter element
+     whose eager gradient is well above rounding (|g| > sqrt(ε)·S, ε the
+     compute dtype's epsilon, S the gradient scale above):
+     β = Σ(u_graph − u_eager)·u_eager / Σ u_eager·u_eager, u = p_k − p_{k−1}
      (BatchNorm statistics left out): 0 when the graph takes the eager
-     update, −0.3 for an update 0.7 times as large.
+     update, −0.3 for an update 0.7 times as large. Elements with
+     rounding-level gradients are left out: Adam turns their noise into
+     full-size steps of random sign in any correct run.
 
     /usr/bin/python3 testdata/gen/signals.py testdata/corpus/*/*
 
@@ -76,6 +80,11 @@ def load_run(d):
 
 def analyse(sd):
     lab = json.load(open(os.path.join(sd, 'label.json')))
+    # the compute dtype's epsilon, from the label's note (corpus.py writes
+    # the precision second) or its compute_dtype
+    prec = lab.get('note', '').split(',')[1].strip() if ',' in lab.get('note', '') else ''
+    eps = {'bf16': 2**-7, 'autocast': 2**-7, 'fp16': 2**-10, 'tf32': 2**-10}.get(
+        prec, {'bf16': 2**-7, 'f16': 2**-10}.get(lab.get('compute_dtype', ''), 2**-23))
     A, B = load_run(os.path.join(sd, 'eager')), load_run(os.path.join(sd, 'graph'))
     rows = []
     for k in range(min(len(A), len(B))):
@@ -87,20 +96,26 @@ def analyse(sd):
             grel = max(np.linalg.norm(a[n]-b[n]) / (np.linalg.norm(a[n]) or 1) for n in gnames)
         else:
             S = gworst = grel = float('nan')
-        # update ratio beta per param tensor: (du . u)/(u . u), u = eager update
+        # the model's update ratio over elements with healthy gradients
         beta = float('nan')
-        if k > 0:
+        if k > 0 and gnames:
             pa, pb = A[k-1], B[k-1]
-            bs = []
+            theta = math.sqrt(eps) * S
+            num = den = 0.0
             for n in a:
-                if not n.startswith('params/') or n not in b or n not in pa or n not in pb: continue
-                if 'running' in n or 'num_batches' in n: continue
-                if a[n].shape != b[n].shape: continue
-                u = a[n] - pa[n]; ub = b[n] - pb[n]
-                uu = (u*u).sum()
-                if uu > 0:
-                    bs.append(((ub-u)*u).sum()/uu)
-            if bs: beta = max(bs, key=abs)
+                if not n.startswith('params/') or 'running' in n or 'num_batches' in n:
+                    continue
+                gn = 'grads/' + n[len('params/'):]
+                if n not in b or n not in pa or n not in pb or gn not in a or a[gn].shape != a[n].shape \
+                        or b[n].shape != a[n].shape:
+                    continue
+                healthy = np.abs(a[gn]) > theta
+                u = (a[n] - pa[n])[healthy]
+                ub = (b[n] - pb[n])[healthy]
+                num += ((ub - u) * u).sum()
+                den += (u * u).sum()
+            if den > 0:
+                beta = num / den
         rows.append((k, gworst, grel, beta))
     return lab, rows
 
