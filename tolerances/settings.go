@@ -14,7 +14,7 @@ type Settings struct {
 	// rounding.
 	Tolerance
 	// MaxRelL2 and MaxMismatchFraction are the aggregate thresholds of the
-	// verdict (see the compare package).
+	// verdict (see package judge).
 	MaxRelL2            float64
 	MaxMismatchFraction float64
 	// Ignore leaves the pair out of the comparison.
@@ -118,7 +118,7 @@ func ComparisonDType(a, b, compute loaders.DType) loaders.DType {
 }
 
 // Thresholds are the default aggregate thresholds of each floating-point
-// dtype (see the compare package for the rule and the measurements behind
+// dtype (see package judge for the rule and the measurements behind
 // the values). Integer and bool tensors have none: they compare exactly.
 var defaultThresholds = map[loaders.DType]struct{ relL2, beyond float64 }{
 	loaders.Float64:      {1e-9, 0.10},
