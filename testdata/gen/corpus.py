@@ -50,6 +50,7 @@ and are reported. --cpu output is not a fixture.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import platform
@@ -233,6 +234,8 @@ class Net(nn.Module):
 
     def forward(self, x):
         f = self.body.features(x)
+        if hasattr(self, "temp"):  # a temperature the training schedules
+            f = f * self.temp
         acc = torch.empty_like(f) if self.uninit else torch.zeros_like(f)
         acc += f
         return self.body.head(acc)
@@ -366,6 +369,17 @@ def scenarios() -> list[Sc]:
         Sc(name="mlp_uninitialized_memory_long", family="mlp", bug="uninitialized_memory",
            cause="uninitialized_memory", steps=24, prec="autocast"),
     ]
+    # autocast's weight cache kept across capture, and a scheduled tensor
+    # attribute reassigned after capture (its correct twin copies in place)
+    for fam in ("mlp", "cnn_bn", "gpt2", "llama"):
+        out.append(Sc(name=f"{fam}_autocast_cache", family=fam, bug="autocast_cache", cause="autocast_cache",
+                      prec="autocast", dump="npy" if fam in ("mlp", "gpt2") else "pt"))
+    for fam in ("mlp", "embed", "gpt2", "rnn"):
+        out.append(Sc(name=f"{fam}_temp_copy_ok", family=fam, optim="adam", extra={"temp": True},
+                      dump="safetensors" if fam in ("embed", "rnn") else "npy"))
+        out.append(Sc(name=f"{fam}_reassigned_buffer", family=fam, bug="reassigned_buffer",
+                      cause="reassigned_tensor", extra={"temp": True},
+                      dump="safetensors" if fam in ("embed", "rnn") else "npy"))
     # the issue's must-fail cases
     out.append(Sc(name="gpt2_warmup_lr_frozen", family="gpt2", bug="captured_lr", cause="captured_scalar",
                   sched="warmup", prec="fp32", note="learning rate frozen during warm-up, fp32"))
@@ -397,11 +411,11 @@ def model_dtype(sc: Sc):
     return torch.bfloat16 if sc.prec == "bf16" else torch.float32
 
 
-def amp(sc: Sc, ctx: Ctx):
+def amp(sc: Sc, ctx: Ctx, cache: bool = False):
     # autocast's weight cache off: make_graphed_callables requires it, and
-    # it changes no number
+    # it changes no number within one step (autocast_cache's bug turns it on)
     if sc.prec == "autocast":
-        return torch.autocast(ctx.device.type, dtype=torch.bfloat16, cache_enabled=False)
+        return torch.autocast(ctx.device.type, dtype=torch.bfloat16, cache_enabled=cache)
     if sc.prec == "fp16" and not ctx.cpu:
         return torch.autocast("cuda", dtype=torch.float16, cache_enabled=False)
     return torch.autocast(ctx.device.type, enabled=False)
@@ -517,6 +531,8 @@ def setup(sc: Sc, ctx: Ctx, state: dict, bugged: bool):
     model.load_state_dict(state)
     model = model.to(device=ctx.device, dtype=model_dtype(sc))
     model.uninit = bugged and sc.bug == "uninitialized_memory"
+    if sc.extra.get("temp"):
+        model.register_buffer("temp", torch.ones((), device=ctx.device, dtype=model_dtype(sc)))
     model.train()
     data = [(x.to(ctx.device) if x.dtype == torch.long else x.to(ctx.device, model_dtype(sc)), y.to(ctx.device))
             for x, y in data_for(sc)]
@@ -549,7 +565,8 @@ def aux_term(model):
                if n.endswith("weight") and "spare" not in n)
 
 
-def forward_loss(sc: Sc, ctx: Ctx, model, x, y, aux, noise: Noise | None, draw_inside: bool):
+def forward_loss(sc: Sc, ctx: Ctx, model, x, y, aux, noise: Noise | None, draw_inside: bool,
+                 cache: bool = False):
     """The loss of a batch. aux is captured_branch's auxiliary weight: a
     Python float (0 leaves the term out, as a Python branch does) or a
     device tensor (the term always computed, weighted on the device)."""
@@ -557,12 +574,17 @@ def forward_loss(sc: Sc, ctx: Ctx, model, x, y, aux, noise: Noise | None, draw_i
         if draw_inside:
             noise.draw()
         x = x + 0.1 * noise.device()
-    with amp(sc, ctx):
+    with amp(sc, ctx, cache):
         out = model(x)
         loss = loss_of(sc, out, y)
         if torch.is_tensor(aux) or aux:
             loss = loss + aux * aux_term(model)
     return loss, out
+
+
+def temp_at(k: int) -> float:
+    """The scheduled temperature at step k (temp scenarios)."""
+    return 1.0 + 0.25 * k
 
 
 def aux_at(sc: Sc, k: int) -> float:
@@ -579,6 +601,8 @@ def run_eager(sc: Sc, ctx: Ctx, state: dict) -> Run:
     run = Run()
     for k, (x, y) in enumerate(data):
         set_lr(opt, lr_at(sc, k))
+        if sc.extra.get("temp"):
+            model.temp = torch.tensor(temp_at(k), device=ctx.device, dtype=model_dtype(sc))  # eagerly fine
         opt.zero_grad(set_to_none=True)
         if sc.extra.get("accum"):
             loss, out = accumulate(sc, ctx, model, model, opt, x, y, scaler)
@@ -752,7 +776,7 @@ def run_whole_step(sc: Sc, ctx: Ctx, state: dict, bugged: bool) -> Run:
             opt.zero_grad(set_to_none=False)
         aux = aux_t if aux_t is not None else aux_now[0]
         loss, out = forward_loss(sc, ctx, model, static_x, static_y, aux, noise,
-                                 draw_inside=(bug == "frozen_rng"))
+                                 draw_inside=(bug == "frozen_rng"), cache=(bug == "autocast_cache"))
         loss.backward()
         if sc.clip:
             clip(params)
@@ -760,6 +784,12 @@ def run_whole_step(sc: Sc, ctx: Ctx, state: dict, bugged: bool) -> Run:
         return loss, out
 
     saved = {n: t.detach().clone() for n, t in model.state_dict().items()}
+    region = contextlib.ExitStack()
+    if bug == "autocast_cache":
+        # BUG: one autocast region, its weight cache on, around warm-up,
+        # capture and the replays: the casts of the first warm-up step are
+        # reused at capture, so the graph never casts the updated weights
+        region.enter_context(torch.autocast(ctx.device.type, dtype=torch.bfloat16, cache_enabled=True))
     # warm-up on a side stream, then restore parameters, buffers and state
     if ctx.cpu:
         graph = SimGraph()
@@ -810,6 +840,12 @@ def run_whole_step(sc: Sc, ctx: Ctx, state: dict, bugged: bool) -> Run:
             aux_now[0] = aux_at(sc, k)  # the simulation re-runs the Python
         if aux_t is not None:
             aux_t.fill_(aux_at(sc, k))
+        if sc.extra.get("temp"):
+            t = torch.tensor(temp_at(k), device=ctx.device, dtype=model_dtype(sc))
+            if bug == "reassigned_buffer":
+                model.temp = t  # BUG: a new tensor; the graph reads the old one's freed block
+            else:
+                model.temp.copy_(t)
         # a float learning rate: the scheduler updates a Python float the
         # graph never reads again (unless captured anew); otherwise a tensor
         # the graph reads
@@ -849,6 +885,7 @@ def run_whole_step(sc: Sc, ctx: Ctx, state: dict, bugged: bool) -> Run:
         if bug == "input_lag":
             static_x.copy_(x)
             static_y.copy_(y)
+    region.close()
     return finish(run)
 
 
