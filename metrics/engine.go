@@ -50,7 +50,7 @@ func Pairs(jobs []Job, workers int, progress func(bytes int64)) []Outcome {
 	out := make([]Outcome, len(jobs))
 	js := make([]*job, len(jobs))
 	for i := range jobs {
-		js[i] = &job{Job: jobs[i], a: jobs[i].A, b: jobs[i].B, out: &out[i]}
+		js[i] = &job{Job: jobs[i], out: &out[i]}
 	}
 	runJobs(js, workers, progress)
 	return out
@@ -59,8 +59,7 @@ func Pairs(jobs []Job, workers int, progress func(bytes int64)) []Outcome {
 // job is a Job being compared.
 type job struct {
 	Job
-	a, b *loaders.Tensor
-	out  *Outcome
+	out *Outcome
 
 	mu    sync.Mutex
 	parts []*acc
@@ -83,8 +82,8 @@ func runJobs(jobs []*job, workers int, progress func(int64)) {
 	}
 	var tasks []chunkTask
 	for _, j := range jobs {
-		n := j.a.Len()
-		if j.a.FortranOrder != j.b.FortranOrder || !j.a.RandomAccess() || !j.b.RandomAccess() || n <= chunkElems {
+		n := j.A.Len()
+		if j.A.FortranOrder != j.B.FortranOrder || !j.A.RandomAccess() || !j.B.RandomAccess() || n <= chunkElems {
 			j.parts = make([]*acc, 1)
 			tasks = append(tasks, chunkTask{job: j, whole: true})
 			continue
@@ -109,7 +108,7 @@ func runJobs(jobs []*job, workers int, progress func(int64)) {
 				w.run(tk)
 				if progress != nil {
 					_, count := tk.span()
-					progress(int64(tk.job.a.DType.Size()+tk.job.b.DType.Size()) * count)
+					progress(int64(tk.job.A.DType.Size()+tk.job.B.DType.Size()) * count)
 				}
 			}
 		}()
@@ -127,7 +126,7 @@ func runJobs(jobs []*job, workers int, progress func(int64)) {
 // span returns the task's first element and element count.
 func (tk chunkTask) span() (first, count int64) {
 	if tk.whole {
-		return 0, tk.job.a.Len()
+		return 0, tk.job.A.Len()
 	}
 	return tk.first, tk.count
 }
@@ -177,36 +176,36 @@ func (w *worker) run(tk chunkTask) {
 func (w *worker) compare(tk chunkTask, hist *errorHistogram) (*acc, error) {
 	j := tk.job
 	key := ulpKeyFor(j.DType)
-	complex := j.a.DType.IsComplex()
+	complex := j.A.DType.IsComplex()
 	useULP := true
-	if j.a.FortranOrder != j.b.FortranOrder {
+	if j.A.FortranOrder != j.B.FortranOrder {
 		return compareInMemory(j, key, complex, hist)
 	}
-	if j.a.DType.Float32Exact() && j.b.DType.Float32Exact() {
+	if j.A.DType.Float32Exact() && j.B.DType.Float32Exact() {
 		return w.compare32(tk, hist, key)
 	}
 	var ra, rb *loaders.Reader
 	var err error
 	if tk.whole {
-		ra, err = j.a.Open()
+		ra, err = j.A.Open()
 	} else {
-		ra, err = j.a.OpenRange(tk.first, tk.count)
+		ra, err = j.A.OpenRange(tk.first, tk.count)
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer ra.Close()
 	if tk.whole {
-		rb, err = j.b.Open()
+		rb, err = j.B.Open()
 	} else {
-		rb, err = j.b.OpenRange(tk.first, tk.count)
+		rb, err = j.B.OpenRange(tk.first, tk.count)
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer rb.Close()
 	c := newAcc(j.Tolerance, key, complex, useULP, hist, tk.first)
-	comps := j.a.DType.Components()
+	comps := j.A.DType.Components()
 	bufA, bufB := w.bufA[:pairBufElems*comps], w.bufB[:pairBufElems*comps]
 	for {
 		na, errA := ra.Read(bufA)
@@ -218,7 +217,7 @@ func (w *worker) compare(tk chunkTask, hist *errorHistogram) (*acc, error) {
 			return nil, errB
 		}
 		if na != nb {
-			return nil, fmt.Errorf("%s: internal error: read %d and %d values", j.a.Path, na, nb)
+			return nil, fmt.Errorf("%s: internal error: read %d and %d values", j.A.Path, na, nb)
 		}
 		if na == 0 {
 			return c, nil
@@ -342,7 +341,7 @@ func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *a
 	defer func() {
 		if p := recover(); p != nil {
 			if re, ok := p.(runtime.Error); ok && strings.Contains(re.Error(), "fault") {
-				c, err = nil, &loaders.Error{Path: j.a.Path + " or " + j.b.Path, Err: fmt.Errorf("data changed while being read (file truncated?): %v", re)}
+				c, err = nil, &loaders.Error{Path: j.A.Path + " or " + j.B.Path, Err: fmt.Errorf("data changed while being read (file truncated?): %v", re)}
 				return
 			}
 			panic(p)
@@ -350,27 +349,27 @@ func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *a
 	}()
 	mode := ulpKeyFunc
 	switch {
-	case j.DType == loaders.Float32 && j.a.DType == loaders.Float32 && j.b.DType == loaders.Float32:
+	case j.DType == loaders.Float32 && j.A.DType == loaders.Float32 && j.B.DType == loaders.Float32:
 		mode = ulpFloat32
-	case j.DType == loaders.BFloat16 && (j.a.DType == loaders.BFloat16 || j.a.DType == loaders.Float32) &&
-		(j.b.DType == loaders.BFloat16 || j.b.DType == loaders.Float32):
+	case j.DType == loaders.BFloat16 && (j.A.DType == loaders.BFloat16 || j.A.DType == loaders.Float32) &&
+		(j.B.DType == loaders.BFloat16 || j.B.DType == loaders.Float32):
 		mode = ulpBFloat16 // bfloat16, or float32 rounded to it
-		if j.a.DType == loaders.Float32 {
+		if j.A.DType == loaders.Float32 {
 			mode |= ulpRoundA
 		}
-		if j.b.DType == loaders.Float32 {
+		if j.B.DType == loaders.Float32 {
 			mode |= ulpRoundB
 		}
 	}
 	if c, ok, err := compareMapped16(tk, hist, key, mode); ok {
 		return c, err
 	}
-	sa, err := openFloat32(j.a, tk, w.buf32A)
+	sa, err := openFloat32(j.A, tk, w.buf32A)
 	if err != nil {
 		return nil, err
 	}
 	defer sa.close()
-	sb, err := openFloat32(j.b, tk, w.buf32B)
+	sb, err := openFloat32(j.B, tk, w.buf32B)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +389,7 @@ func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *a
 			return nil, errB
 		}
 		if len(va) != len(vb) {
-			return nil, fmt.Errorf("%s: internal error: read %d and %d values", j.a.Path, len(va), len(vb))
+			return nil, fmt.Errorf("%s: internal error: read %d and %d values", j.A.Path, len(va), len(vb))
 		}
 		if len(va) == 0 {
 			return c, nil
@@ -424,7 +423,7 @@ func (w *worker) compareMixed(tk chunkTask, c *acc, s32, s16 *float32Source, mod
 // keepHeads keeps the pair's leading values as the job asks (Job.Heads),
 // given the first piece of each side.
 func (j *job) keepHeads(va, vb []float32) {
-	if j.Heads == 0 || int64(len(va)) < min(int64(j.Heads), j.a.Len()) {
+	if j.Heads == 0 || int64(len(va)) < min(int64(j.Heads), j.A.Len()) {
 		return
 	}
 	n := min(j.Heads, len(va))
@@ -440,7 +439,7 @@ func (j *job) keepHeads(va, vb []float32) {
 // the caller then decodes through float32.
 func compareMapped16(tk chunkTask, hist *errorHistogram, key ulpKey, mode ulpMode) (c *acc, ok bool, err error) {
 	j := tk.job
-	a, b := j.a, j.b
+	a, b := j.A, j.B
 	first, count := tk.span()
 	if a.DType != b.DType || (a.DType != loaders.BFloat16 && a.DType != loaders.Float16) ||
 		a.BigEndian || b.BigEndian || !a.Mappable() || !b.Mappable() || count < mapMinElems {
@@ -469,11 +468,11 @@ func compareMapped16(tk chunkTask, hist *errorHistogram, key ulpKey, mode ulpMod
 // Fortran): both are read whole into memory in C order. This is the one
 // case whose memory grows with the tensor.
 func compareInMemory(j *job, key ulpKey, complex bool, hist *errorHistogram) (*acc, error) {
-	va, err := readC(j.a)
+	va, err := readC(j.A)
 	if err != nil {
 		return nil, err
 	}
-	vb, err := readC(j.b)
+	vb, err := readC(j.B)
 	if err != nil {
 		return nil, err
 	}
@@ -515,11 +514,11 @@ func readC(t *loaders.Tensor) ([]float64, error) {
 
 // index maps a storage position of the compared stream to a C-order index.
 func (j *job) index() func(int64) []int {
-	if j.a.FortranOrder != j.b.FortranOrder {
-		c := &loaders.Tensor{Shape: j.a.Shape} // compared in C order
+	if j.A.FortranOrder != j.B.FortranOrder {
+		c := &loaders.Tensor{Shape: j.A.Shape} // compared in C order
 		return c.Index
 	}
-	return j.a.Index
+	return j.A.Index
 }
 
 func (j *job) store(m *Metrics) { j.out.Metrics = m }

@@ -121,7 +121,7 @@ func TestMixedPairInPlace(t *testing.T) {
 		if ta.DType == loaders.BFloat16 {
 			mode = ulpBFloat16 | ulpRoundB
 		}
-		tk := chunkTask{job: &job{a: ta, b: tb}, whole: true}
+		tk := chunkTask{job: &job{Job: Job{A: ta, B: tb}}, whole: true}
 		sa, errA := openFloat32(ta, tk, make([]float32, pairBufElems))
 		sb, errB := openFloat32(tb, tk, make([]float32, pairBufElems))
 		if errA != nil || errB != nil {
