@@ -35,10 +35,11 @@ type Options struct {
 	// Strict makes warnings fail a passing verdict; they then lead the
 	// causes.
 	Strict bool
-	// Progress, when set, is called once the runs are loaded with the
-	// number of bytes the comparison will read. It returns the function
-	// to call with the bytes each finished piece of work read (from
-	// several goroutines) and the one to call when comparing is over.
+	// Progress, when set, is called once the pairs are known with the
+	// bytes the comparison will read (both sides of every pair it
+	// compares: this shard's only). It returns the function to call with
+	// the bytes each finished piece of work read (from several goroutines)
+	// and the one to call when comparing is over.
 	Progress func(total int64) (add func(bytes int64), done func())
 }
 
@@ -72,13 +73,7 @@ func Runs(pathA, pathB string, opts Options) (*Comparison, error) {
 		}
 		loaders.PairSingleFiles(a, baseline)
 	}
-	var add func(int64) // nil: no progress to report
-	done := func() {}
-	if opts.Progress != nil {
-		add, done = opts.Progress(bytesToCompare(a, b))
-	}
-	c := compareRuns(a, b, baseline, opts, add)
-	done()
+	c := compareRuns(a, b, baseline, opts)
 	var cv *curve.Result
 	if opts.Shard.Index <= 1 { // shard 1 carries the curve
 		cv = runCurves(a, b, opts.Load)
@@ -104,18 +99,6 @@ func loadBoth(pathA, pathB string, lo loaders.Options) (a, b *loaders.Run, err e
 	return a, b, err
 }
 
-// bytesToCompare returns the bytes of data the comparison of two runs
-// reads: both sides of every pair that both runs hold.
-func bytesToCompare(a, b *loaders.Run) int64 {
-	var total int64
-	for _, p := range loaders.PairRuns(a, b) {
-		if p.A != nil && p.B != nil {
-			total += p.A.Size() + p.B.Size()
-		}
-	}
-	return total
-}
-
 // compared is a comparison of two loaded runs: the judged result, the
 // entries of its pairs (to read samples from) and the leading values the
 // comparison kept.
@@ -136,8 +119,9 @@ var keepHeads = true
 
 // compareRuns compares run b against the reference run a (and a against
 // baseline, when not nil), pair by pair and step by step, and judges each
-// pair and the whole run.
-func compareRuns(a, b, baseline *loaders.Run, opts Options, progress func(int64)) *compared {
+// pair and the whole run. opts.Progress, when set, is told the bytes of
+// the pairs this comparison reads (both sides), and is done when they are.
+func compareRuns(a, b, baseline *loaders.Run, opts Options) *compared {
 	res := &judge.Result{A: a.Root, B: b.Root, Shard: opts.Shard}
 	out := &compared{result: res, pairs: map[*judge.TensorResult]pairEntries{}, kept: map[*judge.TensorResult]metrics.Outcome{}}
 	compute := manifestCompute(a, b)
@@ -243,6 +227,18 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, progress func(int64)
 	sort.SliceStable(steps, func(i, j int) bool {
 		return judge.StepOrder(steps[i][0].Step) < judge.StepOrder(steps[j][0].Step)
 	})
+	var progress func(int64) // nil: no progress to report
+	if opts.Progress != nil {
+		var total int64
+		for _, group := range steps {
+			for _, t := range group {
+				total += out.pairs[t].a.Size() + out.pairs[t].b.Size()
+			}
+		}
+		var done func()
+		progress, done = opts.Progress(total)
+		defer done()
+	}
 	heads := map[*judge.TensorResult]int{}
 	if keepHeads {
 		for _, w := range diagnose.PlanSamples(slices.Concat(steps...)) {

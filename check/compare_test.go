@@ -117,7 +117,7 @@ func mustRuns(t testing.TB, a, b *loaders.Run, opts Options, baseline ...*loader
 	if len(baseline) > 0 {
 		base = baseline[0]
 	}
-	return compareRuns(a, b, base, opts, nil).result
+	return compareRuns(a, b, base, opts).result
 }
 
 // TestFilesChangeAfterDiscovery removes one file and truncates another

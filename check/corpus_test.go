@@ -120,7 +120,7 @@ func TestModelPrecision(t *testing.T) {
 		dir := fixture("corpus", tc.scenario)
 		var opts Options
 		opts.Resolver.Overrides.ComputeDType = tc.compute
-		c := compareRuns(load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph")), nil, opts, nil)
+		c := compareRuns(load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph")), nil, opts)
 		losses := 0
 		for _, p := range c.result.Tensors {
 			if p.Kind != loaders.KindLoss || p.A == nil {
