@@ -300,7 +300,8 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options) *compared {
 // modelDType returns the precision the model computes in when neither the
 // flags nor the manifests say: the coarsest (largest epsilon) floating-point
 // dtype either run stores a parameter or a gradient in, as the training
-// program had it (Meta.Effective); Invalid when the runs hold neither. A
+// program had it (its original dtype where a manifest gives one); Invalid
+// when the runs hold neither. A
 // model kept in bfloat16 computes in bfloat16, so its float32 loss and
 // outputs carry bfloat16 noise and are compared at bfloat16; a float32
 // model changes nothing.
@@ -311,7 +312,11 @@ func modelDType(runs ...*loaders.Run) loaders.DType {
 			if e.Kind != loaders.KindGrad && e.Kind != loaders.KindParam {
 				continue
 			}
-			if t := e.Meta().Effective(); t.IsFloat() && tolerances.Epsilon(t) > tolerances.Epsilon(d) {
+			t := e.DType
+			if e.Original != loaders.Invalid {
+				t = e.Original
+			}
+			if t.IsFloat() && tolerances.Epsilon(t) > tolerances.Epsilon(d) {
 				d = t
 			}
 		}
