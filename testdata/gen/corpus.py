@@ -791,20 +791,20 @@ def run_whole_step(sc: Sc, ctx: Ctx, state: dict, bugged: bool) -> Run:
         # reused at capture, so the graph never casts the updated weights
         region.enter_context(torch.autocast(ctx.device.type, dtype=torch.bfloat16, cache_enabled=True))
     # warm-up on a side stream, then restore parameters, buffers and state
-    if ctx.cpu:
-        graph = SimGraph()
+    def warm_up():
         for _ in range(WARMUP):
             if sc.bug != "wd_zero_grads":
                 opt.zero_grad(set_to_none=True)
             body()
+
+    if ctx.cpu:
+        graph = SimGraph()
+        warm_up()
     else:
         s = torch.cuda.Stream()
         s.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(s):
-            for _ in range(WARMUP):
-                if sc.bug != "wd_zero_grads":
-                    opt.zero_grad(set_to_none=True)
-                body()
+            warm_up()
         torch.cuda.current_stream().wait_stream(s)
         graph = torch.cuda.CUDAGraph()
     with torch.no_grad():
