@@ -37,6 +37,9 @@ type Metrics struct {
 	// RelL2 is ‖a−b‖₂/‖a‖₂ over finite pairs: 0 when both are zero
 	// vectors, +Inf when only a is.
 	RelL2 float64
+	// NormA is ‖a‖₂ and NormDiff ‖a−b‖₂, over finite pairs: the sums a
+	// run-level verdict pools over the tensors of a step (judge.Steps).
+	NormA, NormDiff float64
 	// Cosine is a·b/(‖a‖₂‖b‖₂) over finite pairs: 1 when both are zero
 	// vectors, NaN when exactly one is.
 	Cosine float64
@@ -276,6 +279,7 @@ func (c *acc) metrics(hist *errorHistogram, index func(int64) []int) Metrics {
 	}
 	sqD, sqA, sqB, ab := c.sums.totals()
 	normD, normA, normB := math.Sqrt(sqD), math.Sqrt(sqA), math.Sqrt(sqB)
+	m.NormA, m.NormDiff = normA, normD
 	switch {
 	case normA == 0 && normD == 0:
 		m.RelL2 = 0

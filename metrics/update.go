@@ -1,0 +1,199 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// UpdateJob is one parameter at one step of two runs: how far each run
+// moved it from the previous step, element by element, against the size of
+// the reference run's gradient there. All five tensors have the same shape
+// and storage order.
+type UpdateJob struct {
+	// Grad is the reference run's gradient of the parameter at this step;
+	// nil when the run did not dump it (every element then goes to the
+	// NoGrad bin).
+	Grad *loaders.Tensor
+	// PrevA and CurA are the reference run's parameter at the previous
+	// and at this step; PrevB and CurB the compared run's.
+	PrevA, CurA, PrevB, CurB *loaders.Tensor
+}
+
+// NoGrad is the Exp of the bin that holds elements without a usable
+// gradient: zero, subnormal, NaN or ±Inf, or not dumped.
+const NoGrad = math.MinInt32
+
+// UpdateBin holds the update sums of the elements whose reference gradient
+// g has |g| in [2^(Exp−1), 2^Exp) (Exp = NoGrad: see NoGrad). With
+// u = cur − prev in each run, over the elements whose four values are
+// finite:
+//
+//	UU = Σ u_A²,  DU = Σ (u_B − u_A)·u_A,  DD = Σ (u_B − u_A)²
+//
+// Bins of one octave let a verdict pick the elements whose gradients are
+// above a threshold it learns only later (from the whole step's gradients),
+// and let shards' sums add up to the unsharded ones.
+type UpdateBin struct {
+	Exp        int
+	N          int64
+	UU, DU, DD float64
+}
+
+// Update is what an UpdateJob measured.
+type Update struct {
+	// Count is the number of elements; MovedA and MovedB count those whose
+	// value at this step differs from the previous step's (NaN counts as
+	// moved), in each run.
+	Count, MovedA, MovedB int64
+	// Bins, by increasing Exp, holds only bins with elements.
+	Bins []UpdateBin
+}
+
+// Totals returns UU, DU and DD summed over the bins whose Exp is at least
+// minExp (NoGrad counts only when minExp is NoGrad).
+func (u *Update) Totals(minExp int) (uu, du, dd float64) {
+	for _, b := range u.Bins {
+		if b.Exp >= minExp {
+			uu += b.UU
+			du += b.DU
+			dd += b.DD
+		}
+	}
+	return uu, du, dd
+}
+
+// UpdateOutcome is what measuring one UpdateJob gave.
+type UpdateOutcome struct {
+	Update *Update // nil when Err is set
+	Err    error
+}
+
+// Updates measures every job on up to workers goroutines (all CPUs when
+// workers ≤ 0); the outcomes are in job order and do not depend on
+// workers. Each job's sums are added in storage order.
+func Updates(jobs []UpdateJob, workers int) []UpdateOutcome {
+	out := make([]UpdateOutcome, len(jobs))
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, max(len(jobs), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				u, err := measureUpdate(jobs[i])
+				out[i] = UpdateOutcome{Update: u, Err: err}
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// updateBufElems is how many elements of each tensor are decoded at a time.
+const updateBufElems = 1 << 14
+
+// binOffset maps a float32 biased exponent e (1..254) to Exp = e − 126:
+// |g| in [2^(e−127), 2^(e−126)).
+const binOffset = 126
+
+func measureUpdate(j UpdateJob) (*Update, error) {
+	ts := []*loaders.Tensor{j.PrevA, j.CurA, j.PrevB, j.CurB}
+	if j.Grad != nil {
+		ts = append(ts, j.Grad)
+	}
+	n := j.CurA.Len()
+	for _, t := range ts {
+		if t.Len() != n || t.FortranOrder != j.CurA.FortranOrder {
+			return nil, fmt.Errorf("%s: parameter and gradient differ in size or storage order", t.Path)
+		}
+		if !t.DType.IsFloat() {
+			return nil, fmt.Errorf("%s: %s is not a floating-point dtype", t.Path, t.DType)
+		}
+	}
+	srcs := make([]*float32Source, len(ts))
+	defer func() {
+		for _, s := range srcs {
+			if s != nil {
+				s.close()
+			}
+		}
+	}()
+	for i, t := range ts {
+		s, err := openFloat32(t, chunkTask{job: &job{Job: Job{A: t}}, whole: true}, make([]float32, updateBufElems))
+		if err != nil {
+			return nil, err
+		}
+		srcs[i] = s
+	}
+	var bins [256]UpdateBin // by biased exponent; 0 holds NoGrad
+	u := &Update{Count: n}
+	vals := make([][]float32, len(ts))
+	for done := int64(0); done < n; {
+		want := int(min(updateBufElems, n-done))
+		for i, s := range srcs {
+			v, err := s.next(want)
+			if err != nil {
+				return nil, err
+			}
+			if len(v) != want {
+				return nil, fmt.Errorf("%s: %w", ts[i].Path, errShort)
+			}
+			vals[i] = v
+		}
+		pa, ca, pb, cb := vals[0], vals[1], vals[2], vals[3]
+		for k := range want {
+			if ca[k] != pa[k] || ca[k] != ca[k] {
+				u.MovedA++
+			}
+			if cb[k] != pb[k] || cb[k] != cb[k] {
+				u.MovedB++
+			}
+			ua := float64(ca[k]) - float64(pa[k])
+			ub := float64(cb[k]) - float64(pb[k])
+			if math.IsNaN(ua) || math.IsInf(ua, 0) || math.IsNaN(ub) || math.IsInf(ub, 0) {
+				continue
+			}
+			e := 0
+			if len(vals) == 5 {
+				if b := int(math.Float32bits(vals[4][k])>>23) & 0xff; b != 0 && b != 0xff {
+					e = b
+				}
+			}
+			d := ub - ua
+			bin := &bins[e]
+			bin.N++
+			bin.UU += ua * ua
+			bin.DU += d * ua
+			bin.DD += d * d
+		}
+		done += int64(want)
+	}
+	for e := range bins {
+		if bins[e].N == 0 {
+			continue
+		}
+		b := bins[e]
+		b.Exp = NoGrad
+		if e != 0 {
+			b.Exp = e - binOffset
+		}
+		u.Bins = append(u.Bins, b)
+	}
+	slices.SortFunc(u.Bins, func(x, y UpdateBin) int { return x.Exp - y.Exp })
+	return u, nil
+}
+
+var errShort = errors.New("fewer values than its shape holds")
