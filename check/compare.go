@@ -129,10 +129,14 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options) *compared {
 	if c := opts.Resolver.Overrides.ComputeDType; c != loaders.Invalid {
 		res.ComputeDType = c
 	}
+	res.ModelDType = modelDType(a, b)
 	if res.ComputeDType == loaders.Invalid {
 		// the model's precision: a bf16 model's float32 loss carries bf16 noise
-		compute = modelDType(a, b)
+		compute = res.ModelDType
 	}
+	res.Rules = opts.Resolver.Run()
+	ctx := judge.NewContext(res.ComputeDType, res.ModelDType, res.Rules)
+	updates := newUpdateIndex(a, b)
 	var noise map[pairKey]*loaders.Entry
 	if baseline != nil {
 		noise = map[pairKey]*loaders.Entry{}
@@ -275,12 +279,12 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options) *compared {
 				}
 			}
 		}
+		measureUpdates(updates, group, out.pairs, opts.Jobs)
+		facts := judgeStep(group, ctx)
+		res.Steps = append(res.Steps, facts)
+		ctx = ctx.Next(facts)
 		failed := false
 		for _, t := range group {
-			if t.Status == "" && t.Metrics != nil {
-				d := judge.Tensor(t)
-				t.Status, t.MaxRelL2, t.MaxMismatchFraction, t.Reasons = d.Status, d.MaxRelL2, d.MaxMismatchFraction, d.Reasons
-			}
 			failed = failed || t.Failed()
 		}
 		if opts.FailFast && failed && i+1 < len(steps) {

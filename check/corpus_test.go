@@ -25,10 +25,9 @@ type label struct {
 // TestCorpus checks every labelled scenario of testdata/corpus and
 // testdata/scenarios (real eager-vs-CUDA-graph runs, in .npy,
 // safetensors and torch.save dumps): each loads and compares without an
-// unreadable input, and every bug fails. How many correct runs pass, and
-// how many first divergent steps are exact, is logged per family (run with
-// -v): the verdict does not yet hold on every correct run, so those are
-// counted, not asserted.
+// unreadable input, every correct run passes, every bug but the hard ones
+// fails, and at the step its label observed, except for the bugs in
+// lateStep. Run with -v for the tally per family.
 func TestCorpus(t *testing.T) {
 	var files []string
 	for _, dir := range []string{"corpus", "scenarios"} {
@@ -44,6 +43,14 @@ func TestCorpus(t *testing.T) {
 	}
 	if len(files) < 100 {
 		t.Fatalf("%d labelled scenarios, want the corpus's 82 and the 29 scenarios", len(files))
+	}
+	// lateStep are bugs found after their labelled step, and why.
+	lateStep := map[string]int{
+		// SGD in float32 whose graph keeps the learning rate the eager
+		// run lowers by 0.1% a step: the update ratio is −0.001 at step 1,
+		// −0.002 at step 2, inside the limit 19·ε_Adam = 2.3e-3 that
+		// Adam's bias correction needs; −0.003 at step 3 is not.
+		"lr_decay_small": 3,
 	}
 	type tally struct{ correct, passed, bugs, exact int }
 	byFamily := map[string]*tally{}
@@ -81,13 +88,24 @@ func TestCorpus(t *testing.T) {
 			tl.correct++
 			if c.Verdict == judge.Pass {
 				tl.passed++
+			} else {
+				t.Errorf("%s: a correct run fails at step %d, %s: %v", dir, c.FirstDivergence.Step, c.FirstDivergence.Name, c.FirstDivergence.Reasons)
 			}
 		case !l.Hard:
 			tl.bugs++
 			if c.Verdict != judge.Fail {
 				t.Errorf("%s: a %v bug passed", dir, l.Causes)
 			}
-			if c.FirstDivergence != nil && l.Step != nil && c.FirstDivergence.Step == *l.Step {
+			want := *l.Step
+			if s, ok := lateStep[filepath.Base(dir)]; ok {
+				want = s
+			}
+			switch {
+			case c.FirstDivergence == nil:
+				t.Errorf("%s: no first divergence", dir)
+			case c.FirstDivergence.Step != want:
+				t.Errorf("%s: first divergence at step %d (%s), want %d", dir, c.FirstDivergence.Step, c.FirstDivergence.Name, want)
+			case want == *l.Step:
 				tl.exact++
 			}
 		}

@@ -48,7 +48,7 @@ func mergeResults(parts []*judge.Result) (*judge.Result, error) {
 		count = 1
 	}
 	seen := make([]bool, count+1)
-	res := &judge.Result{A: first.A, B: first.B, ComputeDType: first.ComputeDType}
+	res := &judge.Result{A: first.A, B: first.B, ComputeDType: first.ComputeDType, ModelDType: first.ModelDType, Rules: first.Rules}
 	for _, p := range parts {
 		switch {
 		case p.A != first.A || p.B != first.B:
@@ -59,6 +59,9 @@ func mergeResults(parts []*judge.Result) (*judge.Result, error) {
 		case p.ComputeDType != first.ComputeDType:
 			return nil, fmt.Errorf("shard %s assumed compute dtype %s, shard %s %s",
 				p.Shard, p.ComputeDType, first.Shard, first.ComputeDType)
+		case p.ModelDType != first.ModelDType || p.Rules != first.Rules:
+			return nil, fmt.Errorf("shard %s was judged with model dtype %s and rules %+v, shard %s with %s and %+v",
+				p.Shard, p.ModelDType, p.Rules, first.Shard, first.ModelDType, first.Rules)
 		case p.StoppedAfterStep != nil:
 			return nil, fmt.Errorf("shard %s stopped early (--fail-fast): its later steps were not compared", p.Shard)
 		}
@@ -87,8 +90,39 @@ func mergeResults(parts []*judge.Result) (*judge.Result, error) {
 		return nil, fmt.Errorf("pair %s (step %s) is in two shards: were the shards made from different dumps?",
 			dup.Name, loaders.StepString(dup.Step))
 	}
+	rejudge(res)
 	res.Verdict, res.FirstDivergence = judge.Run(res.Tensors, res.Errors)
 	return res, nil
+}
+
+// rejudge judges the merged pairs step by step with every shard's pairs
+// in hand, as the unsharded comparison does: a shard judged its pairs with
+// the facts of its own part of each step only.
+func rejudge(res *judge.Result) {
+	ctx := judge.NewContext(res.ComputeDType, res.ModelDType, res.Rules)
+	var groups [][]*judge.TensorResult
+	index := map[int]int{}
+	for _, t := range res.Tensors {
+		if t.Metrics == nil || (t.Status != judge.StatusMatch && t.Status != judge.StatusMismatch && t.Status != judge.StatusDTypeMismatch) {
+			continue
+		}
+		t.Status, t.Reasons = "", nil
+		i, ok := index[t.Step]
+		if !ok {
+			i = len(groups)
+			index[t.Step] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], t)
+	}
+	sort.SliceStable(groups, func(i, j int) bool {
+		return judge.StepOrder(groups[i][0].Step) < judge.StepOrder(groups[j][0].Step)
+	})
+	for _, g := range groups {
+		facts := judgeStep(g, ctx)
+		res.Steps = append(res.Steps, facts)
+		ctx = ctx.Next(facts)
+	}
 }
 
 // copies returns shallow copies of the pairs ts, so that a merged result

@@ -35,6 +35,7 @@ var causeTable = []struct {
 	{&uninitializedMemoryCause, uninitializedMemory, 4},
 	{&autocastCacheCause, autocastCache, 8},
 	{&frozenRNGCause, frozenRNG, 0},
+	{&noiseDriftCause, noiseDrift, 11},         // a warning on passing comparisons only
 	{&precisionNoiseCause, precisionNoise, 10}, // not a bug: last, whatever was found
 }
 
@@ -74,12 +75,13 @@ func fixOf(id string) string {
 	return oneLine(e.Fix)
 }
 
-// causeIDs are the IDs of actual bugs: every cause but precision_noise,
+// causeIDs are the IDs of actual bugs: every cause but precision_noise and
+// noise_drift,
 // in the order graphdiff explain lists them.
 var causeIDs = func() []string {
 	var out []string
 	for _, c := range Causes {
-		if c.ID != PrecisionNoise {
+		if c.ID != PrecisionNoise && c.ID != NoiseDrift {
 			out = append(out, c.ID)
 		}
 	}

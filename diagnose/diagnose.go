@@ -72,7 +72,7 @@ func Diagnose(r *judge.Result, heads Heads) Report {
 	}
 	var rep Report
 	if !f.failed {
-		rep.Warnings = f.run(proportionalWarning)
+		rep.Warnings = f.run(proportionalWarning, noiseDrift)
 		rep.Causes = f.run(precisionNoise)
 		return rep
 	}

@@ -98,7 +98,9 @@ func wilsonLower(k, n int64) float64 {
 // statuses decided) and whose inputs that belong to no pair and could not
 // be read are errs, and its first divergence: the first pair, in step
 // order (step-less pairs after every step) and then in the order given,
-// whose numbers differ; nil when none does.
+// where the runs depart: its numbers differ, or only one run holds it (a
+// gradient the graphed run produces and the eager run does not is where
+// the two part); nil when none does.
 func Run(tensors []*TensorResult, errs []error) (Verdict, *TensorResult) {
 	var first *TensorResult
 	failed, errored := false, len(errs) > 0
@@ -109,7 +111,8 @@ func Run(tensors []*TensorResult, errs []error) (Verdict, *TensorResult) {
 		case t.Failed():
 			failed = true
 		}
-		if t.Diverged() && (first == nil || StepOrder(t.Step) < StepOrder(first.Step)) {
+		departs := t.Diverged() || t.Status == StatusMissing || t.Status == StatusExtra
+		if departs && (first == nil || StepOrder(t.Step) < StepOrder(first.Step)) {
 			first = t
 		}
 	}

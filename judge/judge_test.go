@@ -86,7 +86,8 @@ func TestRun(t *testing.T) {
 	}{
 		{"all match", []*TensorResult{pair(0, "loss", StatusMatch)}, nil, Pass, ""},
 		{"no pairs", nil, nil, Pass, ""},
-		{"missing fails but does not diverge", []*TensorResult{pair(0, "a", StatusMissing)}, nil, Fail, ""},
+		{"a tensor one run lacks is where they depart", []*TensorResult{pair(1, "b", StatusMismatch), pair(0, "a", StatusMissing)}, nil, Fail, "a"},
+		{"unreadable fails but does not diverge", []*TensorResult{pair(0, "a", StatusError)}, nil, Error, ""},
 		{"earliest step first", []*TensorResult{pair(loaders.NoStep, "curve", StatusMismatch),
 			pair(2, "b", StatusMismatch), pair(1, "c", StatusShapeMismatch), pair(1, "d", StatusMismatch)}, nil, Fail, "c"},
 		{"unreadable pair is an error", []*TensorResult{pair(0, "a", StatusMismatch), pair(1, "b", StatusError)}, nil, Error, "a"},

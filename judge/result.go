@@ -47,6 +47,10 @@ type TensorResult struct {
 	// Noise compares the first run with the baseline run, when one was
 	// given and holds this tensor.
 	Noise *metrics.Metrics
+	// Update is how far each run moved a parameter since its previous
+	// dumped step (nil for other kinds, and for a parameter without a
+	// previous step in both runs); Step judges parameters by it.
+	Update *metrics.Update
 	// MaxRelL2 and MaxMismatchFraction are the thresholds applied: the
 	// settings', raised to the noise floor when a baseline shows more.
 	MaxRelL2, MaxMismatchFraction float64
@@ -74,7 +78,8 @@ type Result struct {
 	// A and B are the paths of the reference and the compared run.
 	A, B    string
 	Verdict Verdict
-	// FirstDivergence is the first pair whose numbers differ: the earliest
+	// FirstDivergence is the first pair whose numbers differ, or that only
+	// one run holds: the earliest
 	// step, and within it the first tensor in kind order (loss, grads,
 	// params, inputs, outputs, others); tensors outside any step come after
 	// all steps. Nil when none differs.
@@ -95,6 +100,15 @@ type Result struct {
 	// ComputeDType is the compute dtype the comparison assumed (from the
 	// options or the manifests), Invalid when none was given.
 	ComputeDType loaders.DType
+	// ModelDType is the coarsest dtype the runs store parameters and
+	// gradients in, Invalid when they hold neither; with ComputeDType it
+	// sets the working epsilon (WorkingEpsilon).
+	ModelDType loaders.DType
+	// Rules are the run-level rules the steps were judged by.
+	Rules tolerances.RunRules
+	// Steps are the facts each step was judged with (Step), in step order,
+	// step-less pairs last.
+	Steps []StepFacts
 	// Shard is the part of the pairs compared (see loaders.Shard); zero
 	// for all.
 	Shard loaders.Shard

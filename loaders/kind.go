@@ -61,3 +61,17 @@ func KindOf(name string) Kind {
 	}
 	return KindTensor
 }
+
+// Subject returns the name without the component KindOf read its kind
+// from: "grads/fc1.weight" and "params/fc1.weight" are both "fc1.weight",
+// which is how a parameter finds its gradient. A name without a kind word
+// is its own subject.
+func Subject(name string) string {
+	parts := strings.Split(name, "/")
+	for i, c := range parts {
+		if _, ok := kindWords[strings.ToLower(c)]; ok {
+			return strings.Join(append(parts[:i:i], parts[i+1:]...), "/")
+		}
+	}
+	return name
+}

@@ -71,6 +71,76 @@ type CompareJSON struct {
 	Curve            *CurveJSON      `json:"curve,omitempty"`
 	ComputeDType     string          `json:"compute_dtype,omitempty"`
 	Shard            *ShardJSON      `json:"shard,omitempty"`
+	Steps            []StepJSON      `json:"steps"`
+}
+
+// StepJSON is the facts the run-level rules judged one step with (see
+// judge.Step): the working epsilon and the limits it sets, the gradient
+// scale and the worst gradient against it (worst_grad_ratio: RMS(Δg) over
+// max(RMS(g), grad_scale)), the largest such ratio of the steps before
+// (prior_drift), the update ratio β over
+// elements with gradients at or above healthy_floor, and the parameters
+// whose differences pass as drift the gradients and the optimizer
+// explain. update_ratio is null when no update was measured (a first
+// step, or no parameters dumped).
+type StepJSON struct {
+	Step           *int        `json:"step"`
+	Status         string      `json:"status"`
+	Epsilon        Float       `json:"epsilon"`
+	GradScale      Float       `json:"grad_scale"`
+	Grads          int         `json:"grads"`
+	WorstGrad      string      `json:"worst_grad,omitempty"`
+	WorstGradRatio Float       `json:"worst_grad_ratio"`
+	PriorDrift     Float       `json:"prior_drift"`
+	GradRel        Float       `json:"grad_rel"`
+	UpdateFloor    Float       `json:"update_floor"`
+	GradLimit      Float       `json:"grad_limit"`
+	HealthyFloor   Float       `json:"healthy_floor"`
+	UpdateRatio    Float       `json:"update_ratio"`
+	UpdateElements int64       `json:"update_elements"`
+	UpdateLimit    Float       `json:"update_limit"`
+	LossLimit      Float       `json:"loss_limit"`
+	OutputLimit    Float       `json:"output_limit"`
+	Drift          []DriftJSON `json:"drift"`
+	Reasons        []string    `json:"reasons"`
+}
+
+// DriftJSON is a parameter whose difference passed as drift (judge.Drift).
+type DriftJSON struct {
+	Name          string `json:"name"`
+	RelL2         Float  `json:"rel_l2"`
+	NoisyElements int64  `json:"noisy_elements"`
+	Count         int64  `json:"count"`
+	NoisyShare    Float  `json:"noisy_share"`
+	GradRatio     Float  `json:"grad_ratio"`
+	UpdateRMS     Float  `json:"update_rms"`
+}
+
+// PartialJSON carries, in a shard's report only, what merge needs to
+// judge the shard's pairs together with the other shards' (judge.Step):
+// the norms behind the metrics and a parameter's update sums.
+type PartialJSON struct {
+	NormA    Float       `json:"norm_a"`
+	NormDiff Float       `json:"norm_diff"`
+	Update   *UpdateJSON `json:"update,omitempty"`
+}
+
+// UpdateJSON is a parameter's update sums (metrics.Update); exp is
+// -2147483648 for the bin of elements without a usable gradient.
+type UpdateJSON struct {
+	Count  int64           `json:"count"`
+	MovedA int64           `json:"moved_a"`
+	MovedB int64           `json:"moved_b"`
+	Bins   []UpdateBinJSON `json:"bins"`
+}
+
+// UpdateBinJSON is one octave of an UpdateJSON (metrics.UpdateBin).
+type UpdateBinJSON struct {
+	Exp int   `json:"exp"`
+	N   int64 `json:"n"`
+	UU  Float `json:"uu"`
+	DU  Float `json:"du"`
+	DD  Float `json:"dd"`
 }
 
 // ShardJSON says which shard of a sharded comparison a report holds, and
@@ -79,6 +149,19 @@ type ShardJSON struct {
 	Index  int  `json:"index"`
 	Count  int  `json:"count"`
 	Strict bool `json:"strict"`
+	// ModelDType and Rules are what the shard's steps were judged with,
+	// so that merge judges the whole run the same way.
+	ModelDType string       `json:"model_dtype,omitempty"`
+	Rules      RunRulesJSON `json:"rules"`
+}
+
+// RunRulesJSON are the run-level rules (tolerances.RunRules).
+type RunRulesJSON struct {
+	Grad       float64 `json:"grad"`
+	GradGrowth float64 `json:"grad_growth"`
+	Update     float64 `json:"update"`
+	Loss       float64 `json:"loss"`
+	Output     float64 `json:"output"`
 }
 
 // DivergenceJSON locates the first divergence.
@@ -141,6 +224,7 @@ type TensorJSON struct {
 	Noise   *NoiseJSON   `json:"noise,omitempty"`
 	Reasons []string     `json:"reasons,omitempty"`
 	Error   string       `json:"error,omitempty"`
+	Partial *PartialJSON `json:"partial,omitempty"`
 }
 
 // LimitsJSON are the tolerance and thresholds a pair was judged by.
@@ -150,6 +234,9 @@ type LimitsJSON struct {
 	ATol                Float  `json:"atol"`
 	MaxRelL2            Float  `json:"max_rel_l2"`
 	MaxMismatchFraction Float  `json:"max_mismatch_fraction"`
+	// PerTensor is true when a policy rule or an override set the
+	// thresholds: the pair was judged alone by them.
+	PerTensor bool `json:"per_tensor,omitempty"`
 }
 
 // MetricsJSON are a compared pair's metrics (see metrics.Metrics).
@@ -209,7 +296,7 @@ func (f Float) MarshalJSON() ([]byte, error) {
 func NewCompareJSON(r *check.Comparison) CompareJSON {
 	out := compareJSONHead(r)
 	for _, t := range r.Tensors {
-		out.Tensors = append(out.Tensors, tensorJSON(t))
+		out.Tensors = append(out.Tensors, tensorJSON(t, r.Shard.Count > 0))
 	}
 	return out
 }
@@ -230,7 +317,15 @@ func compareJSONHead(r *check.Comparison) CompareJSON {
 		out.ComputeDType = r.ComputeDType.String()
 	}
 	if s := r.Shard; s.Count > 0 {
-		out.Shard = &ShardJSON{Index: s.Index, Count: s.Count, Strict: r.Strict}
+		out.Shard = &ShardJSON{Index: s.Index, Count: s.Count, Strict: r.Strict,
+			Rules: RunRulesJSON{Grad: r.Rules.Grad, GradGrowth: r.Rules.GradGrowth, Update: r.Rules.Update, Loss: r.Rules.Loss, Output: r.Rules.Output}}
+		if r.ModelDType != loaders.Invalid {
+			out.Shard.ModelDType = r.ModelDType.String()
+		}
+	}
+	out.Steps = []StepJSON{}
+	for _, f := range r.Steps {
+		out.Steps = append(out.Steps, stepJSON(f))
 	}
 	if r.Curve != nil {
 		c := NewCurveJSON(r.Curve)
@@ -279,7 +374,27 @@ func summarize(r *judge.Result) SummaryJSON {
 	return s
 }
 
-func tensorJSON(t *judge.TensorResult) TensorJSON {
+func stepJSON(f judge.StepFacts) StepJSON {
+	s := StepJSON{Step: stepPtr(f.Step), Status: "pass", Epsilon: Float(f.Epsilon), GradScale: Float(f.GradScale),
+		Grads: f.Grads, WorstGrad: f.WorstGrad, WorstGradRatio: Float(f.WorstGradRatio), PriorDrift: Float(f.PriorDrift), GradRel: Float(f.GradRel), UpdateFloor: Float(f.UpdateFloor), GradLimit: Float(f.GradLimit),
+		HealthyFloor: Float(f.HealthyFloor), UpdateRatio: Float(f.UpdateRatio), UpdateElements: f.UpdateElems,
+		UpdateLimit: Float(f.UpdateLimit), LossLimit: Float(f.LossLimit), OutputLimit: Float(f.OutputLimit),
+		Drift: []DriftJSON{}, Reasons: f.Reasons}
+	if len(f.Reasons) > 0 {
+		s.Status = "fail"
+	} else {
+		s.Reasons = []string{}
+	}
+	for _, d := range f.Drift {
+		s.Drift = append(s.Drift, DriftJSON{Name: d.Name, RelL2: Float(d.RelL2), NoisyElements: d.NoisyElems, Count: d.Count,
+			NoisyShare: Float(d.NoisyShare), GradRatio: Float(d.GradRatio), UpdateRMS: Float(d.UpdateRMS)})
+	}
+	return s
+}
+
+// tensorJSON is the JSON form of pair t; partial adds the sums a shard's
+// report carries for merge.
+func tensorJSON(t *judge.TensorResult, partial bool) TensorJSON {
 	out := TensorJSON{Name: t.Name, Step: stepPtr(t.Step), Kind: string(t.Kind), Status: string(t.Status), Reasons: t.Reasons}
 	first, second := t.A, t.B
 	if first == nil {
@@ -306,8 +421,18 @@ func tensorJSON(t *judge.TensorResult) TensorJSON {
 	if t.Metrics != nil {
 		s := t.Settings
 		out.Limits = &LimitsJSON{CompareDType: s.DType.String(), RTol: Float(s.RTol), ATol: Float(s.ATol),
-			MaxRelL2: Float(t.MaxRelL2), MaxMismatchFraction: Float(t.MaxMismatchFraction)}
+			MaxRelL2: Float(t.MaxRelL2), MaxMismatchFraction: Float(t.MaxMismatchFraction), PerTensor: s.PerTensor}
 		out.Metrics = metricsJSON(t.Metrics)
+	}
+	if partial && t.Metrics != nil {
+		out.Partial = &PartialJSON{NormA: Float(t.Metrics.NormA), NormDiff: Float(t.Metrics.NormDiff)}
+		if u := t.Update; u != nil {
+			uj := &UpdateJSON{Count: u.Count, MovedA: u.MovedA, MovedB: u.MovedB, Bins: []UpdateBinJSON{}}
+			for _, b := range u.Bins {
+				uj.Bins = append(uj.Bins, UpdateBinJSON{Exp: b.Exp, N: b.N, UU: Float(b.UU), DU: Float(b.DU), DD: Float(b.DD)})
+			}
+			out.Partial.Update = uj
+		}
 	}
 	if n := t.Noise; n != nil {
 		out.Noise = &NoiseJSON{RelL2: Float(n.RelL2), Count: n.Count, Mismatched: n.Mismatched,
@@ -349,6 +474,7 @@ func entryFile(e *loaders.Meta) string {
 // at once holds the whole document in memory (about 1 KB per pair, 60 MB
 // for 50,000 pairs) on top of the result.
 func compareJSON(w io.Writer, r *check.Comparison) error {
+	partial := r.Shard.Count > 0
 	doc := compareJSONHead(r)
 	head, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -363,7 +489,7 @@ func compareJSON(w io.Writer, r *check.Comparison) error {
 	bw := bufio.NewWriter(w)
 	bw.Write(head[:i])
 	bw.WriteString("\n  \"tensors\": [\n    ")
-	marshalPairs(r.Tensors, func(k int, b []byte) {
+	marshalPairs(r.Tensors, partial, func(k int, b []byte) {
 		if k > 0 {
 			bw.WriteString(",\n    ")
 		}
@@ -383,7 +509,7 @@ const pairBatch = 256
 // to write in order. Batches are encoded on all processors, at most a few
 // per processor ahead of the writer, so memory stays bounded whatever the
 // number of pairs.
-func marshalPairs(ts []*judge.TensorResult, write func(k int, b []byte)) {
+func marshalPairs(ts []*judge.TensorResult, partial bool, write func(k int, b []byte)) {
 	type batch struct {
 		first int
 		out   [][]byte
@@ -399,7 +525,7 @@ func marshalPairs(ts []*judge.TensorResult, write func(k int, b []byte)) {
 				defer close(b.done)
 				var compact []byte
 				for _, t := range ts[first:min(first+pairBatch, len(ts))] {
-					tj := tensorJSON(t)
+					tj := tensorJSON(t, partial)
 					compact = appendPairJSON(compact[:0], &tj)
 					b.out = append(b.out, indentJSON(make([]byte, 0, 2*len(compact)), compact, "    ", "  "))
 				}

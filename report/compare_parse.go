@@ -10,6 +10,7 @@ import (
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/metrics"
+	"github.com/graphdiff/graphdiff/tolerances"
 )
 
 // UnmarshalJSON implements json.Unmarshaler, the inverse of MarshalJSON:
@@ -71,6 +72,14 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 	if s := in.Shard; s != nil {
 		res.Shard = loaders.Shard{Index: s.Index, Count: s.Count}
 		out.Strict = s.Strict
+		res.Rules = tolerances.RunRules{Grad: s.Rules.Grad, GradGrowth: s.Rules.GradGrowth, Update: s.Rules.Update, Loss: s.Rules.Loss, Output: s.Rules.Output}
+		if s.ModelDType != "" {
+			d, err := loaders.ParseDType(s.ModelDType)
+			if err != nil {
+				return nil, fmt.Errorf("shard.model_dtype: %w", err)
+			}
+			res.ModelDType = d
+		}
 	}
 	if in.StoppedAfterStep != nil {
 		step := *in.StoppedAfterStep
@@ -161,6 +170,7 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 		t.Settings.RTol, t.Settings.ATol = float64(l.RTol), float64(l.ATol)
 		t.MaxRelL2, t.MaxMismatchFraction = float64(l.MaxRelL2), float64(l.MaxMismatchFraction)
 		t.Settings.MaxRelL2, t.Settings.MaxMismatchFraction = t.MaxRelL2, t.MaxMismatchFraction
+		t.Settings.PerTensor = l.PerTensor
 	}
 	if m := tj.Metrics; m != nil {
 		t.Metrics = &metrics.Metrics{
@@ -170,6 +180,15 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 			RelL2:  float64(m.RelL2), Cosine: float64(m.Cosine),
 			P50: float64(m.P50), P90: float64(m.P90), P99: float64(m.P99), MaxULP: m.MaxULP,
 			NaNA: m.NaNA, NaNB: m.NaNB, InfA: m.InfA, InfB: m.InfB, SpecialMismatches: m.SpecialMismatches,
+		}
+	}
+	if p := tj.Partial; p != nil && t.Metrics != nil {
+		t.Metrics.NormA, t.Metrics.NormDiff = float64(p.NormA), float64(p.NormDiff)
+		if u := p.Update; u != nil {
+			t.Update = &metrics.Update{Count: u.Count, MovedA: u.MovedA, MovedB: u.MovedB}
+			for _, b := range u.Bins {
+				t.Update.Bins = append(t.Update.Bins, metrics.UpdateBin{Exp: b.Exp, N: b.N, UU: float64(b.UU), DU: float64(b.DU), DD: float64(b.DD)})
+			}
 		}
 	}
 	if n := tj.Noise; n != nil {

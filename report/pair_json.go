@@ -49,6 +49,10 @@ func appendPairJSON(b []byte, t *TensorJSON) []byte {
 		b = appendFloatField(b, "atol", l.ATol)
 		b = appendFloatField(b, "max_rel_l2", l.MaxRelL2)
 		b = appendFloatField(b, "max_mismatch_fraction", l.MaxMismatchFraction)
+		if l.PerTensor {
+			b = appendKey(b, ',', "per_tensor")
+			b = append(b, "true"...)
+		}
 		b = append(b, '}')
 	}
 	b = appendKey(b, ',', "metrics")
@@ -107,6 +111,12 @@ func appendPairJSON(b []byte, t *TensorJSON) []byte {
 	}
 	if t.Error != "" {
 		b = appendStringField(b, "error", t.Error)
+	}
+	if t.Partial != nil {
+		// shards only: rare enough for the reflective encoder
+		enc, _ := json.Marshal(t.Partial)
+		b = appendKey(b, ',', "partial")
+		b = append(b, enc...)
 	}
 	return append(b, '}')
 }

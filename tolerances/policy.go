@@ -28,6 +28,8 @@ import (
 //	    atol: 1e-4
 //	  - match: {name: "inputs/*"}
 //	    ignore: true                           # not compared, listed as ignored
+//	run:                                       # the run-level rules (RunOverrides)
+//	  grad: 40
 //
 // A match may name a glob over the tensor name ("*" within one '/'
 // component, "**" across components, "?" one character, "[...]" a class), a
@@ -36,6 +38,8 @@ import (
 // every tensor.
 type Policy struct {
 	Rules []Rule `yaml:"rules"`
+	// Run overrides the run-level rules (RunRules); nil keeps them.
+	Run *RunOverrides `yaml:"run"`
 }
 
 // Rule sets some of a tensor's settings.
@@ -89,6 +93,9 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if err := p.Run.check(); err != nil {
 		return nil, err
 	}
 	for i := range p.Rules {

@@ -35,12 +35,12 @@ func TestResolvePolicy(t *testing.T) {
 		want    Settings
 	}{
 		{"grads/fc1.weight", loaders.KindGrad, loaders.BFloat16, loaders.BFloat16, loaders.Invalid,
-			Settings{DType: loaders.BFloat16, Tolerance: Tolerance{2e-2, 1e-5}, MaxRelL2: 0.05, MaxMismatchFraction: 0.5}},
+			Settings{DType: loaders.BFloat16, Tolerance: Tolerance{2e-2, 1e-5}, MaxRelL2: 0.05, MaxMismatchFraction: 0.5, PerTensor: true}},
 		{"grads/block/fc1.bias", loaders.KindGrad, loaders.BFloat16, loaders.BFloat16, loaders.Invalid,
-			Settings{DType: loaders.BFloat16, Tolerance: Tolerance{2e-2, 1e-3}, MaxRelL2: 0.05, MaxMismatchFraction: 0.5}},
+			Settings{DType: loaders.BFloat16, Tolerance: Tolerance{2e-2, 1e-3}, MaxRelL2: 0.05, MaxMismatchFraction: 0.5, PerTensor: true}},
 		// float32 dumps of bfloat16 math: the compute dtype decides, so the bf16 rules apply
 		{"grads/fc1.bias", loaders.KindGrad, loaders.Float32, loaders.Float32, loaders.BFloat16,
-			Settings{DType: loaders.BFloat16, Tolerance: Tolerance{2e-2, 1e-3}, MaxRelL2: 0.05, MaxMismatchFraction: 0.5}},
+			Settings{DType: loaders.BFloat16, Tolerance: Tolerance{2e-2, 1e-3}, MaxRelL2: 0.05, MaxMismatchFraction: 0.5, PerTensor: true}},
 		{"grads/fc1.bias", loaders.KindGrad, loaders.Float32, loaders.Float32, loaders.Invalid,
 			Settings{DType: loaders.Float32, Tolerance: Tolerance{1.3e-6, 1e-5}, MaxRelL2: 3e-4, MaxMismatchFraction: 0.5}},
 		{"inputs/x", loaders.KindInput, loaders.Float32, loaders.Float32, loaders.Invalid,

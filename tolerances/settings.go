@@ -17,6 +17,11 @@ type Settings struct {
 	// verdict (see package judge).
 	MaxRelL2            float64
 	MaxMismatchFraction float64
+	// PerTensor is set when a policy rule or an override set MaxRelL2:
+	// the pair is then judged alone by its thresholds (judge.Tensor), not
+	// by the run-level rules. MaxMismatchFraction applies only to pairs
+	// judged alone.
+	PerTensor bool
 	// Ignore leaves the pair out of the comparison.
 	Ignore bool
 }
@@ -59,6 +64,7 @@ func (r Resolver) Resolve(name string, kind loaders.Kind, a, b, compute loaders.
 			set(&s.ATol, rule.ATol)
 			set(&s.MaxRelL2, rule.MaxRelL2)
 			set(&s.MaxMismatchFraction, rule.MaxMismatchFraction)
+			s.PerTensor = s.PerTensor || rule.MaxRelL2 != nil
 			if rule.Ignore != nil {
 				s.Ignore = *rule.Ignore
 			}
@@ -68,6 +74,7 @@ func (r Resolver) Resolve(name string, kind loaders.Kind, a, b, compute loaders.
 	set(&s.ATol, r.Overrides.ATol)
 	set(&s.MaxRelL2, r.Overrides.MaxRelL2)
 	set(&s.MaxMismatchFraction, r.Overrides.MaxMismatchFraction)
+	s.PerTensor = s.PerTensor || r.Overrides.MaxRelL2 != nil
 	return s
 }
 

@@ -1,0 +1,72 @@
+package diagnose
+
+import (
+	"sort"
+
+	"github.com/graphdiff/graphdiff/judge"
+)
+
+// NoiseDrift is the ID of the warning "parameters drifted where their
+// gradients are rounding noise".
+const NoiseDrift = "noise_drift"
+
+// noiseDriftCause is what `graphdiff explain noise_drift` prints.
+var noiseDriftCause = Explanation{
+	ID:    NoiseDrift,
+	Title: "not a bug: parameters drifted where their gradients are rounding noise",
+	What: `Some parameters get a gradient that is zero in exact arithmetic: the key
+bias of attention (softmax ignores a constant shift), a bias feeding a
+normalization layer (BatchNorm and LayerNorm remove it), embedding rows a batch
+does not touch. Their computed gradient is rounding noise, and Adam-family
+optimizers normalise that noise into full-size steps of random sign, so the
+eager and the graphed run take different steps there. State derived from such
+a parameter (a BatchNorm running mean) drifts with it.`,
+	Signature: `A parameter beyond its dtype's default max_rel_l2 while the step's gradients
+agree and the update ratio over elements with healthy gradients is inside its
+limit; the difference sits in elements whose eager gradient is below
+sqrt(ε)·S, the step's gradient scale S.`,
+	Confirm: `Look at the elements the warning names: their gradients are orders of
+magnitude below the model's. A second eager run with the initial parameters
+nudged by one ULP drifts the same way.`,
+	Fix: `Nothing to fix: the verdict passes. To silence it, give the drifting
+tensors a looser max_rel_l2 in a policy file.`,
+}
+
+// noiseDrift: on a passing comparison, the parameters whose differences
+// passed as drift (judge.StepFacts.Drift), worst first.
+func noiseDrift(f *facts) *Cause {
+	if f.failed {
+		return nil
+	}
+	type at struct {
+		step int
+		d    judge.Drift
+	}
+	var all []at
+	tensors := map[string]bool{}
+	for _, s := range f.r.Steps {
+		for _, d := range s.Drift {
+			all = append(all, at{s.Step, d})
+			tensors[d.Name] = true
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].d.RelL2 > all[j].d.RelL2 })
+	var ev evidence
+	ev.add("%d parameter tensors differ beyond their dtype's default limit at %d (step, tensor) pairs, and pass: the gradients agree and the updates of elements with healthy gradients match", len(tensors), len(all))
+	seen := map[string]bool{}
+	for _, a := range all {
+		if seen[a.d.Name] || len(seen) == 3 {
+			continue
+		}
+		seen[a.d.Name] = true
+		d := a.d
+		ev.add("%s at %s: relative L2 %s; %d of %d elements have rounding-level gradients and carry %s of its update difference; its gradient RMS is %s of the step's gradient scale, its update RMS %s",
+			d.Name, stepName(a.step), g(d.RelL2), d.NoisyElems, d.Count, pct(d.NoisyShare), g(d.GradRatio), g(d.UpdateRMS))
+	}
+	return &Cause{ID: NoiseDrift, Confidence: 0.9, Evidence: ev}
+}
+
+func pct(x float64) string { return g(100*x) + "%" }

@@ -1,0 +1,407 @@
+package judge
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/metrics"
+	"github.com/graphdiff/graphdiff/tolerances"
+)
+
+// adamEpsilon is the relative rounding of Adam's bias correction 1 − β2^t
+// computed in float32 at the default β2 = 0.999: 2^-23/(1 − β2). Eager and
+// capturable or fused implementations compute it differently, so their
+// updates differ by about this factor at early steps, for every element.
+const adamEpsilon = 0x1p-23 / (1 - 0.999)
+
+// tf32Epsilon is TF32's epsilon, 2^-10: float32 models are often computed
+// in TF32 (PyTorch's default for cuDNN convolutions; matmuls under
+// torch.set_float32_matmul_precision("high")), which their dumps cannot
+// show.
+const tf32Epsilon = 0x1p-10
+
+// WorkingEpsilon returns the ε the run-level rules are in units of: the
+// coarser of the compute dtype (when given) and the model's dtype (the
+// coarsest dtype its parameters and gradients are stored in), and at least
+// TF32's 2^-10 unless the model is float64. Invalid dtypes are ignored; with
+// neither known ε is 2^-10.
+func WorkingEpsilon(compute, model loaders.DType) float64 {
+	e := max(tolerances.Epsilon(compute), tolerances.Epsilon(model))
+	if model != loaders.Float64 || e == 0 {
+		e = max(e, tf32Epsilon)
+	}
+	return e
+}
+
+// StepFacts are the facts of one step that the run-level verdict judged
+// its tensors with.
+type StepFacts struct {
+	Step int
+	// Epsilon is the working epsilon ε. The limits: GradLimit is
+	// max(Grad·ε, GradGrowth·PriorDrift), UpdateLimit Update·max(ε_p,
+	// ε_Adam) + max(GradRel, PriorGradRel), LossLimit Loss·ε, OutputLimit
+	// Output·ε (see Step).
+	Epsilon                                        float64
+	GradLimit, UpdateLimit, LossLimit, OutputLimit float64
+	// GradScale S is the RMS of every element of the reference run's
+	// gradients at this step, over Grads gradient pairs (0 and 0 when the
+	// step dumped none).
+	GradScale float64
+	Grads     int
+	// WorstGrad is the gradient with the largest difference ratio
+	// RMS(g_B − g_A)/max(RMS(g_A), S), WorstGradRatio that ratio ("" and 0
+	// without gradients).
+	WorstGrad      string
+	WorstGradRatio float64
+	// PriorDrift is the largest WorstGradRatio of the passing steps
+	// before: the drift the runs had built up while they agreed. GradLimit is max(Grad·ε, GradGrowth ·
+	// PriorDrift).
+	PriorDrift float64
+	// UpdateFloor is max(ε_p, ε_Adam), the optimizer's rounding level.
+	UpdateFloor float64
+	// GradRel is the gradients' pooled relative difference,
+	// sqrt(Σ_t ‖g_B,t − g_A,t‖² / Σ_t ‖g_A,t‖²) (0 without gradients).
+	GradRel float64
+	// HealthyFloor is the gradient size above which an element's update
+	// is pooled into UpdateRatio: the smallest power of two ≥ √ε·S. Zero
+	// when the step dumped no gradients: every element is then pooled.
+	HealthyFloor float64
+	// UpdateRatio is β = Σ(u_B − u_A)·u_A / Σ u_A², over the healthy
+	// elements of every parameter whose update was measured (u = p_k −
+	// p_{k−1} in each run): the graphed run's update, projected on the
+	// eager one, minus 1. NaN when no update was measured. UpdateElems is
+	// the number of elements pooled.
+	UpdateRatio float64
+	UpdateElems int64
+	// Drift lists the parameters that differ by more than their dtype's
+	// default limit but pass: differences the gradients and the optimizer
+	// explain.
+	Drift []Drift
+	// Reasons say why the step failed; empty when it passed.
+	Reasons []string
+}
+
+// Drift describes a parameter whose difference passes because the
+// gradients and the optimizer explain it.
+type Drift struct {
+	Name  string
+	RelL2 float64
+	// NoisyElems of Count elements have gradients below the healthy floor
+	// (rounding-level): Adam-family optimizers turn that noise into
+	// full-size steps, differently in each run. NoisyShare is their share
+	// of the tensor's squared difference, ‖Δu‖² over them / ‖Δu‖².
+	NoisyElems, Count int64
+	NoisyShare        float64
+	// GradRatio is the parameter's gradient RMS over the step's gradient
+	// scale; UpdateRMS the RMS of its update in the reference run.
+	GradRatio, UpdateRMS float64
+}
+
+// Context is what Step needs besides the step's pairs: the run's
+// epsilons and rules, and what the steps before it showed.
+type Context struct {
+	// Epsilon is the working epsilon ε (WorkingEpsilon); ParamEpsilon is
+	// the epsilon of the dtype the parameters are stored in (2^-23 when
+	// unknown): the optimizer's own arithmetic rounds at that level.
+	Epsilon, ParamEpsilon float64
+	Rules                 tolerances.RunRules
+	// PriorDrift is the largest WorstGradRatio of the passing steps
+	// before, PriorGradRel their largest GradRel (0 for the first step).
+	PriorDrift, PriorGradRel float64
+}
+
+// NewContext returns the context of a run's first step.
+func NewContext(compute, model loaders.DType, rules tolerances.RunRules) Context {
+	pe := tolerances.Epsilon(model)
+	if pe == 0 {
+		pe = tolerances.Epsilon(loaders.Float32)
+	}
+	return Context{Epsilon: WorkingEpsilon(compute, model), ParamEpsilon: pe, Rules: rules}
+}
+
+// Next returns the context of the step after one with facts f. Only a
+// step that passed adds to the priors: they are the drift the runs built
+// up while they agreed, and a bug's own departure must not widen the
+// limits of the steps after it.
+func (c Context) Next(f StepFacts) Context {
+	if len(f.Reasons) > 0 {
+		return c
+	}
+	if !math.IsInf(f.WorstGradRatio, 0) && !math.IsNaN(f.WorstGradRatio) {
+		c.PriorDrift = max(c.PriorDrift, f.WorstGradRatio)
+	}
+	if !math.IsInf(f.GradRel, 0) && !math.IsNaN(f.GradRel) {
+		c.PriorGradRel = max(c.PriorGradRel, f.GradRel)
+	}
+	return c
+}
+
+// Step judges the compared pairs of one step as a whole (step-less pairs
+// count as one step) in context c.
+// It returns the step's facts and the decision for each pair it judged;
+// pairs it leaves to Tensor (inputs, other tensors, parameters without a
+// measured update, pairs not compared) are absent from the map. The rules:
+//
+//	S      = sqrt(Σ_t ‖g_A,t‖² / Σ_t n_t)         gradient scale, over the step's gradients
+//	r_t    = ‖g_B,t − g_A,t‖ / max(‖g_A,t‖, S·sqrt(n_t))
+//	grad t fails when   r_t > max(Grad·ε, GradGrowth·PriorDrift)
+//	loss fails when     ‖L_B − L_A‖/‖L_A‖ > Loss·ε
+//	output fails when   ‖o_B − o_A‖/‖o_A‖ > Output·ε
+//	param t fails when  it moved in one run and not at all in the other
+//	                    (p_k = p_{k−1} bit for bit), or
+//	                    |β| > U and |β_t| > U, or
+//	                    |β| > U and t has the step's largest |Σ(u_B−u_A)·u_A|
+//	                    where β_t is β over t's healthy elements alone and
+//	                    U = Update·max(ε_p, ε_Adam) + R: the optimizer's rounding at
+//	                    the parameters' epsilon ε_p, or in Adam's bias correction
+//	                    (ε_Adam = 2^-23/(1 − 0.999): 1 − β2^t rounded in float32
+//	                    at the default β2), plus what the gradients' own relative
+//	                    difference R = max(GradRel, PriorGradRel) explains: for
+//	                    u = −lr·g, |β| ≤ ‖Δu‖/‖u‖ = R (Cauchy–Schwarz); optimizer
+//	                    state carries earlier steps' gradients, hence the prior.
+//
+// A failure of NaN/±Inf positions, or of differing dtypes, is decided as in
+// Tensor. A loss, output or parameter whose max_rel_l2 a policy rule or an
+// override set is left to Tensor: the user chose its threshold. (Its gradient still counts towards S.) A parameter difference is not judged by its size: a parameter
+// whose gradients are rounding-level (the key bias of attention, a bias
+// ahead of a normalization, embedding rows a batch does not touch) takes
+// optimizer steps of random sign in any correct run. Such differences
+// beyond the dtype's default max_rel_l2 are listed in Drift.
+func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decision) {
+	eps, rules, prior := c.Epsilon, c.Rules, c.PriorDrift
+	f := StepFacts{Epsilon: eps, GradLimit: max(rules.Grad*eps, rules.GradGrowth*prior), PriorDrift: prior,
+		LossLimit: rules.Loss * eps, OutputLimit: rules.Output * eps, UpdateRatio: math.NaN()}
+	if len(pairs) > 0 {
+		f.Step = pairs[0].Step
+	}
+	compared := func(t *TensorResult) bool {
+		return t.Metrics != nil && (t.Status == "" || t.Status == StatusMatch || t.Status == StatusMismatch)
+	}
+	var sumSq, sumSqD float64
+	var n int64
+	grads := map[string]*TensorResult{}
+	for _, t := range pairs {
+		if t.Kind == loaders.KindGrad && compared(t) {
+			sumSq += t.Metrics.NormA * t.Metrics.NormA
+			sumSqD += t.Metrics.NormDiff * t.Metrics.NormDiff
+			n += t.Metrics.Count
+			f.Grads++
+			grads[loaders.Subject(t.Name)] = t
+		}
+	}
+	if n > 0 {
+		f.GradScale = math.Sqrt(sumSq / float64(n))
+	}
+	switch {
+	case sumSqD == 0:
+	case sumSq == 0:
+		f.GradRel = math.Inf(1)
+	default:
+		f.GradRel = math.Sqrt(sumSqD / sumSq)
+	}
+	f.UpdateFloor = max(c.ParamEpsilon, adamEpsilon)
+	f.UpdateLimit = rules.Update*f.UpdateFloor + max(f.GradRel, c.PriorGradRel)
+	minExp := metrics.NoGrad // every element, when the step has no gradients
+	if f.Grads > 0 {
+		f.HealthyFloor, minExp = healthyFloor(math.Sqrt(eps) * f.GradScale)
+	}
+
+	out := map[*TensorResult]Decision{}
+	var du, uu float64
+	type contribution struct {
+		t      *TensorResult
+		du, uu float64
+	}
+	var updates []contribution
+	for _, t := range pairs {
+		if !compared(t) {
+			continue
+		}
+		if t.Settings.PerTensor && t.Kind != loaders.KindGrad {
+			continue // the user set its thresholds: Tensor decides
+		}
+		d := Decision{Reasons: append([]string(nil), t.Reasons...), MaxRelL2: t.Settings.MaxRelL2,
+			MaxMismatchFraction: t.Settings.MaxMismatchFraction}
+		m := t.Metrics
+		switch t.Kind {
+		case loaders.KindGrad:
+			r := gradRatio(m, f.GradScale)
+			if r > f.WorstGradRatio || f.WorstGrad == "" {
+				f.WorstGrad, f.WorstGradRatio = t.Name, r
+			}
+			limit := f.GradLimit
+			if t.Noise != nil && m.Count > 0 && f.GradScale > 0 {
+				// the baseline's own difference, as a ratio of S
+				limit = max(limit, NoiseFactor*t.Noise.RelL2*m.NormA/math.Sqrt(float64(m.Count))/f.GradScale)
+			}
+			if r > limit {
+				d.Reasons = append(d.Reasons, fmt.Sprintf("gradient difference RMS %.3g is %.3g of max(its RMS %.3g, the step's gradient scale %.3g) (limit %.3g: %g·ε, or %g× the %.3g of the steps before)",
+					m.NormDiff/math.Sqrt(float64(max(m.Count, 1))), r, m.NormA/math.Sqrt(float64(max(m.Count, 1))), f.GradScale, limit, rules.Grad, rules.GradGrowth, prior))
+			}
+		case loaders.KindLoss, loaders.KindOutput:
+			limit, what, k := f.LossLimit, "loss", rules.Loss
+			if t.Kind == loaders.KindOutput {
+				limit, what, k = f.OutputLimit, "output", rules.Output
+			}
+			if t.Noise != nil {
+				limit = max(limit, NoiseFactor*t.Noise.RelL2)
+			}
+			d.MaxRelL2 = limit
+			if m.RelL2 > limit {
+				d.Reasons = append(d.Reasons, fmt.Sprintf("%s relative L2 error %.3g > %.3g = %g·ε", what, m.RelL2, limit, k))
+			}
+		case loaders.KindParam:
+			if t.Update == nil {
+				continue // no previous step: Tensor decides
+			}
+			u := t.Update
+			switch {
+			case u.MovedA == 0 && u.MovedB > 0:
+				d.Reasons = append(d.Reasons, fmt.Sprintf("left unchanged by the reference run but moved by the compared run (%d of %d elements)", u.MovedB, u.Count))
+			case u.MovedB == 0 && u.MovedA > 0:
+				d.Reasons = append(d.Reasons, fmt.Sprintf("moved by the reference run (%d of %d elements) but left unchanged by the compared run", u.MovedA, u.Count))
+			}
+			tu, tdu, _ := u.Totals(minExp)
+			if _, hasGrad := grads[loaders.Subject(t.Name)]; hasGrad || f.Grads == 0 {
+				du += tdu
+				uu += tu
+				for _, b := range u.Bins {
+					if b.Exp >= minExp {
+						f.UpdateElems += b.N
+					}
+				}
+				updates = append(updates, contribution{t, tdu, tu})
+			}
+			if dr, ok := drift(t, grads[loaders.Subject(t.Name)], f, minExp); ok {
+				f.Drift = append(f.Drift, dr)
+			}
+		default:
+			continue
+		}
+		finishDecision(t, &d)
+		out[t] = d
+	}
+	if uu > 0 {
+		f.UpdateRatio = du / uu
+	}
+	if math.Abs(f.UpdateRatio) > f.UpdateLimit {
+		f.Reasons = append(f.Reasons, fmt.Sprintf("update ratio β = %+.3g: the compared run's parameter updates are %.3g× the reference run's (limit |β| ≤ %.3g = %g·ε)",
+			f.UpdateRatio, 1+f.UpdateRatio, f.UpdateLimit, rules.Update))
+		f.Reasons[len(f.Reasons)-1] = fmt.Sprintf("update ratio β = %+.3g: the compared run's parameter updates are %.3g× the reference run's, while its gradients differ by %.3g relative L2 at most (limit |β| ≤ %.3g = %g·max(ε_p %.3g, ε_Adam %.3g) + %.3g)",
+			f.UpdateRatio, 1+f.UpdateRatio, max(f.GradRel, c.PriorGradRel), f.UpdateLimit, rules.Update, c.ParamEpsilon, adamEpsilon, max(f.GradRel, c.PriorGradRel))
+		blamed := false
+		var largest *contribution
+		for i := range updates {
+			c := &updates[i]
+			if largest == nil || math.Abs(c.du) > math.Abs(largest.du) {
+				largest = c
+			}
+			if c.uu > 0 && math.Abs(c.du/c.uu) > f.UpdateLimit {
+				blame(out, c.t, f, c.du/c.uu)
+				blamed = true
+			}
+		}
+		if !blamed && largest != nil {
+			blame(out, largest.t, f, largest.du/math.Max(largest.uu, math.SmallestNonzeroFloat64))
+		}
+	}
+	for _, t := range pairs {
+		if d, ok := out[t]; ok && d.Status != StatusMatch && len(f.Reasons) == 0 {
+			f.Reasons = append(f.Reasons, t.Name+": "+d.Reasons[len(d.Reasons)-1])
+		}
+	}
+	sort.SliceStable(f.Drift, func(i, j int) bool { return f.Drift[i].RelL2 > f.Drift[j].RelL2 })
+	return f, out
+}
+
+// blame fails parameter t for the step's update ratio; its own is beta.
+func blame(out map[*TensorResult]Decision, t *TensorResult, f StepFacts, beta float64) {
+	d := out[t]
+	d.Reasons = append(d.Reasons, fmt.Sprintf("its update is %.3g× the reference run's (β = %+.3g over elements with gradients ≥ %.3g), and the step's is %.3g× (limit |β| ≤ %.3g)",
+		1+beta, beta, f.HealthyFloor, 1+f.UpdateRatio, f.UpdateLimit))
+	finishDecision(t, &d)
+	out[t] = d
+}
+
+// finishDecision sets d's status from its reasons and the pair's dtypes and
+// NaN/Inf positions, as Tensor does.
+func finishDecision(t *TensorResult, d *Decision) {
+	m := t.Metrics
+	if m.SpecialMismatches > 0 && !slices.ContainsFunc(d.Reasons, func(s string) bool { return len(s) > 7 && s[:7] == "NaN/Inf" }) {
+		d.Reasons = append(d.Reasons, fmt.Sprintf("NaN/Inf at different positions in %d elements (NaN %d vs %d, Inf %d vs %d)",
+			m.SpecialMismatches, m.NaNA, m.NaNB, m.InfA, m.InfB))
+	}
+	switch {
+	case t.A.Effective() != t.B.Effective():
+		d.Status = StatusDTypeMismatch
+		if len(d.Reasons) == 0 || d.Reasons[0] != fmt.Sprintf("dtype %s vs %s", t.A.Effective(), t.B.Effective()) {
+			d.Reasons = append([]string{fmt.Sprintf("dtype %s vs %s", t.A.Effective(), t.B.Effective())}, d.Reasons...)
+		}
+	case len(d.Reasons) > len(t.Reasons):
+		d.Status = StatusMismatch
+	default:
+		d.Status = StatusMatch
+	}
+}
+
+// gradRatio returns RMS(Δg)/max(RMS(g_A), S): 0 for equal gradients, +Inf
+// for differing ones where both are 0.
+func gradRatio(m *metrics.Metrics, scale float64) float64 {
+	if m.NormDiff == 0 || m.Count == 0 {
+		return 0
+	}
+	sq := math.Sqrt(float64(m.Count))
+	den := max(m.NormA/sq, scale)
+	if den == 0 {
+		return math.Inf(1)
+	}
+	return m.NormDiff / sq / den
+}
+
+// healthyFloor returns the smallest power of two ≥ x and the update bin
+// exponent whose elements are at least that large (metrics.UpdateBin: |g|
+// in [2^(Exp−1), 2^Exp)). For x = 0 it is the smallest float32 normal.
+func healthyFloor(x float64) (float64, int) {
+	if x <= 0 || math.IsNaN(x) {
+		return 0x1p-126, -125
+	}
+	_, e := math.Frexp(x) // x = m·2^e, m in [0.5, 1)
+	floor := math.Ldexp(1, e-1)
+	if floor < x {
+		floor, e = floor*2, e+1
+	}
+	// elements with |g| ≥ 2^(e−1) are in bins Exp ≥ e
+	return floor, max(e, -125)
+}
+
+// drift describes parameter t when its difference is beyond its dtype's
+// default limit (the per-tensor rule a parameter would fail alone).
+func drift(t, grad *TensorResult, f StepFacts, minExp int) (Drift, bool) {
+	m := t.Metrics
+	if m.RelL2 <= t.Settings.MaxRelL2 || math.IsNaN(m.RelL2) {
+		return Drift{}, false
+	}
+	dr := Drift{Name: t.Name, RelL2: m.RelL2, Count: t.Update.Count}
+	var uu, dd, noisyDD float64
+	for _, b := range t.Update.Bins {
+		uu += b.UU
+		dd += b.DD
+		if b.Exp < minExp {
+			dr.NoisyElems += b.N
+			noisyDD += b.DD
+		}
+	}
+	if dd > 0 {
+		dr.NoisyShare = noisyDD / dd
+	}
+	if t.Update.Count > 0 {
+		dr.UpdateRMS = math.Sqrt(uu / float64(t.Update.Count))
+	}
+	if grad != nil && f.GradScale > 0 && grad.Metrics.Count > 0 {
+		dr.GradRatio = grad.Metrics.NormA / math.Sqrt(float64(grad.Metrics.Count)) / f.GradScale
+	}
+	return dr, true
+}

@@ -1,0 +1,84 @@
+package tolerances
+
+import "fmt"
+
+// RunRules are the constants of the run-level verdict (judge.Step). Each
+// is a multiple of the step's working epsilon ε (judge.WorkingEpsilon).
+type RunRules struct {
+	// Grad and GradGrowth: a gradient fails when its difference ratio
+	// RMS(g_B − g_A)/max(RMS(g_A), S), S the step's gradient scale,
+	// exceeds both Grad·ε and GradGrowth times the largest ratio of the
+	// steps before (the drift the runs had already built up).
+	Grad, GradGrowth float64
+	// Update: a step fails when its update ratio |β| exceeds
+	// Update·max(ε_p, ε_Adam) plus the gradients' relative difference
+	// (judge.Step).
+	Update float64
+	// Loss: a loss fails when ‖L_B − L_A‖/‖L_A‖ > Loss·ε.
+	Loss float64
+	// Output: an output fails when ‖o_B − o_A‖/‖o_A‖ > Output·ε.
+	Output float64
+}
+
+// DefaultRunRules are the rules applied unless a policy's run section
+// says otherwise: testdata/gen/calibrate.py derives them from the corpus
+// of correct and buggy runs (twice the largest value a correct run
+// showed, in units of its working epsilon), and prints them.
+var DefaultRunRules = RunRules{Grad: 11, GradGrowth: 7, Update: 19, Loss: 2, Output: 7}
+
+// RunOverrides is a policy's run section: the rules it sets.
+//
+//	run:
+//	  grad: 16         # a gradient's difference ratio may reach 16·ε
+//	  grad_growth: 8   # or 8 times the largest ratio of the steps before
+//	  update: 24
+//	  loss: 4
+//	  output: 8
+type RunOverrides struct {
+	Grad       *float64 `yaml:"grad"`
+	GradGrowth *float64 `yaml:"grad_growth"`
+	Update     *float64 `yaml:"update"`
+	Loss       *float64 `yaml:"loss"`
+	Output     *float64 `yaml:"output"`
+}
+
+// Apply returns r with the overrides set.
+func (o *RunOverrides) Apply(r RunRules) RunRules {
+	if o == nil {
+		return r
+	}
+	for _, f := range []struct {
+		v   *float64
+		dst *float64
+	}{{o.Grad, &r.Grad}, {o.GradGrowth, &r.GradGrowth}, {o.Update, &r.Update}, {o.Loss, &r.Loss}, {o.Output, &r.Output}} {
+		if f.v != nil {
+			*f.dst = *f.v
+		}
+	}
+	return r
+}
+
+// check reports a rule that is not a positive finite number.
+func (o *RunOverrides) check() error {
+	if o == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{{"grad", o.Grad}, {"grad_growth", o.GradGrowth}, {"update", o.Update}, {"loss", o.Loss}, {"output", o.Output}} {
+		if f.v != nil && !(*f.v > 0 && *f.v < 1e300) {
+			return fmt.Errorf("run: %s = %g: want a positive number", f.name, *f.v)
+		}
+	}
+	return nil
+}
+
+// Run returns the run-level rules: the defaults, with the policy's run
+// section applied.
+func (r Resolver) Run() RunRules {
+	if r.Policy == nil {
+		return DefaultRunRules
+	}
+	return r.Policy.Run.Apply(DefaultRunRules)
+}
