@@ -113,3 +113,26 @@ func TestGlob(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyRunSection: a policy's run section overrides the run-level
+// rules it names and keeps the others; bad values and unknown keys are
+// errors.
+func TestPolicyRunSection(t *testing.T) {
+	p, err := ParsePolicy([]byte("run:\n  grad: 40\n  update: 3.5\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultRunRules
+	want.Grad, want.Update = 40, 3.5
+	if got := (Resolver{Policy: p}).Run(); got != want {
+		t.Errorf("rules %+v, want %+v", got, want)
+	}
+	if got := (Resolver{}).Run(); got != DefaultRunRules {
+		t.Errorf("no policy: %+v", got)
+	}
+	for _, bad := range []string{"run:\n  grad: -1\n", "run:\n  loss: 0\n", "run:\n  gard: 4\n", "run:\n  output: .inf\n"} {
+		if _, err := ParsePolicy([]byte(bad)); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
+}

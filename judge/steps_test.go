@@ -1,0 +1,190 @@
+package judge
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/metrics"
+	"github.com/graphdiff/graphdiff/tolerances"
+)
+
+// stepPair is a compared pair of step 3 with the norms the rules read: n
+// elements, ‖a‖ = normA and ‖a−b‖ = normDiff.
+func stepPair(name string, kind loaders.Kind, n int64, normA, normDiff float64) *TensorResult {
+	rel := 0.0
+	if normA > 0 {
+		rel = normDiff / normA
+	}
+	return &TensorResult{Name: name, Step: 3, Kind: kind, A: f32(), B: f32(), Settings: settings(3e-4, 0.1),
+		Metrics: &metrics.Metrics{Count: n, NormA: normA, NormDiff: normDiff, RelL2: rel}}
+}
+
+// update is an Update of n elements whose gradients all sit in bin exp,
+// with reference updates u (each element) and compared updates (1+beta)·u.
+func update(n int64, exp int, u, beta float64) *metrics.Update {
+	fn := float64(n)
+	return &metrics.Update{Count: n, MovedA: n, MovedB: n,
+		Bins: []metrics.UpdateBin{{Exp: exp, N: n, UU: fn * u * u, DU: fn * beta * u * u, DD: fn * beta * beta * u * u}}}
+}
+
+var testRules = tolerances.RunRules{Grad: 10, GradGrowth: 5, Update: 20, Loss: 2, Output: 8}
+
+// ctx is a float32 model's first step under testRules: ε = 2^-10 (TF32).
+func ctx() Context { return NewContext(loaders.Invalid, loaders.Float32, testRules) }
+
+func TestWorkingEpsilon(t *testing.T) {
+	for _, tc := range []struct {
+		compute, model loaders.DType
+		want           float64
+	}{
+		{loaders.Invalid, loaders.Float32, 0x1p-10}, // TF32 may have computed it
+		{loaders.Invalid, loaders.BFloat16, 0x1p-7},
+		{loaders.BFloat16, loaders.Float32, 0x1p-7}, // autocast
+		{loaders.Invalid, loaders.Float64, 0x1p-52},
+		{loaders.Invalid, loaders.Invalid, 0x1p-10},
+	} {
+		if got := WorkingEpsilon(tc.compute, tc.model); got != tc.want {
+			t.Errorf("compute %s, model %s: ε = %g, want %g", tc.compute, tc.model, got, tc.want)
+		}
+	}
+}
+
+// TestStepGradients: a gradient fails when its difference passes Grad·ε
+// of max(its own RMS, the step's scale), and the drift of the steps before
+// raises the limit.
+func TestStepGradients(t *testing.T) {
+	eps := 0x1p-10
+	// two gradients of 100 elements: RMS 1 and 0.01, so S ≈ 0.707
+	big := stepPair("grads/w", loaders.KindGrad, 100, 10, 0)
+	small := func(diffRMS float64) *TensorResult {
+		return stepPair("grads/b", loaders.KindGrad, 100, 0.1, diffRMS*10)
+	}
+	S := math.Sqrt((100 + 0.01) / 200)
+	under, over := small(0.99*10*eps*S), small(1.01*10*eps*S)
+
+	f, d := Step([]*TensorResult{big, under}, ctx())
+	if d[under].Status != StatusMatch || len(f.Reasons) != 0 {
+		t.Errorf("under the limit: %s %v", d[under].Status, f.Reasons)
+	}
+	if math.Abs(f.GradScale-S) > 1e-12 || f.WorstGrad != "grads/b" {
+		t.Errorf("scale %g (want %g), worst %s", f.GradScale, S, f.WorstGrad)
+	}
+	f, d = Step([]*TensorResult{big, over}, ctx())
+	if d[over].Status != StatusMismatch || !strings.Contains(d[over].Reasons[0], "gradient difference") || len(f.Reasons) != 1 {
+		t.Errorf("over the limit: %s %v / %v", d[over].Status, d[over].Reasons, f.Reasons)
+	}
+	// the same difference after steps that drifted to a third of it passes
+	c := ctx()
+	c.PriorDrift = f.WorstGradRatio / 3
+	if _, d = Step([]*TensorResult{big, over}, c); d[over].Status != StatusMatch {
+		t.Errorf("after drift: %s %v", d[over].Status, d[over].Reasons)
+	}
+	// a failed step does not add to the drift
+	if n := ctx().Next(f); n.PriorDrift != 0 {
+		t.Errorf("a failed step raised the prior drift to %g", n.PriorDrift)
+	}
+}
+
+// TestStepUpdates: the graph's updates scaled by 1+β fail the step when |β|
+// passes the limit, and the parameter carrying it is blamed; a parameter
+// that only one run moved fails.
+func TestStepUpdates(t *testing.T) {
+	c := ctx()
+	limit := testRules.Update * max(c.ParamEpsilon, adamEpsilon) // gradients equal: R = 0
+	grad := stepPair("grads/w", loaders.KindGrad, 100, 1, 0)
+	param := func(beta float64) *TensorResult {
+		p := stepPair("params/w", loaders.KindParam, 100, 10, 0.01)
+		p.Update = update(100, -2, 1e-3, beta)
+		return p
+	}
+	ok, bad := param(0.9*limit), param(1.1*limit)
+	f, d := Step([]*TensorResult{grad, ok}, c)
+	if d[ok].Status != StatusMatch || math.Abs(f.UpdateRatio-0.9*limit) > 1e-12 || f.UpdateElems != 100 {
+		t.Errorf("inside: %s, β = %g, %d elements", d[ok].Status, f.UpdateRatio, f.UpdateElems)
+	}
+	f, d = Step([]*TensorResult{grad, bad}, c)
+	if d[bad].Status != StatusMismatch || len(f.Reasons) != 1 || !strings.Contains(f.Reasons[0], "update ratio") {
+		t.Errorf("outside: %s, reasons %v", d[bad].Status, f.Reasons)
+	}
+	// the same ratio with gradients that differ by 10% is what they explain
+	noisy := stepPair("grads/w", loaders.KindGrad, 100, 1, 0.1)
+	if _, d = Step([]*TensorResult{noisy, bad}, c); d[bad].Status != StatusMatch {
+		t.Errorf("explained by the gradients: %s %v", d[bad].Status, d[bad].Reasons)
+	}
+	// only the compared run moved it
+	frozen := param(0)
+	frozen.Update.MovedA = 0
+	if _, d = Step([]*TensorResult{grad, frozen}, c); d[frozen].Status != StatusMismatch ||
+		!strings.Contains(d[frozen].Reasons[0], "left unchanged by the reference run") {
+		t.Errorf("moved by one run only: %s %v", d[frozen].Status, d[frozen].Reasons)
+	}
+}
+
+// TestStepDrift: a parameter far beyond its dtype's limit whose difference
+// sits in elements with rounding-level gradients passes, and is listed.
+func TestStepDrift(t *testing.T) {
+	c := ctx()
+	grad := stepPair("grads/qkv.bias", loaders.KindGrad, 96, 1, 0)
+	p := stepPair("params/qkv.bias", loaders.KindParam, 96, 1, 0.2)
+	// 64 healthy elements take the same step; 32 with gradients near 2^-40
+	// take steps of random sign
+	p.Update = &metrics.Update{Count: 96, MovedA: 96, MovedB: 96, Bins: []metrics.UpdateBin{
+		{Exp: -40, N: 32, UU: 32e-6, DU: 0, DD: 4 * 32e-6},
+		{Exp: 0, N: 64, UU: 64e-6},
+	}}
+	f, d := Step([]*TensorResult{grad, p}, c)
+	if d[p].Status != StatusMatch || len(f.Drift) != 1 {
+		t.Fatalf("%s, drift %+v", d[p].Status, f.Drift)
+	}
+	if dr := f.Drift[0]; dr.NoisyElems != 32 || dr.NoisyShare != 1 || dr.Count != 96 {
+		t.Errorf("drift %+v", dr)
+	}
+}
+
+// TestStepLeavesToTensor: inputs, parameters without a previous step and
+// pairs whose max_rel_l2 the user set are not judged by the run rules.
+func TestStepLeavesToTensor(t *testing.T) {
+	in := stepPair("inputs/x", loaders.KindInput, 10, 1, 0.5)
+	first := stepPair("params/w", loaders.KindParam, 10, 1, 0.5)
+	loss := stepPair("loss", loaders.KindLoss, 1, 1, 0.5)
+	loss.Settings.PerTensor = true
+	_, d := Step([]*TensorResult{in, first, loss}, ctx())
+	if len(d) != 0 {
+		t.Errorf("judged %d pairs: %+v", len(d), d)
+	}
+}
+
+// TestStepLossAndOutput: Loss·ε and Output·ε, on each side.
+func TestStepLossAndOutput(t *testing.T) {
+	eps := 0x1p-10
+	for _, tc := range []struct {
+		kind  loaders.Kind
+		k     float64
+		fails bool
+	}{{loaders.KindLoss, 0.99 * testRules.Loss, false}, {loaders.KindLoss, 1.01 * testRules.Loss, true},
+		{loaders.KindOutput, 0.99 * testRules.Output, false}, {loaders.KindOutput, 1.01 * testRules.Output, true}} {
+		p := stepPair("x", tc.kind, 1, 1, tc.k*eps)
+		_, d := Step([]*TensorResult{p}, ctx())
+		if (d[p].Status == StatusMismatch) != tc.fails {
+			t.Errorf("%s at %g·ε: %s", tc.kind, tc.k, d[p].Status)
+		}
+	}
+}
+
+func TestHealthyFloor(t *testing.T) {
+	for _, tc := range []struct {
+		x, floor float64
+		exp      int
+	}{{0.75, 1, 1}, {1, 1, 1}, {0x1p-10, 0x1p-10, -9}, {0x1.8p-10, 0x1p-9, -8}} {
+		f, e := healthyFloor(tc.x)
+		if f != tc.floor || e != tc.exp {
+			t.Errorf("healthyFloor(%g) = %g, %d; want %g, %d", tc.x, f, e, tc.floor, tc.exp)
+		}
+		// an element of exactly the floor is in bin e: |g| in [2^(e-1), 2^e)
+		if _, be := math.Frexp(f); be != e {
+			t.Errorf("floor %g is in bin %d, not %d", f, be, e)
+		}
+	}
+}
