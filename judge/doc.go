@@ -3,7 +3,14 @@
 // values and the run's facts. It reads no file; its functions take values
 // and return values, and never modify what they are given.
 //
-// A compared pair fails when (Tensor)
+// A step is judged with all its tensors in hand (Step): gradients against
+// the step's gradient scale and the drift built up before it, parameters
+// by their update ratio over elements with healthy gradients, losses and
+// outputs in units of the working epsilon (see Step for the formulas).
+// Tensors those rules do not cover (inputs, parameters at their first
+// dumped step, tensors whose max_rel_l2 the user set) are judged alone.
+//
+// A pair judged alone fails when (Tensor)
 //
 //	NaN/±Inf positions differ between the runs, or
 //	rel_l2 > max_rel_l2, or
