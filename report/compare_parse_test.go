@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/graphdiff/graphdiff/check"
+	"github.com/graphdiff/graphdiff/judge"
 )
 
 // TestReadCompareJSONRoundTrip reads reports that graphdiff wrote back into
@@ -62,7 +63,8 @@ func jsonEqual(t *testing.T, a, b json.RawMessage) bool {
 }
 
 // FuzzReadCompareJSON feeds arbitrary bytes to the report reader: it
-// returns an error or a result that can be written again, never panics.
+// returns an error or a result whose steps can be judged again (as merge
+// does) and that can be written again, never panics.
 func FuzzReadCompareJSON(f *testing.F) {
 	paths, _ := filepath.Glob("testdata/compare_json/*.json")
 	for _, path := range paths {
@@ -76,6 +78,18 @@ func FuzzReadCompareJSON(f *testing.F) {
 		sr, err := ReadCompareJSON(bytes.NewReader(data))
 		if err != nil {
 			return
+		}
+		// judge every step again, as merge does with shards' reports
+		steps := map[int][]*judge.TensorResult{}
+		for _, t := range sr.Tensors {
+			if t.Metrics != nil && (t.Status == judge.StatusMatch || t.Status == judge.StatusMismatch) {
+				steps[t.Step] = append(steps[t.Step], t)
+			}
+		}
+		ctx := judge.NewContext(sr.ComputeDType, sr.ModelDType, sr.Rules)
+		for _, group := range steps {
+			f, _ := judge.Step(group, ctx)
+			ctx = ctx.Next(f)
 		}
 		var buf bytes.Buffer
 		for _, format := range CompareFormats {

@@ -19,6 +19,7 @@ func FuzzPolicy(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte(examplePolicy))
 	f.Add([]byte("rules: [{match: {name: '[a-'}}]"))
+	f.Add([]byte("run:\n  grad: 40\n  grad_growth: 1e300\n  update: 0.5\n"))
 	bad, err := filepath.Glob("../testdata/bad/policy_*.yaml")
 	if err != nil || len(bad) == 0 {
 		f.Fatalf("hostile policies: %v, %d found", err, len(bad))
@@ -40,6 +41,11 @@ func FuzzPolicy(f *testing.F) {
 			s := r.Resolve(name, loaders.KindGrad, loaders.BFloat16, loaders.Float32, loaders.Invalid)
 			if s.RTol < 0 || s.ATol < 0 || s.MaxRelL2 < 0 || s.MaxMismatchFraction < 0 || s.MaxMismatchFraction > 1 {
 				t.Fatalf("limits out of range: %+v", s)
+			}
+		}
+		for _, v := range []float64{r.Run().Grad, r.Run().GradGrowth, r.Run().Update, r.Run().Loss, r.Run().Output} {
+			if !(v > 0 && v < 1e300) {
+				t.Fatalf("run rules out of range: %+v", r.Run())
 			}
 		}
 	})
