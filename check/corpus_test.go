@@ -26,8 +26,8 @@ type label struct {
 // testdata/scenarios (real eager-vs-CUDA-graph runs, in .npy,
 // safetensors and torch.save dumps): each loads and compares without an
 // unreadable input, every correct run passes, every bug but the hard ones
-// fails, and at the step its label observed, except for the bugs in
-// lateStep. Run with -v for the tally per family.
+// fails, and at the step its label observed. Run with -v for the tally
+// per family.
 func TestCorpus(t *testing.T) {
 	var files []string
 	for _, dir := range []string{"corpus", "scenarios"} {
@@ -43,14 +43,6 @@ func TestCorpus(t *testing.T) {
 	}
 	if len(files) < 100 {
 		t.Fatalf("%d labelled scenarios, want the corpus's 82 and the 29 scenarios", len(files))
-	}
-	// lateStep are bugs found after their labelled step, and why.
-	lateStep := map[string]int{
-		// SGD in float32 whose graph keeps the learning rate the eager
-		// run lowers by 0.1% a step: the update ratio is −0.001 at step 1,
-		// −0.002 at step 2, inside the limit 19·ε_Adam = 2.3e-3 that
-		// Adam's bias correction needs; −0.003 at step 3 is not.
-		"lr_decay_small": 3,
 	}
 	type tally struct{ correct, passed, bugs, exact int }
 	byFamily := map[string]*tally{}
@@ -96,16 +88,12 @@ func TestCorpus(t *testing.T) {
 			if c.Verdict != judge.Fail {
 				t.Errorf("%s: a %v bug passed", dir, l.Causes)
 			}
-			want := *l.Step
-			if s, ok := lateStep[filepath.Base(dir)]; ok {
-				want = s
-			}
 			switch {
 			case c.FirstDivergence == nil:
 				t.Errorf("%s: no first divergence", dir)
-			case c.FirstDivergence.Step != want:
-				t.Errorf("%s: first divergence at step %d (%s), want %d", dir, c.FirstDivergence.Step, c.FirstDivergence.Name, want)
-			case want == *l.Step:
+			case c.FirstDivergence.Step != *l.Step:
+				t.Errorf("%s: first divergence at step %d (%s), want %d", dir, c.FirstDivergence.Step, c.FirstDivergence.Name, *l.Step)
+			default:
 				tl.exact++
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/tolerances"
 )
 
 type scenario struct {
@@ -81,8 +82,10 @@ func TestScenarios(t *testing.T) {
 
 // TestWarningInsideTolerance uses the first five steps of lr_decay_tiny,
 // where the graph's frozen learning rate makes every update 1.0001–1.0004×
-// the eager one but all tensors stay inside the thresholds: the verdict
-// passes and a captured_scalar warning names the factor.
+// the eager one. With the default rules that fails at step 1 (and is
+// diagnosed as captured_scalar); with a policy whose update limit lets it
+// through, the verdict passes and a captured_scalar warning names the
+// factor.
 func TestWarningInsideTolerance(t *testing.T) {
 	src := filepath.Join("..", "testdata", "scenarios", "lr_decay_tiny")
 	dirs := [2]string{}
@@ -94,8 +97,18 @@ func TestWarningInsideTolerance(t *testing.T) {
 		}
 	}
 	r, rep := diagnoseDirs(t, dirs[0], dirs[1])
+	if r.Verdict != judge.Fail || r.FirstDivergence.Step != 1 || len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.CapturedScalar {
+		t.Fatalf("default rules: verdict %s, first divergence %+v, causes %+v", r.Verdict, r.FirstDivergence, rep.Causes)
+	}
+	loose := 100.0
+	c, err := check.Runs(dirs[0], dirs[1], check.Options{Resolver: tolerances.Resolver{
+		Policy: &tolerances.Policy{Run: &tolerances.RunOverrides{Update: &loose}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, rep = c.Result, diagnose.Report{Causes: c.Causes, Warnings: c.Warnings}
 	if r.Verdict != judge.Pass {
-		t.Fatalf("verdict %s, first divergence %+v", r.Verdict, r.FirstDivergence)
+		t.Fatalf("loose update limit: verdict %s, first divergence %+v", r.Verdict, r.FirstDivergence)
 	}
 	if len(rep.Warnings) != 1 || rep.Warnings[0].ID != diagnose.CapturedScalar {
 		t.Fatalf("warnings %+v", rep.Warnings)

@@ -41,8 +41,8 @@ func WorkingEpsilon(compute, model loaders.DType) float64 {
 type StepFacts struct {
 	Step int
 	// Epsilon is the working epsilon ε. The limits: GradLimit is
-	// max(Grad·ε, GradGrowth·PriorDrift), UpdateLimit Update·max(ε_p,
-	// ε_Adam) + max(GradRel, PriorGradRel), LossLimit Loss·ε, OutputLimit
+	// max(Grad·ε, GradGrowth·PriorDrift), UpdateLimit Update·UpdateFloor
+	// + max(GradRel, PriorGradRel), LossLimit Loss·ε, OutputLimit
 	// Output·ε (see Step).
 	Epsilon                                        float64
 	GradLimit, UpdateLimit, LossLimit, OutputLimit float64
@@ -60,7 +60,12 @@ type StepFacts struct {
 	// before: the drift the runs had built up while they agreed. GradLimit is max(Grad·ε, GradGrowth ·
 	// PriorDrift).
 	PriorDrift float64
-	// UpdateFloor is max(ε_p, ε_Adam), the optimizer's rounding level.
+	// Resolution is ε_p·Σ|p|·|u| / Σu² over the pooled elements: how much
+	// storing the parameters in their dtype may round their updates,
+	// relative to the updates.
+	Resolution float64
+	// UpdateFloor is max(ε_Adam, Resolution): how far rounding alone may
+	// move the updates, relative to them.
 	UpdateFloor float64
 	// GradRel is the gradients' pooled relative difference,
 	// sqrt(Σ_t ‖g_B,t − g_A,t‖² / Σ_t ‖g_A,t‖²) (0 without gradients).
@@ -155,17 +160,21 @@ func (c Context) Next(f StepFacts) Context {
 //	                    |β| > U and |β_t| > U, or
 //	                    |β| > U and t has the step's largest |Σ(u_B−u_A)·u_A|
 //	                    where β_t is β over t's healthy elements alone and
-//	                    U = Update·max(ε_p, ε_Adam) + R: the optimizer's rounding at
-//	                    the parameters' epsilon ε_p, or in Adam's bias correction
-//	                    (ε_Adam = 2^-23/(1 − 0.999): 1 − β2^t rounded in float32
-//	                    at the default β2), plus what the gradients' own relative
+//	                    U = Update·max(ε_Adam, ε_p·Σ|p|·|u_A| / Σu_A²) + R:
+//	                    rounding in Adam's bias correction (ε_Adam = 2^-23/(1 −
+//	                    0.999): 1 − β2^t rounded in float32 at the default β2) or
+//	                    in storing p + u in the parameters' dtype (each update
+//	                    rounded by up to ε_p·|p|; pooled, relative to the
+//	                    updates), plus what the gradients' own relative
 //	                    difference R = max(GradRel, PriorGradRel) explains: for
 //	                    u = −lr·g, |β| ≤ ‖Δu‖/‖u‖ = R (Cauchy–Schwarz); optimizer
 //	                    state carries earlier steps' gradients, hence the prior.
 //
 // A failure of NaN/±Inf positions, or of differing dtypes, is decided as in
 // Tensor. A loss, output or parameter whose max_rel_l2 a policy rule or an
-// override set is left to Tensor: the user chose its threshold. (Its gradient still counts towards S.) A parameter difference is not judged by its size: a parameter
+// override set is left to Tensor: the user chose its threshold (its
+// gradient still counts towards S). A parameter difference is not judged
+// by its size: a parameter
 // whose gradients are rounding-level (the key bias of attention, a bias
 // ahead of a normalization, embedding rows a batch does not touch) takes
 // optimizer steps of random sign in any correct run. Such differences
@@ -202,15 +211,13 @@ func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decisi
 	default:
 		f.GradRel = math.Sqrt(sumSqD / sumSq)
 	}
-	f.UpdateFloor = max(c.ParamEpsilon, adamEpsilon)
-	f.UpdateLimit = rules.Update*f.UpdateFloor + max(f.GradRel, c.PriorGradRel)
 	minExp := metrics.NoGrad // every element, when the step has no gradients
 	if f.Grads > 0 {
 		f.HealthyFloor, minExp = healthyFloor(math.Sqrt(eps) * f.GradScale)
 	}
 
 	out := map[*TensorResult]Decision{}
-	var du, uu float64
+	var du, uu, pu float64
 	type contribution struct {
 		t      *TensorResult
 		du, uu float64
@@ -270,6 +277,11 @@ func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decisi
 				uu += tu
 				for _, b := range u.Bins {
 					if b.Exp >= minExp {
+						pu += b.PU
+					}
+				}
+				for _, b := range u.Bins {
+					if b.Exp >= minExp {
 						f.UpdateElems += b.N
 					}
 				}
@@ -286,12 +298,15 @@ func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decisi
 	}
 	if uu > 0 {
 		f.UpdateRatio = du / uu
+		f.Resolution = c.ParamEpsilon * pu / uu
 	}
+	f.UpdateFloor = max(adamEpsilon, f.Resolution)
+	f.UpdateLimit = rules.Update*f.UpdateFloor + max(f.GradRel, c.PriorGradRel)
 	if math.Abs(f.UpdateRatio) > f.UpdateLimit {
 		f.Reasons = append(f.Reasons, fmt.Sprintf("update ratio β = %+.3g: the compared run's parameter updates are %.3g× the reference run's (limit |β| ≤ %.3g = %g·ε)",
 			f.UpdateRatio, 1+f.UpdateRatio, f.UpdateLimit, rules.Update))
-		f.Reasons[len(f.Reasons)-1] = fmt.Sprintf("update ratio β = %+.3g: the compared run's parameter updates are %.3g× the reference run's, while its gradients differ by %.3g relative L2 at most (limit |β| ≤ %.3g = %g·max(ε_p %.3g, ε_Adam %.3g) + %.3g)",
-			f.UpdateRatio, 1+f.UpdateRatio, max(f.GradRel, c.PriorGradRel), f.UpdateLimit, rules.Update, c.ParamEpsilon, adamEpsilon, max(f.GradRel, c.PriorGradRel))
+		f.Reasons[len(f.Reasons)-1] = fmt.Sprintf("update ratio β = %+.3g: the compared run's parameter updates are %.3g× the reference run's, while its gradients differ by %.3g relative L2 at most (limit |β| ≤ %.3g = %g·max(ε_Adam %.3g, storage rounding %.3g) + %.3g)",
+			f.UpdateRatio, 1+f.UpdateRatio, max(f.GradRel, c.PriorGradRel), f.UpdateLimit, rules.Update, adamEpsilon, f.Resolution, max(f.GradRel, c.PriorGradRel))
 		blamed := false
 		var largest *contribution
 		for i := range updates {

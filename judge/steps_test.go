@@ -92,7 +92,7 @@ func TestStepGradients(t *testing.T) {
 // that only one run moved fails.
 func TestStepUpdates(t *testing.T) {
 	c := ctx()
-	limit := testRules.Update * max(c.ParamEpsilon, adamEpsilon) // gradients equal: R = 0
+	limit := testRules.Update * adamEpsilon // gradients equal (R = 0), parameters of float32 far above their update
 	grad := stepPair("grads/w", loaders.KindGrad, 100, 1, 0)
 	param := func(beta float64) *TensorResult {
 		p := stepPair("params/w", loaders.KindParam, 100, 10, 0.01)
@@ -112,6 +112,18 @@ func TestStepUpdates(t *testing.T) {
 	noisy := stepPair("grads/w", loaders.KindGrad, 100, 1, 0.1)
 	if _, d = Step([]*TensorResult{noisy, bad}, c); d[bad].Status != StatusMatch {
 		t.Errorf("explained by the gradients: %s %v", d[bad].Status, d[bad].Reasons)
+	}
+	// bf16 parameters 50 times their update: storing p + u rounds the
+	// update by up to ε_p·|p|/|u| = 2^-7·50 = 0.39, which explains the
+	// same ratio
+	bf := NewContext(loaders.Invalid, loaders.BFloat16, testRules)
+	stored := param(1.1 * limit)
+	for i := range stored.Update.Bins {
+		stored.Update.Bins[i].PU = 50 * stored.Update.Bins[i].UU
+	}
+	f, d = Step([]*TensorResult{grad, stored}, bf)
+	if d[stored].Status != StatusMatch || math.Abs(f.Resolution-50*0x1p-7) > 1e-12 {
+		t.Errorf("storage rounding: %s, resolution %g", d[stored].Status, f.Resolution)
 	}
 	// only the compared run moved it
 	frozen := param(0)

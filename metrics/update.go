@@ -34,15 +34,19 @@ const NoGrad = math.MinInt32
 // u = cur − prev in each run, over the elements whose four values are
 // finite:
 //
-//	UU = Σ u_A²,  DU = Σ (u_B − u_A)·u_A,  DD = Σ (u_B − u_A)²
+//	UU = Σ u_A²,  DU = Σ (u_B − u_A)·u_A,  DD = Σ (u_B − u_A)²,
+//	PU = Σ |p_A|·|u_A|   (p_A the reference run's previous value)
+//
+// PU/UU is the parameters' size in units of their update: storing p + u in
+// a dtype of epsilon ε rounds the update by up to about ε·|p|.
 //
 // Bins of one octave let a verdict pick the elements whose gradients are
 // above a threshold it learns only later (from the whole step's gradients),
 // and let shards' sums add up to the unsharded ones.
 type UpdateBin struct {
-	Exp        int
-	N          int64
-	UU, DU, DD float64
+	Exp            int
+	N              int64
+	UU, DU, DD, PU float64
 }
 
 // Update is what an UpdateJob measured.
@@ -180,6 +184,7 @@ func measureUpdate(j UpdateJob) (*Update, error) {
 			bin.UU += ua * ua
 			bin.DU += d * ua
 			bin.DD += d * d
+			bin.PU += math.Abs(float64(pa[k]) * ua)
 		}
 		done += int64(want)
 	}

@@ -84,6 +84,7 @@ func TestUpdatesOnRealRuns(t *testing.T) {
 			bin.UU += ua * ua
 			bin.DU += (ub - ua) * ua
 			bin.DD += (ub - ua) * (ub - ua)
+			bin.PU += math.Abs(pa[k] * ua)
 		}
 		u := o.Update
 		if u.Count != int64(len(ca)) || u.MovedA != movedA || u.MovedB != movedB || len(u.Bins) != len(want) {
@@ -92,7 +93,7 @@ func TestUpdatesOnRealRuns(t *testing.T) {
 		}
 		for _, got := range u.Bins {
 			w := want[got.Exp]
-			if w == nil || w.N != got.N || !near(got.UU, w.UU) || !near(got.DU, w.DU) || !near(got.DD, w.DD) {
+			if w == nil || w.N != got.N || !near(got.UU, w.UU) || !near(got.DU, w.DU) || !near(got.DD, w.DD) || !near(got.PU, w.PU) {
 				t.Errorf("%s bin %d: got %+v, want %+v", j.CurA.Path, got.Exp, got, w)
 			}
 		}

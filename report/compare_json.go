@@ -94,6 +94,7 @@ type StepJSON struct {
 	PriorDrift     Float       `json:"prior_drift"`
 	GradRel        Float       `json:"grad_rel"`
 	UpdateFloor    Float       `json:"update_floor"`
+	Resolution     Float       `json:"update_resolution"`
 	GradLimit      Float       `json:"grad_limit"`
 	HealthyFloor   Float       `json:"healthy_floor"`
 	UpdateRatio    Float       `json:"update_ratio"`
@@ -141,6 +142,7 @@ type UpdateBinJSON struct {
 	UU  Float `json:"uu"`
 	DU  Float `json:"du"`
 	DD  Float `json:"dd"`
+	PU  Float `json:"pu"`
 }
 
 // ShardJSON says which shard of a sharded comparison a report holds, and
@@ -376,7 +378,7 @@ func summarize(r *judge.Result) SummaryJSON {
 
 func stepJSON(f judge.StepFacts) StepJSON {
 	s := StepJSON{Step: stepPtr(f.Step), Status: "pass", Epsilon: Float(f.Epsilon), GradScale: Float(f.GradScale),
-		Grads: f.Grads, WorstGrad: f.WorstGrad, WorstGradRatio: Float(f.WorstGradRatio), PriorDrift: Float(f.PriorDrift), GradRel: Float(f.GradRel), UpdateFloor: Float(f.UpdateFloor), GradLimit: Float(f.GradLimit),
+		Grads: f.Grads, WorstGrad: f.WorstGrad, WorstGradRatio: Float(f.WorstGradRatio), PriorDrift: Float(f.PriorDrift), GradRel: Float(f.GradRel), UpdateFloor: Float(f.UpdateFloor), Resolution: Float(f.Resolution), GradLimit: Float(f.GradLimit),
 		HealthyFloor: Float(f.HealthyFloor), UpdateRatio: Float(f.UpdateRatio), UpdateElements: f.UpdateElems,
 		UpdateLimit: Float(f.UpdateLimit), LossLimit: Float(f.LossLimit), OutputLimit: Float(f.OutputLimit),
 		Drift: []DriftJSON{}, Reasons: f.Reasons}
@@ -429,7 +431,7 @@ func tensorJSON(t *judge.TensorResult, partial bool) TensorJSON {
 		if u := t.Update; u != nil {
 			uj := &UpdateJSON{Count: u.Count, MovedA: u.MovedA, MovedB: u.MovedB, Bins: []UpdateBinJSON{}}
 			for _, b := range u.Bins {
-				uj.Bins = append(uj.Bins, UpdateBinJSON{Exp: b.Exp, N: b.N, UU: Float(b.UU), DU: Float(b.DU), DD: Float(b.DD)})
+				uj.Bins = append(uj.Bins, UpdateBinJSON{Exp: b.Exp, N: b.N, UU: Float(b.UU), DU: Float(b.DU), DD: Float(b.DD), PU: Float(b.PU)})
 			}
 			out.Partial.Update = uj
 		}

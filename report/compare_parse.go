@@ -187,7 +187,7 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 		if u := p.Update; u != nil {
 			t.Update = &metrics.Update{Count: u.Count, MovedA: u.MovedA, MovedB: u.MovedB}
 			for _, b := range u.Bins {
-				t.Update.Bins = append(t.Update.Bins, metrics.UpdateBin{Exp: b.Exp, N: b.N, UU: float64(b.UU), DU: float64(b.DU), DD: float64(b.DD)})
+				t.Update.Bins = append(t.Update.Bins, metrics.UpdateBin{Exp: b.Exp, N: b.N, UU: float64(b.UU), DU: float64(b.DU), DD: float64(b.DD), PU: float64(b.PU)})
 			}
 		}
 	}

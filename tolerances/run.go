@@ -10,8 +10,9 @@ type RunRules struct {
 	// exceeds both Grad·ε and GradGrowth times the largest ratio of the
 	// steps before (the drift the runs had already built up).
 	Grad, GradGrowth float64
-	// Update: a step fails when its update ratio |β| exceeds
-	// Update·max(ε_p, ε_Adam) plus the gradients' relative difference
+	// Update: a step fails when its update ratio |β| exceeds Update times
+	// the rounding the updates may carry (Adam's bias correction, storing
+	// the parameters), plus the gradients' relative difference
 	// (judge.Step).
 	Update float64
 	// Loss: a loss fails when ‖L_B − L_A‖/‖L_A‖ > Loss·ε.
@@ -23,15 +24,16 @@ type RunRules struct {
 // DefaultRunRules are the rules applied unless a policy's run section
 // says otherwise: testdata/gen/calibrate.py derives them from the corpus
 // of correct and buggy runs (twice the largest value a correct run
-// showed, in units of its working epsilon), and prints them.
-var DefaultRunRules = RunRules{Grad: 11, GradGrowth: 7, Update: 19, Loss: 2, Output: 7}
+// showed, in the unit of each rule, rounded up to two significant
+// digits), and prints them.
+var DefaultRunRules = RunRules{Grad: 11, GradGrowth: 6.9, Update: 0.27, Loss: 1.6, Output: 6.4}
 
 // RunOverrides is a policy's run section: the rules it sets.
 //
 //	run:
 //	  grad: 16         # a gradient's difference ratio may reach 16·ε
 //	  grad_growth: 8   # or 8 times the largest ratio of the steps before
-//	  update: 24
+//	  update: 0.5
 //	  loss: 4
 //	  output: 8
 type RunOverrides struct {

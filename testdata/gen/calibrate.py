@@ -12,12 +12,12 @@ constant that step would need to pass (see signals() and judge.Step):
 
     grad         worst gradient difference ratio / ε, before any drift
     grad_growth  worst gradient difference ratio / the largest one before
-    update       (|β| − the gradients' relative difference) / max(ε_p, ε_Adam)
+    update       (|β| − the gradients' relative difference) / the updates' rounding
     loss         rel_l2 / ε of every loss tensor
     output       rel_l2 / ε of every output tensor
 
 A rule is MARGIN times the largest value any correct run shows (rounded up
-to an integer): a correct run's differences may reach twice what the
+to two significant digits): a correct run's differences may reach twice what the
 corpus saw before a rule calls them a bug. The script prints, per family,
 the largest value its correct runs show, the rules from all families and,
 for each family, the rules derived from the other families alone.
@@ -93,12 +93,21 @@ def signals(report):
     return out
 
 
+def round_up(x):
+    """x rounded up to two significant digits."""
+    if x <= 0:
+        return 0.0
+    k = 1 - math.floor(math.log10(x))
+    return math.ceil(x * 10**k - 1e-9) / 10**k
+
+
 def rules_from(rows):
-    """MARGIN × the largest value over correct runs, rounded up."""
+    """MARGIN × the largest value over correct runs, rounded up to two
+    significant digits."""
     rules = {}
     for s in SIGNALS:
         worst = max((r["max"][s] for r in rows if r["verdict"] == "pass"), default=0.0)
-        rules[s] = max(1.0, math.ceil(MARGIN * worst))
+        rules[s] = round_up(MARGIN * worst)
     return rules
 
 
