@@ -173,3 +173,22 @@ func TestFilesChangeAfterDiscovery(t *testing.T) {
 func fixture(parts ...string) string {
 	return filepath.Join(append([]string{"..", "testdata"}, parts...)...)
 }
+
+// TestBaselineThatMeasuresNothing: a baseline that is the reference run
+// again is reported as measuring nothing; the real second eager run, which
+// differs in the last bits, is not.
+func TestBaselineThatMeasuresNothing(t *testing.T) {
+	dir := fixture("scenarios", "fp32_adam")
+	for _, tc := range []struct {
+		baseline string
+		want     bool
+	}{{"eager", true}, {"baseline", false}} {
+		c, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{Baseline: filepath.Join(dir, tc.baseline)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.BaselineIdentical != tc.want {
+			t.Errorf("baseline %s: identical %v, want %v", tc.baseline, c.BaselineIdentical, tc.want)
+		}
+	}
+}

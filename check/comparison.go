@@ -25,6 +25,9 @@ type Comparison struct {
 	Curve *curve.Result
 	// Strict is set when warnings fail the verdict (--strict).
 	Strict bool
+	// BaselineIdentical is set when a baseline run was given and repeats
+	// the reference bit for bit (judge.BaselineMeasuresNothing).
+	BaselineIdentical bool
 }
 
 // pairKey names a pair by step and name.
@@ -42,7 +45,8 @@ func finish(r *judge.Result, heads diagnose.Heads, cv *curve.Result, strict bool
 		r.Verdict = judge.Fail
 		diag.Causes = append(diag.Warnings, diag.Causes...)
 	}
-	return &Comparison{Result: r, Causes: diag.Causes, Warnings: diag.Warnings, Curve: cv, Strict: strict}
+	return &Comparison{Result: r, Causes: diag.Causes, Warnings: diag.Warnings, Curve: cv, Strict: strict,
+		BaselineIdentical: judge.BaselineMeasuresNothing(r.Tensors)}
 }
 
 // heads returns the leading values diagnosis samples (diagnose.PlanSamples

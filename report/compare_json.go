@@ -43,9 +43,13 @@ import (
 //	                   hold a loss curve; it does not change the verdict
 //	compute_dtype      the compute dtype assumed (--compute-dtype or the
 //	                   manifests), absent when none
-//	shard              {"index", "count", "strict"} for one shard of a
-//	                   sharded comparison (--shard I/N), else absent; only
-//	                   shard 1 reports discovery errors and the curve
+//	shard              {"index", "count", "strict", "model_dtype", "rules"} for
+//	                   one shard of a sharded comparison (--shard I/N), else
+//	                   absent; only shard 1 reports discovery errors and the
+//	                   curve, and its pairs carry "partial" sums for merge
+//	steps              the facts each step was judged with (see StepJSON)
+//	baseline_identical true when --baseline equals the reference bit for bit
+//	                   on every tensor (it measured nothing), else absent
 //
 // Each tensor has name, step (null outside any step), kind, status
 // (match, mismatch, missing, extra, shape_mismatch, dtype_mismatch, error),
@@ -72,6 +76,9 @@ type CompareJSON struct {
 	ComputeDType     string          `json:"compute_dtype,omitempty"`
 	Shard            *ShardJSON      `json:"shard,omitempty"`
 	Steps            []StepJSON      `json:"steps"`
+	// BaselineIdentical is true when a baseline was given and equals the
+	// reference bit for bit on every tensor: it measured nothing.
+	BaselineIdentical bool `json:"baseline_identical,omitempty"`
 }
 
 // StepJSON is the facts the run-level rules judged one step with (see
@@ -325,6 +332,7 @@ func compareJSONHead(r *check.Comparison) CompareJSON {
 			out.Shard.ModelDType = r.ModelDType.String()
 		}
 	}
+	out.BaselineIdentical = r.BaselineIdentical
 	out.Steps = []StepJSON{}
 	for _, f := range r.Steps {
 		out.Steps = append(out.Steps, stepJSON(f))

@@ -122,10 +122,18 @@ func compareText(w io.Writer, r *check.Comparison, o TextOptions) error {
 		}
 		fmt.Fprintln(w, line)
 	}
+	if r.BaselineIdentical {
+		fmt.Fprintln(w, baselineNote)
+	}
 	causesText(w, "likely cause", r.Causes, o)
 	causesText(w, "warning", r.Warnings, o)
 	return nil
 }
+
+// baselineNote says that a baseline equal to the reference bit for bit
+// raised no limit.
+const baselineNote = "baseline: equal to the reference bit for bit on every tensor, so it measures no noise and raised no limit " +
+	"(a second eager run often repeats the first; nudge its initial parameters by one ULP, or reduce the batch in another order)"
 
 // whyLines is how many failing pairs the text report explains.
 const whyLines = 5
