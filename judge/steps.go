@@ -42,8 +42,9 @@ type StepFacts struct {
 	Step int
 	// Epsilon is the working epsilon ε. The limits: GradLimit is
 	// max(Grad·ε, GradGrowth·PriorDrift), UpdateLimit Update·UpdateFloor
-	// + max(GradRel, PriorGradRel), LossLimit Loss·ε, OutputLimit
-	// Output·ε (see Step).
+	// + max(GradRel, PriorGradRel), LossLimit max(Loss·ε,
+	// GradGrowth·PriorLoss), OutputLimit max(Output·ε,
+	// GradGrowth·PriorOutput) (see Step).
 	Epsilon                                        float64
 	GradLimit, UpdateLimit, LossLimit, OutputLimit float64
 	// GradScale S is the RMS of every element of the reference run's
@@ -67,6 +68,9 @@ type StepFacts struct {
 	// UpdateFloor is max(ε_Adam, Resolution): how far rounding alone may
 	// move the updates, relative to them.
 	UpdateFloor float64
+	// LossRel and OutputRel are the largest relative L2 error of the
+	// step's losses and of its outputs (0 without any).
+	LossRel, OutputRel float64
 	// GradRel is the gradients' pooled relative difference,
 	// sqrt(Σ_t ‖g_B,t − g_A,t‖² / Σ_t ‖g_A,t‖²) (0 without gradients).
 	GradRel float64
@@ -114,8 +118,10 @@ type Context struct {
 	Epsilon, ParamEpsilon float64
 	Rules                 tolerances.RunRules
 	// PriorDrift is the largest WorstGradRatio of the passing steps
-	// before, PriorGradRel their largest GradRel (0 for the first step).
-	PriorDrift, PriorGradRel float64
+	// before, PriorGradRel their largest GradRel, PriorLoss and
+	// PriorOutput their largest LossRel and OutputRel (0 for the first
+	// step).
+	PriorDrift, PriorGradRel, PriorLoss, PriorOutput float64
 }
 
 // NewContext returns the context of a run's first step.
@@ -138,8 +144,15 @@ func (c Context) Next(f StepFacts) Context {
 	if !math.IsInf(f.WorstGradRatio, 0) && !math.IsNaN(f.WorstGradRatio) {
 		c.PriorDrift = max(c.PriorDrift, f.WorstGradRatio)
 	}
-	if !math.IsInf(f.GradRel, 0) && !math.IsNaN(f.GradRel) {
+	finite := func(x float64) bool { return !math.IsInf(x, 0) && !math.IsNaN(x) }
+	if finite(f.GradRel) {
 		c.PriorGradRel = max(c.PriorGradRel, f.GradRel)
+	}
+	if finite(f.LossRel) {
+		c.PriorLoss = max(c.PriorLoss, f.LossRel)
+	}
+	if finite(f.OutputRel) {
+		c.PriorOutput = max(c.PriorOutput, f.OutputRel)
 	}
 	return c
 }
@@ -153,8 +166,8 @@ func (c Context) Next(f StepFacts) Context {
 //	S      = sqrt(Σ_t ‖g_A,t‖² / Σ_t n_t)         gradient scale, over the step's gradients
 //	r_t    = ‖g_B,t − g_A,t‖ / max(‖g_A,t‖, S·sqrt(n_t))
 //	grad t fails when   r_t > max(Grad·ε, GradGrowth·PriorDrift)
-//	loss fails when     ‖L_B − L_A‖/‖L_A‖ > Loss·ε
-//	output fails when   ‖o_B − o_A‖/‖o_A‖ > Output·ε
+//	loss fails when     ‖L_B − L_A‖/‖L_A‖ > max(Loss·ε, GradGrowth·PriorLoss)
+//	output fails when   ‖o_B − o_A‖/‖o_A‖ > max(Output·ε, GradGrowth·PriorOutput)
 //	param t fails when  it moved in one run and not at all in the other
 //	                    (p_k = p_{k−1} bit for bit), or
 //	                    |β| > U and |β_t| > U, or
@@ -182,7 +195,8 @@ func (c Context) Next(f StepFacts) Context {
 func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decision) {
 	eps, rules, prior := c.Epsilon, c.Rules, c.PriorDrift
 	f := StepFacts{Epsilon: eps, GradLimit: max(rules.Grad*eps, rules.GradGrowth*prior), PriorDrift: prior,
-		LossLimit: rules.Loss * eps, OutputLimit: rules.Output * eps, UpdateRatio: math.NaN()}
+		LossLimit: max(rules.Loss*eps, rules.GradGrowth*c.PriorLoss), OutputLimit: max(rules.Output*eps, rules.GradGrowth*c.PriorOutput),
+		UpdateRatio: math.NaN()}
 	if len(pairs) > 0 {
 		f.Step = pairs[0].Step
 	}
@@ -249,16 +263,20 @@ func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decisi
 					m.NormDiff/math.Sqrt(float64(max(m.Count, 1))), r, m.NormA/math.Sqrt(float64(max(m.Count, 1))), f.GradScale, limit, rules.Grad, rules.GradGrowth, prior))
 			}
 		case loaders.KindLoss, loaders.KindOutput:
-			limit, what, k := f.LossLimit, "loss", rules.Loss
+			limit, what, k, prior := f.LossLimit, "loss", rules.Loss, c.PriorLoss
 			if t.Kind == loaders.KindOutput {
-				limit, what, k = f.OutputLimit, "output", rules.Output
+				limit, what, k, prior = f.OutputLimit, "output", rules.Output, c.PriorOutput
+				f.OutputRel = max(f.OutputRel, m.RelL2)
+			} else {
+				f.LossRel = max(f.LossRel, m.RelL2)
 			}
 			if t.Noise != nil {
 				limit = max(limit, NoiseFactor*t.Noise.RelL2)
 			}
 			d.MaxRelL2 = limit
 			if m.RelL2 > limit {
-				d.Reasons = append(d.Reasons, fmt.Sprintf("%s relative L2 error %.3g > %.3g = %g·ε", what, m.RelL2, limit, k))
+				d.Reasons = append(d.Reasons, fmt.Sprintf("%s relative L2 error %.3g > %.3g (%g·ε, or %g× the %.3g of the steps before)",
+					what, m.RelL2, limit, k, rules.GradGrowth, prior))
 			}
 		case loaders.KindParam:
 			if t.Update == nil {

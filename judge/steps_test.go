@@ -182,6 +182,12 @@ func TestStepLossAndOutput(t *testing.T) {
 		if (d[p].Status == StatusMismatch) != tc.fails {
 			t.Errorf("%s at %g·ε: %s", tc.kind, tc.k, d[p].Status)
 		}
+		// after passing steps that drifted to a fifth of it, it passes
+		c := ctx()
+		c.PriorLoss, c.PriorOutput = tc.k*eps/5, tc.k*eps/5
+		if _, d = Step([]*TensorResult{p}, c); d[p].Status != StatusMatch {
+			t.Errorf("%s at %g·ε after drift: %s %v", tc.kind, tc.k, d[p].Status, d[p].Reasons)
+		}
 	}
 }
 

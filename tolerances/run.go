@@ -8,16 +8,20 @@ type RunRules struct {
 	// Grad and GradGrowth: a gradient fails when its difference ratio
 	// RMS(g_B − g_A)/max(RMS(g_A), S), S the step's gradient scale,
 	// exceeds both Grad·ε and GradGrowth times the largest ratio of the
-	// steps before (the drift the runs had already built up).
+	// passing steps before (the drift the runs had already built up).
+	// Losses and outputs may likewise grow GradGrowth times their own
+	// largest difference of the passing steps before.
 	Grad, GradGrowth float64
 	// Update: a step fails when its update ratio |β| exceeds Update times
 	// the rounding the updates may carry (Adam's bias correction, storing
 	// the parameters), plus the gradients' relative difference
 	// (judge.Step).
 	Update float64
-	// Loss: a loss fails when ‖L_B − L_A‖/‖L_A‖ > Loss·ε.
+	// Loss: a loss fails when ‖L_B − L_A‖/‖L_A‖ > Loss·ε (and beyond the
+	// drift allowance of GradGrowth).
 	Loss float64
-	// Output: an output fails when ‖o_B − o_A‖/‖o_A‖ > Output·ε.
+	// Output: an output fails when ‖o_B − o_A‖/‖o_A‖ > Output·ε (and beyond
+	// the drift allowance of GradGrowth).
 	Output float64
 }
 
