@@ -184,14 +184,13 @@ func (c Context) Next(f StepFacts) Context {
 //	                    state carries earlier steps' gradients, hence the prior.
 //
 // A failure of NaN/±Inf positions, or of differing dtypes, is decided as in
-// Tensor. A loss, output or parameter whose max_rel_l2 a policy rule or an
-// override set is left to Tensor: the user chose its threshold (its
-// gradient still counts towards S). A parameter difference is not judged
-// by its size: a parameter
-// whose gradients are rounding-level (the key bias of attention, a bias
-// ahead of a normalization, embedding rows a batch does not touch) takes
-// optimizer steps of random sign in any correct run. Such differences
-// beyond the dtype's default max_rel_l2 are listed in Drift.
+// Tensor. A tensor whose max_rel_l2 a policy rule or an override set is
+// left to Tensor: the user chose its threshold (a gradient still counts
+// towards S). A parameter difference is not judged by its size: a
+// parameter whose gradients are rounding-level (the key bias of attention,
+// a bias ahead of a normalization, embedding rows a batch does not touch)
+// takes optimizer steps of random sign in any correct run. Such
+// differences beyond the dtype's default max_rel_l2 are listed in Drift.
 func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decision) {
 	eps, rules, prior := c.Epsilon, c.Rules, c.PriorDrift
 	f := StepFacts{Epsilon: eps, GradLimit: max(rules.Grad*eps, rules.GradGrowth*prior), PriorDrift: prior,
@@ -241,7 +240,7 @@ func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decisi
 		if !compared(t) {
 			continue
 		}
-		if t.Settings.PerTensor && t.Kind != loaders.KindGrad {
+		if t.Settings.PerTensor {
 			continue // the user set its thresholds: Tensor decides
 		}
 		d := Decision{Reasons: append([]string(nil), t.Reasons...), MaxRelL2: t.Settings.MaxRelL2,

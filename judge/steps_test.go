@@ -206,3 +206,14 @@ func TestHealthyFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestStepUserThresholdGradient: a gradient whose max_rel_l2 the user set
+// is judged alone, but still counts towards the step's gradient scale.
+func TestStepUserThresholdGradient(t *testing.T) {
+	g := stepPair("grads/w", loaders.KindGrad, 100, 10, 5)
+	g.Settings.PerTensor = true
+	f, d := Step([]*TensorResult{g}, ctx())
+	if _, ok := d[g]; ok || f.GradScale != 1 {
+		t.Errorf("judged %v, scale %g", ok, f.GradScale)
+	}
+}
