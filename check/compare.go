@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/graphdiff/graphdiff/curve"
 	"github.com/graphdiff/graphdiff/diagnose"
@@ -150,8 +149,7 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options) *compared {
 	// pair (and the pair's shard), not with discovery's.
 	unreadA, unreadB := unreadableByKey(a), unreadableByKey(b)
 	attached := map[error]bool{}
-	var steps [][]*judge.TensorResult // pairs to compare, grouped by step
-	stepIndex := map[int]int{}
+	var grouped stepGroups // pairs to compare, by step
 	for _, p := range loaders.PairRuns(a, b) {
 		key := pairKey{Step: p.Step, Name: p.Name}
 		if u := unreadB[key]; p.B == nil && u != nil {
@@ -206,13 +204,7 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options) *compared {
 			t.Reasons = []string{fmt.Sprintf("dtype %s in %s, %s in %s", p.A.DType, a.Root, p.B.DType, b.Root)}
 			continue
 		}
-		i, ok := stepIndex[p.Step]
-		if !ok {
-			i = len(steps)
-			stepIndex[p.Step] = i
-			steps = append(steps, nil)
-		}
-		steps[i] = append(steps[i], t)
+		grouped.add(t)
 	}
 	if opts.Shard.ReportsDiscovery() {
 		runs := []*loaders.Run{a, b}
@@ -228,9 +220,7 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options) *compared {
 		}
 	}
 	// Steps in order, with step-less tensors last.
-	sort.SliceStable(steps, func(i, j int) bool {
-		return judge.StepOrder(steps[i][0].Step) < judge.StepOrder(steps[j][0].Step)
-	})
+	steps := grouped.ordered()
 	var progress func(int64) // nil: no progress to report
 	if opts.Progress != nil {
 		var total int64

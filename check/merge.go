@@ -100,25 +100,15 @@ func mergeResults(parts []*judge.Result) (*judge.Result, error) {
 // the facts of its own part of each step only.
 func rejudge(res *judge.Result) {
 	ctx := judge.NewContext(res.ComputeDType, res.ModelDType, res.Rules)
-	var groups [][]*judge.TensorResult
-	index := map[int]int{}
+	var grouped stepGroups
 	for _, t := range res.Tensors {
 		if t.Metrics == nil || (t.Status != judge.StatusMatch && t.Status != judge.StatusMismatch && t.Status != judge.StatusDTypeMismatch) {
 			continue
 		}
 		t.Status, t.Reasons = "", nil
-		i, ok := index[t.Step]
-		if !ok {
-			i = len(groups)
-			index[t.Step] = i
-			groups = append(groups, nil)
-		}
-		groups[i] = append(groups[i], t)
+		grouped.add(t)
 	}
-	sort.SliceStable(groups, func(i, j int) bool {
-		return judge.StepOrder(groups[i][0].Step) < judge.StepOrder(groups[j][0].Step)
-	})
-	for _, g := range groups {
+	for _, g := range grouped.ordered() {
 		facts := judgeStep(g, ctx)
 		res.Steps = append(res.Steps, facts)
 		ctx = ctx.Next(facts)

@@ -105,3 +105,31 @@ func judgeStep(group []*judge.TensorResult, c judge.Context) judge.StepFacts {
 	}
 	return facts
 }
+
+// stepGroups groups pairs by step.
+type stepGroups struct {
+	groups [][]*judge.TensorResult
+	index  map[int]int
+}
+
+func (s *stepGroups) add(t *judge.TensorResult) {
+	if s.index == nil {
+		s.index = map[int]int{}
+	}
+	i, ok := s.index[t.Step]
+	if !ok {
+		i = len(s.groups)
+		s.index[t.Step] = i
+		s.groups = append(s.groups, nil)
+	}
+	s.groups[i] = append(s.groups[i], t)
+}
+
+// ordered returns the groups in step order, step-less pairs last; each
+// group keeps the order its pairs were added in.
+func (s *stepGroups) ordered() [][]*judge.TensorResult {
+	sort.SliceStable(s.groups, func(i, j int) bool {
+		return judge.StepOrder(s.groups[i][0].Step) < judge.StepOrder(s.groups[j][0].Step)
+	})
+	return s.groups
+}
