@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/metrics"
 )
 
 // NoiseFactor is how far beyond the baseline's noise a pair may go: the
@@ -51,9 +52,8 @@ func Tensor(t *TensorResult) Decision {
 		d.MaxRelL2 = max(d.MaxRelL2, NoiseFactor*t.Noise.RelL2)
 		d.MaxMismatchFraction = max(d.MaxMismatchFraction, min(1, NoiseFactor*t.Noise.MismatchFraction()))
 	}
-	if m.SpecialMismatches > 0 {
-		d.Reasons = append(d.Reasons, fmt.Sprintf("NaN/Inf at different positions in %d elements (NaN %d vs %d, Inf %d vs %d)",
-			m.SpecialMismatches, m.NaNA, m.NaNB, m.InfA, m.InfB))
+	if r := specialsReason(m); r != "" {
+		d.Reasons = append(d.Reasons, r)
 	}
 	if m.RelL2 > d.MaxRelL2 {
 		d.Reasons = append(d.Reasons, fmt.Sprintf("relative L2 error %.3g > %.3g", m.RelL2, d.MaxRelL2))
@@ -62,16 +62,34 @@ func Tensor(t *TensorResult) Decision {
 		d.Reasons = append(d.Reasons, fmt.Sprintf("%d of %d elements (%.3g%%) beyond rtol %.3g, atol %.3g (limit %.3g%%)",
 			m.Mismatched, m.Count, 100*m.MismatchFraction(), s.RTol, s.ATol, 100*d.MaxMismatchFraction))
 	}
+	settle(t, &d, 0)
+	return d
+}
+
+// specialsReason describes NaN/±Inf at different positions in the two
+// runs; "" when there are none.
+func specialsReason(m *metrics.Metrics) string {
+	if m.SpecialMismatches == 0 {
+		return ""
+	}
+	return fmt.Sprintf("NaN/Inf at different positions in %d elements (NaN %d vs %d, Inf %d vs %d)",
+		m.SpecialMismatches, m.NaNA, m.NaNB, m.InfA, m.InfB)
+}
+
+// settle sets d's status once its reasons are in: dtype_mismatch (its
+// reason put first) when the pair's effective dtypes differ, else mismatch
+// when d holds more than base reasons (base: those it started with), else
+// match.
+func settle(t *TensorResult, d *Decision, base int) {
 	switch {
 	case t.A.Effective() != t.B.Effective():
 		d.Status = StatusDTypeMismatch
 		d.Reasons = append([]string{fmt.Sprintf("dtype %s vs %s", t.A.Effective(), t.B.Effective())}, d.Reasons...)
-	case len(d.Reasons) > 0:
+	case len(d.Reasons) > base:
 		d.Status = StatusMismatch
 	default:
 		d.Status = StatusMatch
 	}
-	return d
 }
 
 // fractionFloor: the fraction test fails a pair only when its relative L2

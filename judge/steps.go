@@ -3,7 +3,6 @@ package judge
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 
 	"github.com/graphdiff/graphdiff/loaders"
@@ -288,21 +287,13 @@ func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decisi
 			case u.MovedB == 0 && u.MovedA > 0:
 				d.Reasons = append(d.Reasons, fmt.Sprintf("moved by the reference run (%d of %d elements) but left unchanged by the compared run", u.MovedA, u.Count))
 			}
-			tu, tdu, _ := u.Totals(minExp)
 			if _, hasGrad := grads[loaders.Subject(t.Name)]; hasGrad || f.Grads == 0 {
-				du += tdu
-				uu += tu
-				for _, b := range u.Bins {
-					if b.Exp >= minExp {
-						pu += b.PU
-					}
-				}
-				for _, b := range u.Bins {
-					if b.Exp >= minExp {
-						f.UpdateElems += b.N
-					}
-				}
-				updates = append(updates, contribution{t, tdu, tu})
+				h := u.Above(minExp)
+				du += h.DU
+				uu += h.UU
+				pu += h.PU
+				f.UpdateElems += h.N
+				updates = append(updates, contribution{t, h.DU, h.UU})
 			}
 			if dr, ok := drift(t, grads[loaders.Subject(t.Name)], f, minExp); ok {
 				f.Drift = append(f.Drift, dr)
@@ -310,7 +301,10 @@ func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decisi
 		default:
 			continue
 		}
-		finishDecision(t, &d)
+		if r := specialsReason(m); r != "" {
+			d.Reasons = append(d.Reasons, r)
+		}
+		settle(t, &d, len(t.Reasons))
 		out[t] = d
 	}
 	if uu > 0 {
@@ -354,29 +348,10 @@ func blame(out map[*TensorResult]Decision, t *TensorResult, f StepFacts, beta fl
 	d := out[t]
 	d.Reasons = append(d.Reasons, fmt.Sprintf("its update is %.3g× the reference run's (β = %+.3g over elements with gradients ≥ %.3g), and the step's is %.3g× (limit |β| ≤ %.3g)",
 		1+beta, beta, f.HealthyFloor, 1+f.UpdateRatio, f.UpdateLimit))
-	finishDecision(t, &d)
-	out[t] = d
-}
-
-// finishDecision sets d's status from its reasons and the pair's dtypes and
-// NaN/Inf positions, as Tensor does.
-func finishDecision(t *TensorResult, d *Decision) {
-	m := t.Metrics
-	if m.SpecialMismatches > 0 && !slices.ContainsFunc(d.Reasons, func(s string) bool { return len(s) > 7 && s[:7] == "NaN/Inf" }) {
-		d.Reasons = append(d.Reasons, fmt.Sprintf("NaN/Inf at different positions in %d elements (NaN %d vs %d, Inf %d vs %d)",
-			m.SpecialMismatches, m.NaNA, m.NaNB, m.InfA, m.InfB))
-	}
-	switch {
-	case t.A.Effective() != t.B.Effective():
-		d.Status = StatusDTypeMismatch
-		if len(d.Reasons) == 0 || d.Reasons[0] != fmt.Sprintf("dtype %s vs %s", t.A.Effective(), t.B.Effective()) {
-			d.Reasons = append([]string{fmt.Sprintf("dtype %s vs %s", t.A.Effective(), t.B.Effective())}, d.Reasons...)
-		}
-	case len(d.Reasons) > len(t.Reasons):
+	if d.Status != StatusDTypeMismatch {
 		d.Status = StatusMismatch
-	default:
-		d.Status = StatusMatch
 	}
+	out[t] = d
 }
 
 // gradRatio returns RMS(Δg)/max(RMS(g_A), S): 0 for equal gradients, +Inf

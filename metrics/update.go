@@ -6,8 +6,8 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sync"
 
+	"github.com/graphdiff/graphdiff/internal/parallel"
 	"github.com/graphdiff/graphdiff/loaders"
 )
 
@@ -59,17 +59,20 @@ type Update struct {
 	Bins []UpdateBin
 }
 
-// Totals returns UU, DU and DD summed over the bins whose Exp is at least
-// minExp (NoGrad counts only when minExp is NoGrad).
-func (u *Update) Totals(minExp int) (uu, du, dd float64) {
+// Above returns the sums of the bins whose Exp is at least minExp (the
+// NoGrad bin counts only when minExp is NoGrad), with Exp set to minExp.
+func (u *Update) Above(minExp int) UpdateBin {
+	s := UpdateBin{Exp: minExp}
 	for _, b := range u.Bins {
 		if b.Exp >= minExp {
-			uu += b.UU
-			du += b.DU
-			dd += b.DD
+			s.N += b.N
+			s.UU += b.UU
+			s.DU += b.DU
+			s.DD += b.DD
+			s.PU += b.PU
 		}
 	}
-	return uu, du, dd
+	return s
 }
 
 // UpdateOutcome is what measuring one UpdateJob gave.
@@ -86,23 +89,10 @@ func Updates(jobs []UpdateJob, workers int) []UpdateOutcome {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(workers, max(len(jobs), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				u, err := measureUpdate(jobs[i])
-				out[i] = UpdateOutcome{Update: u, Err: err}
-			}
-		}()
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	parallel.For(len(jobs), workers, func(i int) {
+		u, err := measureUpdate(jobs[i])
+		out[i] = UpdateOutcome{Update: u, Err: err}
+	})
 	return out
 }
 
