@@ -143,3 +143,38 @@ func TestModelPrecision(t *testing.T) {
 		}
 	}
 }
+
+// TestDriftNamesTheKeyBias: in a correct bf16 AdamW run of the attention
+// family, the parameter that drifts is the qkv bias, and the elements the
+// drift names are mostly its key third (softmax ignores a constant shift
+// of the keys, so their gradient is rounding noise), the largest always.
+func TestDriftNamesTheKeyBias(t *testing.T) {
+	dir := fixture("corpus", "gpt2", "gpt2_bf16_adamw_ok")
+	c, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Verdict != judge.Pass {
+		t.Fatalf("verdict %s", c.Verdict)
+	}
+	named, key := 0, 0
+	for _, s := range c.Steps {
+		for _, d := range s.Drift {
+			if d.Name != "params/body.qkv.bias" {
+				t.Errorf("step %d: %s drifts", s.Step, d.Name)
+			}
+			third := int(d.Count / 3)
+			for k, e := range d.Elements {
+				named++
+				if i := e.Index[0]; i >= third && i < 2*third {
+					key++
+				} else if k == 0 {
+					t.Errorf("step %d: the largest difference is at element %d of %d, outside the key bias [%d, %d)", s.Step, i, d.Count, third, 2*third)
+				}
+			}
+		}
+	}
+	if named == 0 || key < named*4/5 {
+		t.Errorf("%d of the %d elements named are in the key bias", key, named)
+	}
+}

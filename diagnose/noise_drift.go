@@ -1,9 +1,12 @@
 package diagnose
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/metrics"
 )
 
 // NoiseDrift is the ID of the warning "parameters drifted where their
@@ -65,8 +68,25 @@ func noiseDrift(f *facts) *Cause {
 		d := a.d
 		ev.add("%s at %s: relative L2 %s; %d of %d elements have rounding-level gradients and carry %s of its update difference; its gradient RMS is %s of the step's gradient scale, its update RMS %s",
 			d.Name, stepName(a.step), g(d.RelL2), d.NoisyElems, d.Count, pct(d.NoisyShare), g(d.GradRatio), g(d.UpdateRMS))
+		if len(d.Elements) > 0 {
+			ev.add("%s: its largest update differences with rounding-level gradients are at %s", d.Name, elemList(d.Elements, 5))
+		}
 	}
 	return &Cause{ID: NoiseDrift, Confidence: 0.9, Evidence: ev}
+}
+
+// elemList names up to n elements as "[13] (|g| < 2^-17, Δu 0.0039)",
+// "no gradient" for the NoGrad bin.
+func elemList(es []metrics.UpdateElem, n int) string {
+	var parts []string
+	for _, e := range es[:min(n, len(es))] {
+		grad := "no gradient"
+		if e.Exp != metrics.NoGrad {
+			grad = fmt.Sprintf("|g| < 2^%d", e.Exp)
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s, Δu %s)", strings.ReplaceAll(fmt.Sprint(e.Index), " ", ","), grad, g(e.D)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func pct(x float64) string { return g(100*x) + "%" }

@@ -106,6 +106,10 @@ type Drift struct {
 	// GradRatio is the parameter's gradient RMS over the step's gradient
 	// scale; UpdateRMS the RMS of its update in the reference run.
 	GradRatio, UpdateRMS float64
+	// Elements are the elements of largest update difference among those
+	// with rounding-level gradients (from metrics.Update.Worst, so at most
+	// metrics.WorstElems), largest first.
+	Elements []metrics.UpdateElem
 }
 
 // Context is what Step needs besides the step's pairs: the run's
@@ -403,6 +407,11 @@ func drift(t, grad *TensorResult, f StepFacts, minExp int) (Drift, bool) {
 	}
 	if dd > 0 {
 		dr.NoisyShare = noisyDD / dd
+	}
+	for _, w := range t.Update.Worst {
+		if w.Exp < minExp {
+			dr.Elements = append(dr.Elements, w)
+		}
 	}
 	if t.Update.Count > 0 {
 		dr.UpdateRMS = math.Sqrt(uu / float64(t.Update.Count))

@@ -145,13 +145,17 @@ func TestStepDrift(t *testing.T) {
 	p.Update = &metrics.Update{Count: 96, MovedA: 96, MovedB: 96, Bins: []metrics.UpdateBin{
 		{Exp: -40, N: 32, UU: 32e-6, DU: 0, DD: 4 * 32e-6},
 		{Exp: 0, N: 64, UU: 64e-6},
-	}}
+	}, Worst: []metrics.UpdateElem{{Index: []int{40}, Exp: -40, D: 4e-3}, {Index: []int{3}, Exp: 0, D: 1e-3}, {Index: []int{41}, Exp: -40, D: -1e-3}}}
 	f, d := Step([]*TensorResult{grad, p}, c)
 	if d[p].Status != StatusMatch || len(f.Drift) != 1 {
 		t.Fatalf("%s, drift %+v", d[p].Status, f.Drift)
 	}
 	if dr := f.Drift[0]; dr.NoisyElems != 32 || dr.NoisyShare != 1 || dr.Count != 96 {
 		t.Errorf("drift %+v", dr)
+	}
+	// the elements it names are the noisy ones, worst first
+	if e := f.Drift[0].Elements; len(e) != 2 || e[0].Index[0] != 40 || e[1].Index[0] != 41 {
+		t.Errorf("drift elements %+v, want [40] and [41]", e)
 	}
 }
 

@@ -57,6 +57,22 @@ type Update struct {
 	Count, MovedA, MovedB int64
 	// Bins, by increasing Exp, holds only bins with elements.
 	Bins []UpdateBin
+	// Worst holds up to WorstElems elements with the largest update
+	// difference |u_B − u_A|, largest first (ties: the earlier element):
+	// where a difference sits, element by element.
+	Worst []UpdateElem
+}
+
+// WorstElems is how many elements Update.Worst keeps.
+const WorstElems = 8
+
+// UpdateElem is one element of an Update: its C-order index, the Exp of
+// the bin its reference gradient falls in, and its update difference
+// D = u_B − u_A.
+type UpdateElem struct {
+	Index []int
+	Exp   int
+	D     float64
 }
 
 // Above returns the sums of the bins whose Exp is at least minExp (the
@@ -136,6 +152,7 @@ func measureUpdate(j UpdateJob) (*Update, error) {
 	}
 	var bins [256]UpdateBin // by biased exponent; 0 holds NoGrad
 	u := &Update{Count: n}
+	var worst worstElems
 	vals := make([][]float32, len(ts))
 	for done := int64(0); done < n; {
 		want := int(min(updateBufElems, n-done))
@@ -169,6 +186,7 @@ func measureUpdate(j UpdateJob) (*Update, error) {
 				}
 			}
 			d := ub - ua
+			worst.add(done+int64(k), e, d)
 			bin := &bins[e]
 			bin.N++
 			bin.UU += ua * ua
@@ -190,7 +208,40 @@ func measureUpdate(j UpdateJob) (*Update, error) {
 		u.Bins = append(u.Bins, b)
 	}
 	slices.SortFunc(u.Bins, func(x, y UpdateBin) int { return x.Exp - y.Exp })
+	for _, w := range worst.elems[:worst.n] {
+		exp := NoGrad
+		if w.e != 0 {
+			exp = w.e - binOffset
+		}
+		u.Worst = append(u.Worst, UpdateElem{Index: j.CurA.Index(w.pos), Exp: exp, D: w.d})
+	}
 	return u, nil
+}
+
+// worstElems keeps the WorstElems elements of largest |d| seen so far,
+// largest first; an element replaces one only when strictly larger, so
+// ties keep the earlier element.
+type worstElems struct {
+	n     int
+	elems [WorstElems]struct {
+		pos int64
+		e   int
+		d   float64
+	}
+}
+
+func (w *worstElems) add(pos int64, e int, d float64) {
+	a := math.Abs(d)
+	if a == 0 || (w.n == WorstElems && a <= math.Abs(w.elems[w.n-1].d)) {
+		return
+	}
+	i := min(w.n, WorstElems-1)
+	for i > 0 && math.Abs(w.elems[i-1].d) < a {
+		w.elems[i] = w.elems[i-1]
+		i--
+	}
+	w.elems[i].pos, w.elems[i].e, w.elems[i].d = pos, e, d
+	w.n = min(w.n+1, WorstElems)
 }
 
 var errShort = errors.New("fewer values than its shape holds")

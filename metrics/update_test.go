@@ -4,6 +4,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/graphdiff/graphdiff/loaders"
@@ -62,6 +63,7 @@ func TestUpdatesOnRealRuns(t *testing.T) {
 			g = values(t, j.Grad)
 		}
 		want := map[int]*UpdateBin{}
+		var worst []UpdateElem // every element with a difference, flat index in Index[0]
 		var movedA, movedB int64
 		for k := range ca {
 			if ca[k] != pa[k] {
@@ -85,7 +87,12 @@ func TestUpdatesOnRealRuns(t *testing.T) {
 			bin.DU += (ub - ua) * ua
 			bin.DD += (ub - ua) * (ub - ua)
 			bin.PU += math.Abs(pa[k] * ua)
+			if ub != ua {
+				worst = append(worst, UpdateElem{Index: []int{k}, Exp: exp, D: ub - ua})
+			}
 		}
+		sort.SliceStable(worst, func(x, y int) bool { return math.Abs(worst[x].D) > math.Abs(worst[y].D) })
+		worst = worst[:min(len(worst), WorstElems)]
 		u := o.Update
 		if u.Count != int64(len(ca)) || u.MovedA != movedA || u.MovedB != movedB || len(u.Bins) != len(want) {
 			t.Fatalf("%s: count %d moved %d/%d, %d bins; want %d, %d/%d, %d bins", j.CurA.Path, u.Count, u.MovedA, u.MovedB,
@@ -95,6 +102,16 @@ func TestUpdatesOnRealRuns(t *testing.T) {
 			w := want[got.Exp]
 			if w == nil || w.N != got.N || !near(got.UU, w.UU) || !near(got.DU, w.DU) || !near(got.DD, w.DD) || !near(got.PU, w.PU) {
 				t.Errorf("%s bin %d: got %+v, want %+v", j.CurA.Path, got.Exp, got, w)
+			}
+		}
+		if len(u.Worst) != len(worst) {
+			t.Fatalf("%s: %d worst elements, want %d", j.CurA.Path, len(u.Worst), len(worst))
+		}
+		for i, w := range worst {
+			got := u.Worst[i]
+			if pos := j.CurA.CPosition(got.Index); pos != int64(w.Index[0]) || got.Exp != w.Exp || got.D != w.D {
+				t.Errorf("%s worst %d: element %v (position %d), exp %d, d %g; want position %d, exp %d, d %g",
+					j.CurA.Path, i, got.Index, pos, got.Exp, got.D, w.Index[0], w.Exp, w.D)
 			}
 		}
 	}

@@ -124,6 +124,26 @@ type DriftJSON struct {
 	NoisyShare    Float  `json:"noisy_share"`
 	GradRatio     Float  `json:"grad_ratio"`
 	UpdateRMS     Float  `json:"update_rms"`
+	// Elements are the noisy elements of largest update difference.
+	Elements []UpdateElemJSON `json:"elements"`
+}
+
+// UpdateElemJSON is one element of a parameter's update
+// (metrics.UpdateElem): its index, the octave of its reference gradient
+// (exp: |g| in [2^(exp−1), 2^exp); -2147483648 for none) and its update
+// difference u_B − u_A.
+type UpdateElemJSON struct {
+	Index   []int `json:"index"`
+	GradExp int   `json:"grad_exp"`
+	Diff    Float `json:"diff"`
+}
+
+func updateElemsJSON(es []metrics.UpdateElem) []UpdateElemJSON {
+	out := make([]UpdateElemJSON, 0, len(es))
+	for _, e := range es {
+		out = append(out, UpdateElemJSON{Index: e.Index, GradExp: e.Exp, Diff: Float(e.D)})
+	}
+	return out
 }
 
 // PartialJSON carries, in a shard's report only, what merge needs to
@@ -138,10 +158,11 @@ type PartialJSON struct {
 // UpdateJSON is a parameter's update sums (metrics.Update); exp is
 // -2147483648 for the bin of elements without a usable gradient.
 type UpdateJSON struct {
-	Count  int64           `json:"count"`
-	MovedA int64           `json:"moved_a"`
-	MovedB int64           `json:"moved_b"`
-	Bins   []UpdateBinJSON `json:"bins"`
+	Count  int64            `json:"count"`
+	MovedA int64            `json:"moved_a"`
+	MovedB int64            `json:"moved_b"`
+	Bins   []UpdateBinJSON  `json:"bins"`
+	Worst  []UpdateElemJSON `json:"worst"`
 }
 
 // UpdateBinJSON is one octave of an UpdateJSON (metrics.UpdateBin).
@@ -399,7 +420,7 @@ func stepJSON(f judge.StepFacts) StepJSON {
 	}
 	for _, d := range f.Drift {
 		s.Drift = append(s.Drift, DriftJSON{Name: d.Name, RelL2: Float(d.RelL2), NoisyElements: d.NoisyElems, Count: d.Count,
-			NoisyShare: Float(d.NoisyShare), GradRatio: Float(d.GradRatio), UpdateRMS: Float(d.UpdateRMS)})
+			NoisyShare: Float(d.NoisyShare), GradRatio: Float(d.GradRatio), UpdateRMS: Float(d.UpdateRMS), Elements: updateElemsJSON(d.Elements)})
 	}
 	return s
 }
@@ -439,7 +460,7 @@ func tensorJSON(t *judge.TensorResult, partial bool) TensorJSON {
 	if partial && t.Metrics != nil {
 		out.Partial = &PartialJSON{NormA: Float(t.Metrics.NormA), NormDiff: Float(t.Metrics.NormDiff)}
 		if u := t.Update; u != nil {
-			uj := &UpdateJSON{Count: u.Count, MovedA: u.MovedA, MovedB: u.MovedB, Bins: []UpdateBinJSON{}}
+			uj := &UpdateJSON{Count: u.Count, MovedA: u.MovedA, MovedB: u.MovedB, Bins: []UpdateBinJSON{}, Worst: updateElemsJSON(u.Worst)}
 			for _, b := range u.Bins {
 				uj.Bins = append(uj.Bins, UpdateBinJSON{Exp: b.Exp, N: b.N, UU: Float(b.UU), DU: Float(b.DU), DD: Float(b.DD), PU: Float(b.PU)})
 			}

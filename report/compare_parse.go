@@ -189,6 +189,15 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 			for _, b := range u.Bins {
 				t.Update.Bins = append(t.Update.Bins, metrics.UpdateBin{Exp: b.Exp, N: b.N, UU: float64(b.UU), DU: float64(b.DU), DD: float64(b.DD), PU: float64(b.PU)})
 			}
+			if len(u.Worst) > metrics.WorstElems {
+				return nil, fmt.Errorf("partial.update.worst: %d elements, at most %d", len(u.Worst), metrics.WorstElems)
+			}
+			for _, w := range u.Worst {
+				if !inShape(w.Index, tj.Shape) {
+					return nil, fmt.Errorf("partial.update.worst: index %v outside shape %v", w.Index, tj.Shape)
+				}
+				t.Update.Worst = append(t.Update.Worst, metrics.UpdateElem{Index: w.Index, Exp: w.GradExp, D: float64(w.Diff)})
+			}
 		}
 	}
 	if n := tj.Noise; n != nil {
@@ -204,4 +213,17 @@ func extremeFromJSON(v Float, index []int, values []Float) metrics.Extreme {
 		e.A, e.B = float64(values[0]), float64(values[1])
 	}
 	return e
+}
+
+// inShape reports whether idx is an index of an array of that shape.
+func inShape(idx, shape []int) bool {
+	if len(idx) != len(shape) {
+		return false
+	}
+	for i, v := range idx {
+		if v < 0 || v >= shape[i] {
+			return false
+		}
+	}
+	return true
 }
