@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 
+	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 )
@@ -25,9 +27,12 @@ type label struct {
 // TestCorpus checks every labelled scenario of testdata/corpus and
 // testdata/scenarios (real eager-vs-CUDA-graph runs, in .npy,
 // safetensors and torch.save dumps): each loads and compares without an
-// unreadable input, every correct run passes, every bug but the hard ones
-// fails, and at the step its label observed. Run with -v for the tally
-// per family.
+// unreadable input; every correct run passes with no cause but
+// precision_noise and no warning but noise_drift (so --strict passes it
+// too); every bug but the hard ones fails, at the step its label
+// observed, with a top cause its label accepts, and no wrong cause is
+// named with confidence 0.75 or more. Run with -v for the tally per
+// family.
 func TestCorpus(t *testing.T) {
 	var files []string
 	for _, dir := range []string{"corpus", "scenarios"} {
@@ -44,7 +49,7 @@ func TestCorpus(t *testing.T) {
 	if len(files) < 100 {
 		t.Fatalf("%d labelled scenarios, want the corpus's 82 and the 29 scenarios", len(files))
 	}
-	type tally struct{ correct, passed, bugs, exact int }
+	type tally struct{ correct, passed, bugs, exact, cause int }
 	byFamily := map[string]*tally{}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -83,6 +88,16 @@ func TestCorpus(t *testing.T) {
 			} else {
 				t.Errorf("%s: a correct run fails at step %d, %s: %v", dir, c.FirstDivergence.Step, c.FirstDivergence.Name, c.FirstDivergence.Reasons)
 			}
+			for _, cs := range c.Causes {
+				if cs.ID != diagnose.PrecisionNoise {
+					t.Errorf("%s: a correct run gets the cause %s (%.2f): %v", dir, cs.ID, cs.Confidence, cs.Evidence)
+				}
+			}
+			for _, w := range c.Warnings {
+				if w.ID != diagnose.NoiseDrift {
+					t.Errorf("%s: a correct run gets the warning %s (%.2f): %v", dir, w.ID, w.Confidence, w.Evidence)
+				}
+			}
 		case !l.Hard:
 			tl.bugs++
 			if c.Verdict != judge.Fail {
@@ -96,6 +111,20 @@ func TestCorpus(t *testing.T) {
 			default:
 				tl.exact++
 			}
+			switch {
+			case len(c.Causes) > 0 && slices.Contains(l.Causes, c.Causes[0].ID):
+				tl.cause++
+			case len(c.Causes) == 0:
+				t.Errorf("%s: no cause, want %v", dir, l.Causes)
+			default:
+				top := c.Causes[0]
+				t.Errorf("%s: top cause %s (%.2f), want %v: %v", dir, top.ID, top.Confidence, l.Causes, top.Evidence)
+			}
+			for _, cs := range c.Causes {
+				if cs.Confidence >= 0.75 && !slices.Contains(l.Causes, cs.ID) {
+					t.Errorf("%s: wrong cause %s named with confidence %.2f", dir, cs.ID, cs.Confidence)
+				}
+			}
 		}
 	}
 	var families []string
@@ -105,7 +134,7 @@ func TestCorpus(t *testing.T) {
 	sort.Strings(families)
 	for _, f := range families {
 		tl := byFamily[f]
-		t.Logf("%-12s correct runs passed %d/%d, bugs failed at their step %d/%d", f, tl.passed, tl.correct, tl.exact, tl.bugs)
+		t.Logf("%-12s correct runs passed %d/%d, bugs failed at their step %d/%d, with their cause on top %d/%d", f, tl.passed, tl.correct, tl.exact, tl.bugs, tl.cause, tl.bugs)
 	}
 }
 

@@ -27,14 +27,18 @@ around capture (torch.cuda.make_graphed_callables requires it).`,
 }
 
 // autocastCache: under autocast, the runs agree at the capture step and
-// then drift apart while staying strongly correlated.
+// break at the first replay after it (the step after the first dumped
+// step), drifting apart while staying strongly correlated.
 func autocastCache(f *facts) *Cause {
 	compute, stored := f.r.ComputeDType, f.storedFloat()
 	if compute == loaders.Invalid || stored == loaders.Invalid || tolerances.Epsilon(compute) <= tolerances.Epsilon(stored) {
 		return nil
 	}
-	if f.div == loaders.NoStep || f.div == f.firstStep || f.explained(InputLag, StaleInput, GradAccumulation, CapturedScalar, OutputAliasing, DynamicShape) >= 0.6 {
+	if f.div == loaders.NoStep || f.explained(InputLag, StaleInput, GradAccumulation, CapturedScalar, OutputAliasing, DynamicShape, GradsZeroNotNone, CallablesAccumulation) >= 0.6 {
 		return nil
+	}
+	if p, ok := f.s.prev(f.div); !ok || p != f.firstStep {
+		return nil // the casts cached at capture are stale from the first replay on
 	}
 	var ev evidence
 	ev.add("the runs used autocast: compute dtype %s, dumps in %s", compute, stored)

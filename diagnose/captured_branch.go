@@ -28,7 +28,7 @@ branch on the device (torch.where, multiplying by a 0/1 tensor).`,
 // capturedBranch: several steps agree exactly, then the runs break apart at
 // one step by a difference that is not a scale factor.
 func capturedBranch(f *facts) *Cause {
-	if f.div == loaders.NoStep || len(f.s.steps) == 0 || f.explained(CapturedScalar, OutputAliasing, DynamicShape) >= 0.6 {
+	if f.div == loaders.NoStep || len(f.s.steps) == 0 || f.explained(CapturedScalar, OutputAliasing, DynamicShape, GradsZeroNotNone) >= 0.6 {
 		return nil
 	}
 	var before []int

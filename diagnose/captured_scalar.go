@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/graphdiff/graphdiff/loaders"
@@ -34,21 +35,37 @@ tensors; never branch on or multiply by Python numbers that change.`,
 // times a factor, at the first divergence or at any step before it (a
 // factor near 1 grows into a failure over steps); with only losses dumped,
 // losses that differ by a factor drifting from step to step.
+//
+// Where the factor shows decides how sure it is: parameter updates scaled
+// while the step's gradients pass the verdict is an optimizer scalar (a
+// learning rate), 0.9; gradients that are a scale up to the step's
+// gradient noise limit is a scalar on the loss (a loss weight or scale),
+// 0.9; gradients close to a scale but with a residual above that limit is
+// a value acting inside the network, where a Python number frozen there
+// and a reassigned tensor (reassigned_tensor) cannot be told apart: 0.5.
 func capturedScalar(f *facts) *Cause {
 	if f.div == loaders.NoStep {
 		return nil
 	}
-	var ev evidence
 	for _, k := range f.s.steps {
 		if k > f.div {
 			break
 		}
-		if ev = f.scaleAt(k, f.warnOff); len(ev) > 0 {
-			if !f.s.kinds[loaders.KindGrad] {
-				ev.add("%s", f.missing(loaders.KindGrad))
-			}
-			return &Cause{ID: CapturedScalar, Confidence: 0.9, Evidence: ev}
+		sf := f.scaleAt(k, f.warnOff)
+		if sf == nil {
+			continue
 		}
+		var ev evidence
+		ev.add("%s", sf.String())
+		conf := 0.9
+		if sf.kind == loaders.KindGrad && !sf.exact {
+			conf = 0.5
+			ev.add("close to a scale but not one up to rounding (residual %s of the gradients' norm, above the step's gradient noise limit %s): a value inside the network; a Python number frozen there, or a tensor reassigned after capture (reassigned_tensor)", g(sf.residual), g(sf.limit))
+		}
+		if !f.s.kinds[loaders.KindGrad] {
+			ev.add("%s", f.missing(loaders.KindGrad))
+		}
+		return &Cause{ID: CapturedScalar, Confidence: conf, Evidence: ev}
 	}
 	if f.s.kinds[loaders.KindGrad] || f.s.kinds[loaders.KindParam] {
 		return nil
@@ -68,6 +85,7 @@ func capturedScalar(f *facts) *Cause {
 	for i, r := range ratios {
 		parts[i] = g(r)
 	}
+	var ev evidence
 	ev.add("graphed loss / eager loss from step %d on: %s — a factor that drifts steadily, as a frozen loss weight or scale gives", f.div, strings.Join(parts, ", "))
 	ev.add("%s", f.missing(loaders.KindGrad, loaders.KindParam))
 	return &Cause{ID: CapturedScalar, Confidence: 0.6, Evidence: ev}
@@ -78,7 +96,9 @@ func capturedScalar(f *facts) *Cause {
 func proportionalWarning(f *facts) *Cause {
 	var ev evidence
 	for _, k := range f.s.steps {
-		ev = append(ev, f.scaleAt(k, f.warnOff)...)
+		if sf := f.scaleAt(k, f.warnOff); sf != nil {
+			ev.add("%s", sf.String())
+		}
 		if len(ev) >= 3 {
 			break
 		}
@@ -90,21 +110,49 @@ func proportionalWarning(f *facts) *Cause {
 	return &Cause{ID: CapturedScalar, Confidence: 0.7, Evidence: ev}
 }
 
+// scaleFinding is a scale factor between the runs at one step.
+type scaleFinding struct {
+	step int
+	// kind is KindGrad when the gradients are the eager ones times ratio,
+	// KindParam when the gradients agree and the parameter updates are.
+	kind       loaders.Kind
+	ratio, cos float64
+	// residual is the part of the graphed gradients that no scale of the
+	// eager ones explains, relative to their norm: sin θ = √(1 − cos²).
+	// exact is residual ≤ limit, the step's gradient noise limit
+	// (judge.StepFacts.GradLimit; Grad·ε when the step was not judged as a
+	// whole): a scale up to rounding.
+	residual, limit float64
+	exact           bool
+}
+
+func (sf *scaleFinding) String() string {
+	if sf.kind == loaders.KindParam {
+		return fmt.Sprintf("step %d: gradients agree, but the graphed parameter updates are the eager ones × %s (cosine %.6f): a learning rate or other optimizer scalar frozen at capture", sf.step, ratioString(sf.ratio), sf.cos)
+	}
+	if sf.exact {
+		return fmt.Sprintf("step %d: the graphed gradients are the eager ones × %s (cosine %.6f): a loss weight or scale frozen at capture", sf.step, ratioString(sf.ratio), sf.cos)
+	}
+	return fmt.Sprintf("step %d: the graphed gradients are close to the eager ones × %s (cosine %.6f)", sf.step, ratioString(sf.ratio), sf.cos)
+}
+
 // scaleAt looks for a scale factor at step k: gradients that are the
-// eager ones times a factor, or, where gradients agree, parameter updates
-// that are. off gives the smallest factor distance from 1 that counts.
-func (f *facts) scaleAt(k int, off func(loaders.Kind) float64) evidence {
-	var ev evidence
-	gradsAgree := true
+// eager ones times a factor, or, where the step's gradients pass the
+// verdict, parameter updates that are. off gives the smallest factor
+// distance from 1 that counts. nil when there is none.
+func (f *facts) scaleAt(k int, off func(loaders.Kind) float64) *scaleFinding {
 	if a, b := f.s.get(f.s.a, k, loaders.KindGrad), f.s.get(f.s.b, k, loaders.KindGrad); a != nil && relL2(a, b) > 0 {
 		if ok, c, r := proportional(a, b, off(loaders.KindGrad)); ok {
-			ev.add("step %d: the graphed gradients are the eager ones × %s (cosine %.6f): a loss weight or scale frozen at capture", k, ratioString(r), c)
-			return ev
+			sf := &scaleFinding{step: k, kind: loaders.KindGrad, ratio: r, cos: c, residual: math.Sqrt(max(0, 1-c*c)), limit: f.gradLimit(k)}
+			sf.exact = sf.residual <= sf.limit
+			return sf
 		}
-		gradsAgree = relL2(a, b) <= 1e-3
+		if f.gradsFailAt(k) {
+			return nil
+		}
 	}
 	p, ok := f.s.prev(k)
-	if !ok || !gradsAgree {
+	if !ok {
 		return nil
 	}
 	if a, ap, b, bp := f.four(loaders.KindParam, k, p); a != nil {
@@ -113,25 +161,68 @@ func (f *facts) scaleAt(k int, off func(loaders.Kind) float64) evidence {
 			return nil
 		}
 		if ok, c, r := proportional(ua, ub, off(loaders.KindParam)); ok {
-			ev.add("step %d: gradients agree, but the graphed parameter updates are the eager ones × %s (cosine %.6f): a learning rate or other optimizer scalar frozen at capture", k, ratioString(r), c)
+			return &scaleFinding{step: k, kind: loaders.KindParam, ratio: r, cos: c}
 		}
 	}
-	return ev
+	return nil
+}
+
+// gradsFailAt reports whether some gradient pair of step k failed.
+func (f *facts) gradsFailAt(k int) bool { return slices.Contains(f.diverged[loaders.KindGrad], k) }
+
+// gradLimit returns the gradient noise limit the verdict applied at step k
+// (judge.StepFacts.GradLimit), or DefaultRunRules.Grad·ε of the gradients'
+// comparison dtype when the step was not judged as a whole.
+func (f *facts) gradLimit(k int) float64 {
+	for _, s := range f.r.Steps {
+		if s.Step == k && s.GradLimit > 0 {
+			return s.GradLimit
+		}
+	}
+	return tolerances.DefaultRunRules.Grad * tolerances.Epsilon(f.compareDType(loaders.KindGrad))
+}
+
+// forwardScale returns the first scale finding at or before the first
+// divergent step whose gradients are close to a scale of the eager ones
+// but not exactly (a value acting inside the network), at a step whose
+// inputs, where dumped, agree; nil when there is none.
+func (f *facts) forwardScale() *scaleFinding {
+	for _, k := range f.s.steps {
+		if k > f.div {
+			break
+		}
+		sf := f.scaleAt(k, f.warnOff)
+		if sf == nil {
+			continue
+		}
+		if sf.kind != loaders.KindGrad || sf.exact || slices.Contains(f.diverged[loaders.KindInput], k) {
+			return nil
+		}
+		return sf
+	}
+	return nil
 }
 
 // proportional reports whether b is a multiple of a other than 1, with the
-// cosine and norm ratio ‖b‖/‖a‖: either clearly (cosine > coarseCos, ratio
+// cosine and norm ratio r = ‖b‖/‖a‖: either clearly (cosine > coarseCos, r
 // off 1 by more than coarseOff: a learning rate halved, in bf16 noise), or
-// precisely (cosine > fineCos and the ratio off 1 by more than fineOff and
-// by 100× the cosine's distance from 1: a factor of 1.001 in float32).
-// Correct fp32 Adam vs capturable Adam measured ratios within 1e-5 of 1.
+// precisely (cosine > fineCos, and |r − 1| above fineOff and fineParallel
+// times sin θ = √(1 − cos²): the part of the difference along a is most of
+// it, as a factor of 1.001 in float32 gives; correct fp32 Adam vs
+// capturable Adam measured ratios within 1e-5 of 1, and rounding drift in
+// bf16 moves the norm by less than it turns the direction).
 func proportional(a, b vec, fineOff float64) (bool, float64, float64) {
 	c, r := cosine(a, b), norm(b)/norm(a)
 	off := math.Abs(r - 1)
 	coarse := c > proportionalCos && off > proportionalRatio
-	fine := c > fineCos && off > fineOff && off > 100*(1-c)
+	fine := c > fineCos && off > fineOff && off > fineParallel*math.Sqrt(max(0, 1-c*c))
 	return coarse || fine, c, r
 }
+
+// fineParallel: a precise factor's departure from 1, over the part of the
+// difference it leaves unexplained (sin θ), is at least this: the factor
+// carries over 90% of the squared difference (3² / (3² + 1)).
+const fineParallel = 3
 
 // fineCos: the cosine above which the precise proportionality test applies.
 const fineCos = 0.9999

@@ -25,18 +25,21 @@ var causeTable = []struct {
 	detect detector
 	listed int
 }{
-	{&dynamicShapeCause, dynamicShape, 9},
+	{&dynamicShapeCause, dynamicShape, 12},
+	{&gradsZeroNotNoneCause, gradsZeroNotNone, 7},
 	{&outputAliasingCause, outputAliasing, 3},
 	{&gradAccumulationCause, gradAccumulation, 5},
 	{&inputLagCause, inputLag, 2},
 	{&staleInputCause, staleInput, 1},
-	{&capturedScalarCause, capturedScalar, 6},
-	{&capturedBranchCause, capturedBranch, 7},
+	{&capturedScalarCause, capturedScalar, 8},
+	{&callablesAccumulationCause, callablesAccumulation, 6},
+	{&capturedBranchCause, capturedBranch, 10},
 	{&uninitializedMemoryCause, uninitializedMemory, 4},
-	{&autocastCacheCause, autocastCache, 8},
+	{&autocastCacheCause, autocastCache, 11},
+	{&reassignedTensorCause, reassignedTensor, 9},
 	{&frozenRNGCause, frozenRNG, 0},
-	{&noiseDriftCause, noiseDrift, 11},         // a warning on passing comparisons only
-	{&precisionNoiseCause, precisionNoise, 10}, // not a bug: last, whatever was found
+	{&noiseDriftCause, noiseDrift, 14},         // a warning on passing comparisons only
+	{&precisionNoiseCause, precisionNoise, 13}, // not a bug: last, whatever was found
 }
 
 // Causes lists every cause graphdiff can name, in the order `graphdiff

@@ -48,6 +48,9 @@ type facts struct {
 	// not match.
 	diverged map[loaders.Kind][]int
 	found    map[string]float64 // confidence of causes found so far
+	// aliased are the kinds whose graphed values output_aliasing found
+	// identical at every step: no other detector reads them.
+	aliased map[loaders.Kind]bool
 }
 
 // Diagnose looks at a whole comparison — all steps, all tensors, and
@@ -58,7 +61,7 @@ type facts struct {
 // nor heads.
 func Diagnose(r *judge.Result, heads Heads) Report {
 	f := &facts{r: r, s: takeSamples(r, heads), failed: numbersFailed(r), div: loaders.NoStep,
-		diverged: map[loaders.Kind][]int{}, found: map[string]float64{}}
+		diverged: map[loaders.Kind][]int{}, found: map[string]float64{}, aliased: map[loaders.Kind]bool{}}
 	if len(f.s.steps) > 0 {
 		f.firstStep = f.s.steps[0]
 	}

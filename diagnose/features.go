@@ -307,6 +307,16 @@ func zeroJaccard(x, y vec) (index, zeroFraction float64) {
 	return float64(both) / float64(either), float64(zx) / float64(len(x))
 }
 
+// allFinite reports whether every value of every vector is finite.
+func allFinite(xs ...vec) bool {
+	for _, x := range xs {
+		if _, special := maxAbs(x); special {
+			return false
+		}
+	}
+	return true
+}
+
 // maxAbs returns the largest finite |v| and whether any value is NaN or ±Inf.
 func maxAbs(x vec) (m float64, special bool) {
 	for _, v := range x {

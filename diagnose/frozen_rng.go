@@ -32,7 +32,8 @@ CPU-generated noise into captured code; use torch's graph-safe RNG ops.`,
 // replay on, with none of the more specific signatures.
 func frozenRNG(f *facts) *Cause {
 	if f.div == loaders.NoStep || f.div == f.firstStep || f.explained(InputLag, StaleInput, GradAccumulation, CapturedScalar,
-		OutputAliasing, DynamicShape, AutocastCache, CapturedBranch, UninitializedMemory) >= 0.6 {
+		OutputAliasing, DynamicShape, AutocastCache, CapturedBranch, UninitializedMemory, GradsZeroNotNone,
+		CallablesAccumulation, ReassignedTensor) >= 0.6 {
 		return nil
 	}
 	if p, ok := f.s.prev(f.div); !ok || p != f.firstStep {

@@ -31,6 +31,9 @@ the host buffer is reused.`,
 func inputLag(f *facts) *Cause {
 	best := (*Cause)(nil)
 	for _, kind := range []loaders.Kind{loaders.KindOutput, loaders.KindLoss, loaders.KindGrad} {
+		if f.aliased[kind] {
+			continue // one buffer's last contents lag behind nothing
+		}
 		strong, closer, tried := 0, 0, 0
 		firstStrong := false
 		var ev evidence

@@ -1,6 +1,10 @@
 package diagnose
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/graphdiff/graphdiff/loaders"
+)
 
 // OutputAliasing is the ID of the cause "kept references to a static output".
 const OutputAliasing = "output_aliasing"
@@ -19,8 +23,8 @@ equal to the eager run's last step, while the eager values change.`,
 or .item() for scalars) before calling g.replay() again.`,
 }
 
-// outputAliasing: some kind whose graphed values are identical at every
-// step while the eager ones change.
+// outputAliasing: some kind other than inputs whose graphed values are
+// finite and identical at every step while the eager ones change.
 func outputAliasing(f *facts) *Cause {
 	if len(f.s.steps) < 3 {
 		return nil
@@ -30,8 +34,11 @@ func outputAliasing(f *facts) *Cause {
 	conf := 0.0
 	for _, kind := range kindOrder(f.s.kinds) {
 		bLast, aLast := f.s.get(f.s.b, last, kind), f.s.get(f.s.a, last, kind)
-		if bLast == nil {
-			continue
+		if bLast == nil || kind == loaders.KindInput {
+			continue // inputs the graph reads never change when stale: stale_input
+		}
+		if _, special := maxAbs(bLast); special {
+			continue // NaN or Inf everywhere is no buffer's last contents
 		}
 		constant, n, eagerVaries := true, 0, 0.0
 		for _, k := range f.s.steps {
@@ -55,6 +62,7 @@ func outputAliasing(f *facts) *Cause {
 			c = 0.95
 		}
 		conf = max(conf, c)
+		f.aliased[kind] = true
 		line := fmt.Sprintf("%s: the graphed run's values are identical at all %d steps while the eager ones change (by up to %s relative to the last step)",
 			kindWord(kind), n, g(eagerVaries))
 		if matchesLast {

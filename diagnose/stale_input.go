@@ -1,6 +1,11 @@
 package diagnose
 
-import "github.com/graphdiff/graphdiff/loaders"
+import (
+	"math"
+	"sort"
+
+	"github.com/graphdiff/graphdiff/loaders"
+)
 
 // StaleInput is the ID of the cause "input tensor reassigned instead of copied".
 const StaleInput = "stale_input"
@@ -12,63 +17,197 @@ var staleInputCause = Explanation{
 	What: `The graph reads the static input tensor it was captured with. Assigning a new
 tensor to the Python name (static_x = batch) changes nothing the graph sees,
 so every replay computes on the capture-time batch.`,
-	Signature: `The graph behaves as if fed one batch: its outputs barely change from step
-to step while the eager run's change with every batch, and its gradients'
-zero pattern (from ReLUs) repeats step after step.`,
+	Signature: `The graph behaves as if fed one batch. Its gradients (and outputs) change
+far less from step to step than the eager run's, which change with every
+batch: only the parameters move them. A model fitting one batch, its loss
+falls below the eager run's step after step. With ReLUs, its gradients' zero
+pattern repeats. Inputs dumped as the graph read them never change.
+`,
 	Confirm: `Dump the graph's static input tensor after a few steps: it still holds the
 first batch.`,
 	Fix: `Copy new data into the static input in place: static_x.copy_(batch)
 (and keep the static tensors alive for the graph's lifetime).`,
 }
 
-// staleInput: after the first divergence, the graphed run changes far less
-// from step to step than the eager run (outputs), or repeats its gradients'
-// zero pattern. Outputs that never change at all are output_aliasing, and
-// accumulated gradients keep their zero pattern too, so each signal is left
-// out when that cause was found.
+// staleInput: after the first divergence, the graphed run behaves as if
+// fed one batch. The signals, each over the steps after the first
+// divergent one (which may still see the capture batch legitimately):
+//
+//   - inputs: the graphed run's dumped inputs are identical at every step
+//     while the eager run's change (the dump shows what the graph read);
+//   - repeat(kind) = median over steps k of
+//     relL2(x_B[k−1], x_B[k]) / relL2(x_A[k−1], x_A[k]), for gradients
+//     and outputs: below repeatRatio, the graph's values change much less
+//     than the eager run's, which a new batch moves every step (outputs
+//     only where the eager ones change by more than 5%);
+//   - loss below: the graphed loss is below the eager one at ≥ 80% of at
+//     least 3 steps (a model fitting one batch);
+//   - zeros: the gradients' zero pattern repeats in the graph and varies
+//     in eager (ReLU models only).
+//
+// Values that never change at all are output_aliasing (a kind it found is
+// not read), and accumulated gradients change little too, so that signal
+// is left out when grad_accumulation was found. Gradients that change as much as eager's do not rule a
+// stale input out: targets copied in place while the inputs are stale
+// still move them.
 func staleInput(f *facts) *Cause {
 	if f.div == loaders.NoStep {
 		return nil
 	}
-	useOutputs := f.explained(OutputAliasing) < 0.6
-	useZeros := f.explained(GradAccumulation) < 0.6
 	var ev evidence
-	outHits, zeroHits := 0, 0
+	if k, ok := f.inputsFrozen(); ok {
+		ev.add("inputs: the graphed run's are identical at every step from %d on, while the eager run's change with every batch: the graph reads one batch", k)
+		return &Cause{ID: StaleInput, Confidence: 0.95, Evidence: ev}
+	}
+	gradRep, gradN := f.repeat(loaders.KindGrad, 0)
+	if f.explained(GradAccumulation) >= 0.6 {
+		gradN = 0
+	}
+	outRep, outN := f.repeat(loaders.KindOutput, 0.05)
+	grads := gradN >= 2 && gradRep < repeatRatio
+	outs := outN >= 2 && outRep < repeatRatio
+	below, belowN := f.lossBelow()
+	lossFits := belowN >= 3 && below >= 0.8
+	zeros := f.zeroRepeats(&ev)
+	if grads {
+		ev.add("gradients change from step to step %s as much in the graphed run as in the eager run (median over %d steps after step %d): only the parameters move them, not the batch", g(gradRep)+"×", gradN, f.div)
+	}
+	if outs {
+		ev.add("outputs change from step to step %s as much in the graphed run as in the eager run (median over %d steps)", g(outRep)+"×", outN)
+	}
+	if lossFits {
+		ev.add("the graphed loss is below the eager one at %.0f%% of the %d steps after step %d: a model fitting one batch", 100*below, belowN, f.div)
+	}
+	conf := 0.0
+	switch {
+	case grads && (outs || lossFits || zeros):
+		conf = 0.9
+	case grads:
+		conf = 0.8
+	case outs && (lossFits || zeros):
+		conf = 0.85
+	case outs:
+		conf = 0.75
+	case zeros:
+		conf = 0.6
+	case lossFits:
+		conf = 0.5
+		ev.add("not dumped, and would decide it: gradients, or inputs as the graph read them (the static input tensor after the replay)")
+	}
+	if conf == 0 {
+		return nil
+	}
+	ev.add("%s", f.missing(loaders.KindGrad, loaders.KindOutput))
+	return &Cause{ID: StaleInput, Confidence: conf, Evidence: ev}
+}
+
+// inputsFrozen reports whether the graphed run's dumped inputs are
+// identical at every step from the first divergent one's predecessor on
+// (at least 3 steps) while the eager run's change, and from which step.
+func (f *facts) inputsFrozen() (int, bool) {
+	var ks []int
+	for _, k := range f.s.steps {
+		if p, ok := f.s.prev(f.div); (ok && k >= p) || k >= f.div {
+			if f.s.get(f.s.b, k, loaders.KindInput) != nil && f.s.get(f.s.a, k, loaders.KindInput) != nil {
+				ks = append(ks, k)
+			}
+		}
+	}
+	if len(ks) < 3 {
+		return 0, false
+	}
+	first := ks[0]
+	b0, a0 := f.s.get(f.s.b, first, loaders.KindInput), f.s.get(f.s.a, first, loaders.KindInput)
+	if _, special := maxAbs(b0); special {
+		return 0, false
+	}
+	eagerChanges := 0
+	for _, k := range ks[1:] {
+		if relL2(b0, f.s.get(f.s.b, k, loaders.KindInput)) != 0 {
+			return 0, false
+		}
+		if relL2(a0, f.s.get(f.s.a, k, loaders.KindInput)) > 0 {
+			eagerChanges++
+		}
+	}
+	return first, eagerChanges == len(ks)-1
+}
+
+// repeat returns the median over the steps after the first divergent one
+// of relL2(x_B[k−1], x_B[k]) / relL2(x_A[k−1], x_A[k]) for a kind, over the
+// steps where the eager change exceeds minEager and all four samples are
+// finite (NaN repeats nothing), and how many steps.
+func (f *facts) repeat(kind loaders.Kind, minEager float64) (float64, int) {
+	if f.aliased[kind] {
+		return math.NaN(), 0
+	}
+	var rs []float64
 	for _, k := range f.s.steps {
 		p, ok := f.s.prev(k)
 		if !ok || k <= f.div {
-			continue // the first divergent step may still see the capture batch legitimately
+			continue
 		}
-		if a, ap, b, bp := f.four(loaders.KindOutput, k, p); a != nil && useOutputs {
+		if a, ap, b, bp := f.four(kind, k, p); a != nil && allFinite(a, ap, b, bp) {
 			sA, sB := relL2(ap, a), relL2(bp, b)
-			if sA > 0.05 && sB < repeatRatio*sA {
-				outHits++
-				if outHits <= 2 {
-					ev.add("outputs from step %d to %d change by %s (relative L2) in the graphed run, %s in the eager run", p, k, g(sB), g(sA))
-				}
+			if sA > minEager && finite(sA) && finite(sB) {
+				rs = append(rs, sB/sA)
 			}
 		}
-		if a, ap, b, bp := f.four(loaders.KindGrad, k, p); a != nil && useZeros {
+	}
+	if len(rs) == 0 {
+		return math.NaN(), 0
+	}
+	sort.Float64s(rs)
+	return rs[len(rs)/2], len(rs)
+}
+
+// lossBelow returns the fraction of the steps after the first divergent
+// one at which the graphed loss is below the eager one, and how many
+// steps had both losses.
+func (f *facts) lossBelow() (float64, int) {
+	below, n := 0, 0
+	for _, k := range f.s.steps {
+		if k <= f.div {
+			continue
+		}
+		a, b := f.s.get(f.s.a, k, loaders.KindLoss), f.s.get(f.s.b, k, loaders.KindLoss)
+		if len(a) != 1 || len(b) != 1 || !finite(a[0]) || !finite(b[0]) {
+			continue
+		}
+		n++
+		if b[0] < a[0] {
+			below++
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return float64(below) / float64(n), n
+}
+
+// zeroRepeats reports whether the gradients' zero pattern repeats from
+// step to step in the graphed run and varies in the eager run, at two
+// steps after the first divergent one at least, and says so in ev.
+func (f *facts) zeroRepeats(ev *evidence) bool {
+	if f.explained(GradAccumulation) >= 0.6 || f.aliased[loaders.KindGrad] {
+		return false
+	}
+	hits := 0
+	for _, k := range f.s.steps {
+		p, ok := f.s.prev(k)
+		if !ok || k <= f.div {
+			continue
+		}
+		if a, ap, b, bp := f.four(loaders.KindGrad, k, p); a != nil {
 			jA, zA := zeroJaccard(a, ap)
 			jB, zB := zeroJaccard(b, bp)
 			if zA > 0.02 && zB > 0.02 && jB >= zeroRepeat && jA < zeroVary {
-				zeroHits++
-				if zeroHits <= 2 {
+				hits++
+				if hits <= 2 {
 					ev.add("gradients' zero pattern (ReLU) at steps %d and %d: %.0f%% the same in the graphed run, %.0f%% in the eager run", p, k, 100*jB, 100*jA)
 				}
 			}
 		}
 	}
-	if outHits == 0 && zeroHits == 0 {
-		return nil
-	}
-	conf := 0.6
-	switch {
-	case outHits > 0 && zeroHits > 0:
-		conf = 0.92
-	case outHits >= 2 || zeroHits >= 2:
-		conf = 0.85
-	}
-	ev.add("%s", f.missing(loaders.KindOutput))
-	return &Cause{ID: StaleInput, Confidence: conf, Evidence: ev}
+	return hits >= 2
 }

@@ -49,7 +49,7 @@ func uninitializedMemory(f *facts) *Cause {
 			}
 		}
 	}
-	if f.div != loaders.NoStep && f.div == f.firstStep && f.explained(OutputAliasing, DynamicShape) < 0.6 {
+	if f.div != loaders.NoStep && f.div == f.firstStep && f.explained(OutputAliasing, DynamicShape, GradsZeroNotNone, CallablesAccumulation) < 0.6 {
 		conf = max(conf, 0.7)
 		line := fmt.Sprintf("the runs differ already at step %d, the first step, before any replay-order bug could act", f.div)
 		if a, b := f.s.get(f.s.a, f.div, loaders.KindGrad), f.s.get(f.s.b, f.div, loaders.KindGrad); a != nil {
