@@ -25,6 +25,7 @@ var causeTable = []struct {
 	detect detector
 	listed int
 }{
+	{&missingStepsCause, missingSteps, 13},
 	{&dynamicShapeCause, dynamicShape, 12},
 	{&gradsZeroNotNoneCause, gradsZeroNotNone, 7},
 	{&outputAliasingCause, outputAliasing, 3},
@@ -38,8 +39,8 @@ var causeTable = []struct {
 	{&autocastCacheCause, autocastCache, 11},
 	{&reassignedTensorCause, reassignedTensor, 9},
 	{&frozenRNGCause, frozenRNG, 0},
-	{&noiseDriftCause, noiseDrift, 14},         // a warning on passing comparisons only
-	{&precisionNoiseCause, precisionNoise, 13}, // not a bug: last, whatever was found
+	{&noiseDriftCause, noiseDrift, 15},         // a warning on passing comparisons only
+	{&precisionNoiseCause, precisionNoise, 14}, // not a bug: last, whatever was found
 }
 
 // Causes lists every cause graphdiff can name, in the order `graphdiff

@@ -68,6 +68,12 @@ func Diagnose(r *judge.Result, heads Heads) Report {
 	if r.FirstDivergence != nil {
 		f.div = r.FirstDivergence.Step
 	}
+	// the detectors read numbers: where they first differ, when they do
+	// (a pair only one run has is first divergence only when no numbers
+	// differ)
+	if k, ok := firstNumbersDiverge(r); ok {
+		f.div = k
+	}
 	for _, t := range r.Tensors {
 		if t.Status == judge.StatusMismatch && t.Step != loaders.NoStep {
 			f.diverged[t.Kind] = appendUnique(f.diverged[t.Kind], t.Step)
@@ -82,6 +88,18 @@ func Diagnose(r *judge.Result, heads Heads) Report {
 	// Order matters: later detectors discount what earlier ones explain.
 	rep.Causes = f.run(detectors()...)
 	return rep
+}
+
+// firstNumbersDiverge returns the first step at which a compared pair's
+// numbers (or shapes) differ, and whether there is one.
+func firstNumbersDiverge(r *judge.Result) (int, bool) {
+	k, ok := 0, false
+	for _, t := range r.Tensors {
+		if t.Diverged() && t.Step != loaders.NoStep && (!ok || t.Step < k) {
+			k, ok = t.Step, true
+		}
+	}
+	return k, ok
 }
 
 // numbersFailed reports whether some pair that was read failed: a verdict

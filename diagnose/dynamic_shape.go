@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
@@ -30,8 +31,8 @@ func dynamicShape(f *facts) *Cause {
 	var ks []int
 	n := 0
 	for _, t := range f.r.Tensors {
-		if t.Status != judge.StatusShapeMismatch {
-			continue
+		if t.Status != judge.StatusShapeMismatch || (t.Step == loaders.NoStep && curveLength(t) && f.explained(MissingSteps) >= 0.6) {
+			continue // a loss curve as long as each run's steps
 		}
 		n++
 		ks = appendUnique(ks, t.Step)
@@ -44,6 +45,10 @@ func dynamicShape(f *facts) *Cause {
 		return nil
 	}
 	sort.Ints(ks)
-	ev.add("%d tensor pairs differ in shape, at steps %s; the other steps agree in shape", n, steps(ks))
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = stepName(k)
+	}
+	ev.add("%d tensor pairs differ in shape, at %s; the other steps agree in shape", n, strings.Join(names, ", "))
 	return &Cause{ID: DynamicShape, Confidence: 0.95, Evidence: ev}
 }

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sbinet/npyio"
+)
+
+// copyScenario copies a corpus scenario's two runs into a temporary
+// directory and returns it.
+func copyScenario(t *testing.T, scenario string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("../../testdata/corpus", scenario))); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// causesOf runs compare --format json and returns the exit code, the
+// causes' IDs and confidences, and the text report.
+func causesOf(t *testing.T, dir string) (int, []string, []float64, string) {
+	t.Helper()
+	code, out, stderr := run("compare", filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), "--format", "json")
+	var doc struct {
+		Causes []struct {
+			ID         string  `json:"id"`
+			Confidence float64 `json:"confidence"`
+		} `json:"causes"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("exit %d: %v\n%s", code, err, stderr)
+	}
+	var ids []string
+	var confs []float64
+	for _, c := range doc.Causes {
+		ids = append(ids, c.ID)
+		confs = append(confs, c.Confidence)
+	}
+	_, text, _ := run("compare", filepath.Join(dir, "eager"), filepath.Join(dir, "graph"))
+	return code, ids, confs, text
+}
+
+// TestRunCutShort: a graphed run one step shorter than the eager run (its
+// last step directory gone, its loss curve one value shorter, as numpy
+// writes it) fails with missing_steps, not a shape bug, and no step-less
+// placeholder reaches the user.
+func TestRunCutShort(t *testing.T) {
+	dir := copyScenario(t, "gpt2/gpt2_fp32_adam_ok")
+	if err := os.RemoveAll(filepath.Join(dir, "graph", "step_000007")); err != nil {
+		t.Fatal(err)
+	}
+	curve := filepath.Join(dir, "graph", "losses.npy")
+	f, err := os.Open(curve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var losses []float32
+	err = npyio.Read(f, &losses)
+	f.Close()
+	if err != nil || len(losses) != 8 {
+		t.Fatalf("%d losses: %v", len(losses), err)
+	}
+	w, err := os.Create(curve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := npyio.Write(w, losses[:7]); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	code, ids, confs, text := causesOf(t, dir)
+	if code != 1 || len(ids) == 0 || ids[0] != "missing_steps" || confs[0] < 0.75 {
+		t.Fatalf("exit %d, causes %v %v, want 1 and missing_steps first\n%s", code, ids, confs, text)
+	}
+	for _, bad := range []string{"dynamic_shape", "-1", "precision_noise"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("the report says %q:\n%s", bad, text)
+		}
+	}
+	if !strings.Contains(text, "step 7: every tensor of this step is only in the reference run") {
+		t.Errorf("the report does not name the missing step:\n%s", text)
+	}
+}
+
+// TestStaleInputDumpedAsRead: a graphed run that reads a stale input,
+// with its inputs dumped as the graph read them (the capture batch at
+// every step, here the graphed run's own step-0 input files), is named
+// stale_input with high confidence, not output_aliasing.
+func TestStaleInputDumpedAsRead(t *testing.T) {
+	dir := copyScenario(t, "mlp/mlp_stale_input")
+	first, err := os.ReadFile(filepath.Join(dir, "graph", "step_000000", "inputs", "x.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, _ := filepath.Glob(filepath.Join(dir, "graph", "step_*"))
+	if len(steps) < 4 {
+		t.Fatalf("%d steps", len(steps))
+	}
+	for _, s := range steps {
+		if err := os.WriteFile(filepath.Join(s, "inputs", "x.npy"), first, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, ids, confs, text := causesOf(t, dir)
+	if code != 1 || len(ids) == 0 || ids[0] != "stale_input" || confs[0] < 0.9 {
+		t.Fatalf("exit %d, causes %v %v, want stale_input first at 0.9 or more\n%s", code, ids, confs, text)
+	}
+	if !strings.Contains(text, "the graphed run's are identical at every step") {
+		t.Errorf("the evidence does not name the frozen inputs:\n%s", text)
+	}
+	if strings.Contains(text, "output_aliasing") {
+		t.Errorf("output_aliasing named:\n%s", text)
+	}
+}
