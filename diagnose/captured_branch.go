@@ -14,15 +14,20 @@ var capturedBranchCause = Explanation{
 	ID:    CapturedBranch,
 	Title: "a Python if decided at capture",
 	What: `Python control flow runs once, at capture. A condition on the step counter,
-a schedule or a data-dependent value picks one branch, and every replay
-repeats it.`,
+a schedule, a data-dependent value or Python's random module (LayerDrop or
+stochastic depth drawing random.random() to skip a layer) picks one branch,
+and every replay repeats it.`,
 	Signature: `The runs agree exactly for several steps and break at one step — when the
 eager run takes the other branch — by a term that is not proportional to the
-eager values (a loss term switched on or off, a tensor constantly zero).`,
-	Confirm: `Find Python conditions in the captured code that depend on the step or on
-tensor values (.item(), bool(tensor)).`,
+eager values (a loss term switched on or off, a layer skipped or kept). A
+random decision breaks at the first step whose draw differs from the
+capture's, often the first replay (then it looks like frozen_rng).`,
+	Confirm: `Find Python conditions in the captured code that depend on the step, on
+tensor values (.item(), bool(tensor)) or on random.random(); log the branch
+taken at each step in eager.`,
 	Fix: `Capture one graph per branch and choose the graph in Python, or express the
-branch on the device (torch.where, multiplying by a 0/1 tensor).`,
+branch on the device (torch.where, multiplying by a 0/1 tensor; for LayerDrop,
+a Bernoulli mask drawn with torch's generator inside the graph).`,
 }
 
 // capturedBranch: several steps agree exactly, then the runs break apart at
@@ -73,6 +78,12 @@ func capturedBranch(f *facts) *Cause {
 	} else {
 		conf -= 0.15
 		ev.add("%s (to tell a branch from a scalar that changed at step %d)", f.missing(loaders.KindGrad, loaders.KindParam), f.div)
+	}
+	if !f.s.kinds[loaders.KindInput] && !f.s.kinds[loaders.KindOutput] {
+		// a batch of another size at step div (dynamic_shape) breaks the
+		// same way; only its inputs' or outputs' shapes show it
+		conf = min(conf, 0.6)
+		ev.add("not dumped, and would tell a branch from a batch of another size at step %d (dynamic_shape): inputs or outputs", f.div)
 	}
 	return &Cause{ID: CapturedBranch, Confidence: conf, Evidence: ev}
 }

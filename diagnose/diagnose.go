@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -87,7 +88,23 @@ func Diagnose(r *judge.Result, heads Heads) Report {
 	}
 	// Order matters: later detectors discount what earlier ones explain.
 	rep.Causes = f.run(detectors()...)
+	rep.Causes = f.alternatives(rep.Causes)
 	return rep
+}
+
+// alternatives adds, after the causes found, those the dumps cannot rule
+// out against them, with the dump that would decide: a break after
+// several agreeing steps (captured_branch) is also what a batch of
+// another size gives (dynamic_shape) when neither inputs nor outputs were
+// dumped, whose shapes would show it.
+func (f *facts) alternatives(cs []Cause) []Cause {
+	i := slices.IndexFunc(cs, func(c Cause) bool { return c.ID == CapturedBranch })
+	if i < 0 || f.found[DynamicShape] > 0 || f.s.kinds[loaders.KindInput] || f.s.kinds[loaders.KindOutput] {
+		return cs
+	}
+	return append(cs, Cause{ID: DynamicShape, Confidence: math.Round(100*max(0.1, cs[i].Confidence-0.15)) / 100,
+		Evidence: []string{fmt.Sprintf("a batch of another size at step %d breaks the runs the same way as a branch; not dumped, and would show it as a shape difference: inputs or outputs", f.div)},
+		Fix:      fixOf(DynamicShape)})
 }
 
 // firstNumbersDiverge returns the first step at which a compared pair's

@@ -12,12 +12,13 @@ const OutputAliasing = "output_aliasing"
 // outputAliasingCause is what `graphdiff explain output_aliasing` prints.
 var outputAliasingCause = Explanation{
 	ID:    OutputAliasing,
-	Title: "kept references to a static output",
-	What: `The graph writes its outputs into the same static tensors at every replay.
-Keeping a reference (losses.append(static_loss)) instead of a copy means every
-kept value is overwritten by the next replay.`,
-	Signature: `Some of the graph's values (loss, outputs) are identical at every step and
-equal to the eager run's last step, while the eager values change.`,
+	Title: "kept references to a static output or gradient",
+	What: `The graph writes its outputs and gradients into the same static tensors at
+every replay. Keeping a reference (losses.append(static_loss),
+grads_log.append(p.grad)) instead of a copy means every kept value is
+overwritten by the next replay: what is read afterwards is the last replay's.`,
+	Signature: `Some of the graph's values (loss, outputs, gradients) are identical at every
+step and equal to the eager run's last step, while the eager values change.`,
 	Confirm: `Print the kept values' data_ptr(): they are all the same tensor.`,
 	Fix: `Clone outputs you keep past the next replay (static_loss.detach().clone(),
 or .item() for scalars) before calling g.replay() again.`,

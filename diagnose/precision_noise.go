@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/loaders"
 )
 
 // PrecisionNoise is the ID of the cause "not a bug: rounding differences".
@@ -47,6 +48,12 @@ func precisionNoise(f *facts) *Cause {
 		g(worst.Metrics.RelL2), g(worst.MaxRelL2), worst.Settings.DType)
 	if !f.failed {
 		ev.add("every tensor is within its dtype's noise and no structured pattern was found")
+		if f.onlyLosses() {
+			// a frozen learning rate or a stale batch reaches the loss
+			// only slowly: the loss alone vouches for less
+			ev.add("not dumped, and would show bugs that have not reached the loss yet: gradients, parameters")
+			return &Cause{ID: PrecisionNoise, Confidence: 0.6, Evidence: ev}
+		}
 		return &Cause{ID: PrecisionNoise, Confidence: 0.9, Evidence: ev}
 	}
 	if f.bugFound() >= 0.5 || worst.Metrics.RelL2 > 10*worst.MaxRelL2 {
@@ -54,4 +61,15 @@ func precisionNoise(f *facts) *Cause {
 	}
 	ev.add("the failing differences are within 10× the limits and match no bug's signature: the limits may be too tight for these runs; compare two eager runs with --baseline")
 	return &Cause{ID: PrecisionNoise, Confidence: 0.35, Evidence: ev}
+}
+
+// onlyLosses reports whether losses (per step, or as a curve) are all the
+// runs dumped.
+func (f *facts) onlyLosses() bool {
+	for _, t := range f.r.Tensors {
+		if t.Kind != loaders.KindLoss {
+			return false
+		}
+	}
+	return true
 }
