@@ -34,8 +34,11 @@ func autocastCache(f *facts) *Cause {
 	if compute == loaders.Invalid || stored == loaders.Invalid || tolerances.Epsilon(compute) <= tolerances.Epsilon(stored) {
 		return nil
 	}
-	if f.div == loaders.NoStep || f.explained(InputLag, StaleInput, GradAccumulation, CapturedScalar, OutputAliasing, DynamicShape, GradsZeroNotNone, CallablesAccumulation) >= 0.6 {
+	if f.div == loaders.NoStep || f.explained(InputLag, StaleInput, GradAccumulation, OutputAliasing, DynamicShape, GradsZeroNotNone, CallablesAccumulation) >= 0.6 {
 		return nil
+	}
+	if f.explained(CapturedScalar) >= 0.75 {
+		return nil // an optimizer scalar, or an exact scale of the gradients; not stale weights
 	}
 	if p, ok := f.s.prev(f.div); !ok || p != f.firstStep {
 		return nil // the casts cached at capture are stale from the first replay on

@@ -59,8 +59,16 @@ func capturedScalar(f *facts) *Cause {
 		ev.add("%s", sf.String())
 		conf := 0.9
 		if sf.kind == loaders.KindGrad && !sf.exact {
-			conf = 0.5
 			ev.add("close to a scale but not one up to rounding (residual %s of the gradients' norm, above the step's gradient noise limit %s): a value inside the network; a Python number frozen there, or a tensor reassigned after capture (reassigned_tensor)", g(sf.residual), g(sf.limit))
+			switch bufs, couldSee := f.scheduledBuffers(); {
+			case len(bufs) > 0:
+				conf = 0.45 // a buffer set each step: reassigned_tensor
+			case couldSee:
+				conf = 0.6
+				ev.add("no buffer of the dumped state changes from step to step, so the value is no module buffer")
+			default:
+				conf = 0.55
+			}
 		}
 		if !f.s.kinds[loaders.KindGrad] {
 			ev.add("%s", f.missing(loaders.KindGrad))

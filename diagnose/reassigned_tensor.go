@@ -1,6 +1,8 @@
 package diagnose
 
 import (
+	"sort"
+
 	"github.com/graphdiff/graphdiff/loaders"
 )
 
@@ -36,8 +38,12 @@ as long as the graph is replayed.`,
 // step on by close to, but not exactly, a scale of the eager ones (what
 // scaleAt reports as a non-exact gradient scale, capturedScalar's forward
 // case), the inputs agree, and autocast's stale casts do not explain it
-// better. It cannot be told from a Python number frozen inside the
-// forward, so its confidence stays at 0.6 and the evidence says what would
+// better. What the dumps hold decides how sure it is (see
+// scheduledBuffers): a buffer that changes every step, bit for bit the
+// same in both runs, while the numbers it feeds diverge, is a value set
+// from outside that the graph did not follow: 0.85. With parameters and
+// gradients dumped and no such buffer, the value is no module buffer
+// (captured_scalar leads): 0.5. Without them: 0.5, saying which dump would
 // decide.
 func reassignedTensor(f *facts) *Cause {
 	if f.div == loaders.NoStep || f.explained(AutocastCache, InputLag, StaleInput, GradAccumulation, OutputAliasing, DynamicShape) >= 0.6 {
@@ -50,6 +56,64 @@ func reassignedTensor(f *facts) *Cause {
 	var ev evidence
 	ev.add("step %d: the forward's numbers changed with the inputs unchanged: the graphed gradients are close to the eager ones × %s (cosine %.4f), but not a scale up to rounding (the residual %s of their norm is above the step's gradient noise limit %s): a value read inside the network differs",
 		fs.step, ratioString(fs.ratio), fs.cos, g(fs.residual), g(fs.limit))
-	ev.add("a tensor attribute reassigned after capture and a Python number frozen inside the forward leave this same mark; print the data_ptr() of the tensors the captured code reads (buffers, tensors in closures) at capture and now: a changed one decides it")
-	return &Cause{ID: ReassignedTensor, Confidence: 0.6, Evidence: ev}
+	bufs, couldSee := f.scheduledBuffers()
+	conf := 0.5
+	switch {
+	case len(bufs) > 0:
+		conf = 0.85
+		ev.add("%s: changes at every step, bit for bit the same in both runs, while the numbers it feeds diverge: a value set from outside each step that the graph does not read (the graph reads the block of the tensor it replaced)", list(bufs, 3))
+	case couldSee:
+		ev.add("no buffer of the dumped state changes from step to step: the value is no module buffer; a tensor outside the module (a closure, optimizer state) reassigned, or a Python number frozen at capture (captured_scalar)")
+	default:
+		ev.add("a tensor reassigned after capture and a Python number frozen inside the forward leave this same mark; not dumped, and would decide it: parameters with their buffers (the state_dict) and gradients — a buffer set each step shows there")
+	}
+	return &Cause{ID: ReassignedTensor, Confidence: conf, Evidence: ev}
+}
+
+// scheduledBuffers returns the dumped parameters-kind tensors without a
+// gradient in either run (buffers: BatchNorm's statistics, a scheduled
+// temperature) whose reference value changes between dumped steps while
+// both runs hold it bit for bit equal at every step, the divergent ones
+// included: values set from outside the computation. couldSee is whether
+// gradients and parameters were dumped, so that such a buffer would show.
+func (f *facts) scheduledBuffers() (names []string, couldSee bool) {
+	hasGrad := map[string]bool{}
+	for _, t := range f.r.Tensors {
+		if t.Kind == loaders.KindGrad {
+			hasGrad[loaders.Subject(t.Name)] = true
+		}
+	}
+	if len(hasGrad) == 0 {
+		return nil, false
+	}
+	type seen struct{ moved, differs, pastDiv bool }
+	bufs := map[string]*seen{}
+	for _, t := range f.r.Tensors {
+		s := loaders.Subject(t.Name)
+		if t.Kind != loaders.KindParam || t.Step == loaders.NoStep || hasGrad[s] {
+			continue
+		}
+		couldSee = true
+		b := bufs[s]
+		if b == nil {
+			b = &seen{}
+			bufs[s] = b
+		}
+		if t.Metrics == nil || t.Metrics.RelL2 != 0 {
+			b.differs = true
+		}
+		if t.Update != nil && t.Update.MovedA > 0 {
+			b.moved = true
+		}
+		if t.Step > f.div {
+			b.pastDiv = true
+		}
+	}
+	for s, b := range bufs {
+		if b.moved && !b.differs && b.pastDiv {
+			names = append(names, s)
+		}
+	}
+	sort.Strings(names)
+	return names, couldSee || len(hasGrad) > 0
 }

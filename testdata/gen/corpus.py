@@ -54,6 +54,7 @@ import contextlib
 import json
 import math
 import platform
+import random
 import shutil
 import sys
 import time
@@ -226,16 +227,28 @@ class Net(nn.Module):
     uninitialized_memory swaps the zeros of a feature accumulator for
     torch.empty_like."""
 
-    def __init__(self, family: str):
+    def __init__(self, family: str, layerdrop: bool = False):
         super().__init__()
         self.body = FAMILIES[family]()
         self.spare = nn.Linear(4, 4)
         self.uninit = False
+        self.temp_f = None  # a temperature kept as a Python float (temp_float)
+        self.gate = None  # LayerDrop's keep decision: a Python float, or a 0-d tensor
+        if layerdrop:
+            # a residual block LayerDrop skips at random (its own seed, so
+            # that every run of a scenario starts from the same weights)
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(SEED_INIT + 7)
+                self.extra = nn.Linear(self.body.head.in_features, self.body.head.in_features)
 
     def forward(self, x):
         f = self.body.features(x)
+        if hasattr(self, "extra"):
+            f = f + self.gate * self.extra(f)
         if hasattr(self, "temp"):  # a temperature the training schedules
             f = f * self.temp
+        elif self.temp_f is not None:
+            f = f * self.temp_f
         acc = torch.empty_like(f) if self.uninit else torch.zeros_like(f)
         acc += f
         return self.body.head(acc)
@@ -380,6 +393,24 @@ def scenarios() -> list[Sc]:
         out.append(Sc(name=f"{fam}_reassigned_buffer", family=fam, bug="reassigned_buffer",
                       cause="reassigned_tensor", extra={"temp": True},
                       dump="safetensors" if fam in ("embed", "rnn") else "npy"))
+    # a temperature kept as a Python float (captured at its first value),
+    # whose fix copies it into a tensor: the twin of reassigned_buffer that
+    # dumps no buffer
+    for fam, prec, dump in (("mlp", "fp32", "npy"), ("embed", "fp32", "safetensors"), ("gpt2", "bf16", "safetensors"),
+                            ("rnn", "tf32", "pt")):
+        out.append(Sc(name=f"{fam}_temp_float", family=fam, bug="temp_float", cause="captured_scalar",
+                      extra={"temp": True}, prec=prec, dump=dump))
+    # LayerDrop deciding with Python's random module: the capture bakes in
+    # its first decision; the fix multiplies by a device tensor filled
+    # each step
+    for fam, prec, dump in (("mlp", "fp32", "npy"), ("gpt2", "tf32", "pt"), ("llama", "fp32", "safetensors")):
+        out.append(Sc(name=f"{fam}_layerdrop", family=fam, bug="layerdrop", cause="captured_branch",
+                      extra={"layerdrop": True, "also": ["frozen_rng"]}, prec=prec, dump=dump))
+    # gradients logged by reference (a gradient history), outputs and
+    # losses copied
+    for fam, prec, dump in (("cnn_bn", "fp32", "npy"), ("llama", "bf16", "safetensors"), ("rnn", "fp32", "pt")):
+        out.append(Sc(name=f"{fam}_grads_by_ref", family=fam, bug="grads_by_ref", cause="output_aliasing",
+                      prec=prec, dump=dump))
     # the issue's must-fail cases
     out.append(Sc(name="gpt2_warmup_lr_frozen", family="gpt2", bug="captured_lr", cause="captured_scalar",
                   sched="warmup", prec="fp32", note="learning rate frozen during warm-up, fp32"))
@@ -495,15 +526,23 @@ def loss_of(sc: Sc, out, y):
 
 def record(sc: Sc, run: Run, model, loss, x, out, refs=False):
     """Keeps what the scenario dumps at this step; refs keeps references
-    (output_aliasing: read after the loop) instead of copies."""
-    take = (lambda t: t) if refs else (lambda t: t.detach().clone())
+    (output_aliasing: read after the loop) instead of copies, of every kind
+    or, given as a tuple, of those kinds."""
+    def taker(kind):
+        if refs is True or (isinstance(refs, tuple) and kind in refs):
+            return lambda t: t
+        return lambda t: t.detach().clone()
+    take = taker("loss")
     d = {"loss": take(loss)}
     if "grads" in sc.kinds:
+        take_grad = taker("grads")
         for n, p in model.named_parameters():
             if p.grad is not None:
-                d["grads/" + n] = take(p.grad)
+                d["grads/" + n] = take_grad(p.grad)
     if "params" in sc.kinds:
         for n, t in model.state_dict().items():
+            if n == "temp" and sc.bug == "temp_float":
+                continue  # the fix's tensor; eager and the bug keep a float
             if t.is_floating_point():
                 d["params/" + n] = take(t)
     if "inputs" in sc.kinds:
@@ -522,17 +561,23 @@ def finish(run: Run):
     return run
 
 
-def setup(sc: Sc, ctx: Ctx, state: dict, bugged: bool):
+def setup(sc: Sc, ctx: Ctx, state: dict, bugged: bool, eager: bool = False):
     if not ctx.cpu:
         tf32 = sc.prec == "tf32"
         torch.backends.cuda.matmul.allow_tf32 = tf32
         torch.backends.cudnn.allow_tf32 = tf32
-    model = Net(sc.family)
-    model.load_state_dict(state)
+    model = Net(sc.family, layerdrop=bool(sc.extra.get("layerdrop")))
+    model.load_state_dict(state, strict=not sc.extra.get("layerdrop"))
     model = model.to(device=ctx.device, dtype=model_dtype(sc))
     model.uninit = bugged and sc.bug == "uninitialized_memory"
-    if sc.extra.get("temp"):
+    if sc.extra.get("temp") and not temp_as_float(sc, bugged or eager):
         model.register_buffer("temp", torch.ones((), device=ctx.device, dtype=model_dtype(sc)))
+    if sc.extra.get("temp") and temp_as_float(sc, bugged or eager):
+        model.temp_f = temp_at(0)
+    if sc.extra.get("layerdrop"):
+        # eager and the bug: a Python float; the fix: a device tensor
+        model.gate = (torch.full((), gate_at(0), device=ctx.device, dtype=model_dtype(sc))
+                      if sc.bug == "layerdrop" and not bugged else gate_at(0))
     model.train()
     data = [(x.to(ctx.device) if x.dtype == torch.long else x.to(ctx.device, model_dtype(sc)), y.to(ctx.device))
             for x, y in data_for(sc)]
@@ -582,6 +627,19 @@ def forward_loss(sc: Sc, ctx: Ctx, model, x, y, aux, noise: Noise | None, draw_i
     return loss, out
 
 
+def temp_as_float(sc: Sc, float_run: bool) -> bool:
+    """temp_float keeps the temperature as a Python float in eager and in
+    the bug (a capture bakes it in; float_run is either); the fix keeps a
+    tensor, copied into."""
+    return sc.bug == "temp_float" and float_run
+
+
+def gate_at(k: int) -> float:
+    """LayerDrop's decision at step k (layerdrop scenarios): keep the block
+    (1.0) or skip it (0.0), drawn from Python's random module."""
+    return 1.0 if random.Random(1000 + k).random() >= 0.5 else 0.0
+
+
 def temp_at(k: int) -> float:
     """The scheduled temperature at step k (temp scenarios)."""
     return 1.0 + 0.25 * k
@@ -594,15 +652,19 @@ def aux_at(sc: Sc, k: int) -> float:
 
 
 def run_eager(sc: Sc, ctx: Ctx, state: dict) -> Run:
-    model, data = setup(sc, ctx, state, bugged=False)
+    model, data = setup(sc, ctx, state, bugged=False, eager=True)
     opt = make_opt(sc, ctx, model.parameters(), graphed=False, lr_tensor=False)
     scaler = grad_scaler() if sc.prec == "fp16" and not ctx.cpu else None
     noise = Noise(ctx, (BATCH,) + tuple(data[0][0].shape[1:]), model_dtype(sc)) if sc.extra.get("noise") else None
     run = Run()
     for k, (x, y) in enumerate(data):
         set_lr(opt, lr_at(sc, k))
-        if sc.extra.get("temp"):
+        if sc.extra.get("temp") and sc.bug == "temp_float":
+            model.temp_f = temp_at(k)  # eagerly fine
+        elif sc.extra.get("temp"):
             model.temp = torch.tensor(temp_at(k), device=ctx.device, dtype=model_dtype(sc))  # eagerly fine
+        if sc.extra.get("layerdrop"):
+            model.gate = gate_at(k)  # eagerly fine
         opt.zero_grad(set_to_none=True)
         if sc.extra.get("accum"):
             loss, out = accumulate(sc, ctx, model, model, opt, x, y, scaler)
@@ -840,7 +902,14 @@ def run_whole_step(sc: Sc, ctx: Ctx, state: dict, bugged: bool) -> Run:
             aux_now[0] = aux_at(sc, k)  # the simulation re-runs the Python
         if aux_t is not None:
             aux_t.fill_(aux_at(sc, k))
-        if sc.extra.get("temp"):
+        if sc.extra.get("layerdrop"):
+            if torch.is_tensor(model.gate):
+                model.gate.fill_(gate_at(k))
+            else:
+                model.gate = gate_at(k)  # BUG: a Python float; the capture baked in gate_at(0)
+        if sc.extra.get("temp") and temp_as_float(sc, True) and bug:
+            model.temp_f = temp_at(k)  # BUG: a Python float; the capture baked in temp_at(0)
+        elif sc.extra.get("temp"):
             t = torch.tensor(temp_at(k), device=ctx.device, dtype=model_dtype(sc))
             if bug == "reassigned_buffer":
                 model.temp = t  # BUG: a new tensor; the graph reads the old one's freed block
@@ -881,7 +950,8 @@ def run_whole_step(sc: Sc, ctx: Ctx, state: dict, bugged: bool) -> Run:
         else:
             graph.replay()
             loss, out = static
-        record(sc, run, model, loss, dumped_x, out, refs=(bug == "output_aliasing"))
+        refs = True if bug == "output_aliasing" else ("grads",) if bug == "grads_by_ref" else False
+        record(sc, run, model, loss, dumped_x, out, refs=refs)
         if bug == "input_lag":
             static_x.copy_(x)
             static_y.copy_(y)
@@ -1032,7 +1102,7 @@ def run_scenario(ctx: Ctx, sc: Sc, root: Path, states: dict) -> dict | None:
         if step is None:
             ctx.warn(f"{sc.name}: the bug never shows in the dumps: skipped")
             return None
-        label.update(verdict="fail", causes=[sc.cause], first_divergent_step=step)
+        label.update(verdict="fail", causes=[sc.cause] + sc.extra.get("also", []), first_divergent_step=step)
         note = (f"bug {sc.bug}; first divergent step {step}: the first step at which a dumped tensor "
                 f"of the buggy graphed run differs bit for bit from the fixed graphed run (which "
                 f"repeats itself bit for bit)")
@@ -1051,12 +1121,34 @@ def run_scenario(ctx: Ctx, sc: Sc, root: Path, states: dict) -> dict | None:
             "causes": label["causes"], "step": label["first_divergent_step"], "what": describe(sc)}
 
 
+def write_readme(root: Path, versions: dict | None):
+    """README.md: one row per scenario under root, read from the label.json
+    files (so that runs made with --only join the others); versions, when
+    given, replace the line saying what made the corpus."""
+    made = f"Made by `{GENERATOR}` ({json.dumps(versions)})." if versions else ""
+    old = root / "README.md"
+    if not made and old.exists():
+        made = next((l for l in old.read_text().splitlines() if l.startswith("Made by")), "")
+    lines = ["# Corpus", "", made, "",
+             "| scenario | family | verdict | causes | first divergent step | how |", "|---|---|---|---|---|---|"]
+    for lab in sorted(root.glob("*/*/label.json")):
+        l = json.loads(lab.read_text())
+        step = l.get("first_divergent_step")
+        lines.append(f"| {lab.parent.name} | {l['family']} | {l['verdict']} | {', '.join(l.get('causes') or [])} | "
+                     f"{'' if step is None else step} | {l.get('note', '').split('. ')[0]} |")
+    old.write_text("\n".join(lines) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "corpus"))
     ap.add_argument("--only", default="")
     ap.add_argument("--cpu", action="store_true")
+    ap.add_argument("--readme", action="store_true", help="only write README.md from the labels under --out")
     args = ap.parse_args()
+    if args.readme:
+        write_readme(Path(args.out), None)
+        return
     if not args.cpu and not torch.cuda.is_available():
         sys.exit("no CUDA device: use --cpu for a logic test")
     ctx = Ctx(args.cpu)
@@ -1080,13 +1172,7 @@ def main():
             rows.append(r)
     versions = {"python": platform.python_version(), "torch": torch.__version__,
                 "numpy": np.__version__, "device": "cpu" if ctx.cpu else torch.cuda.get_device_name()}
-    lines = ["# Corpus", "", f"Made by `{GENERATOR}` ({json.dumps(versions)}).", "",
-             "| scenario | family | verdict | causes | first divergent step | how |", "|---|---|---|---|---|---|"]
-    for r in sorted(rows, key=lambda r: (r["family"], r["name"])):
-        lines.append(f"| {r['name']} | {r['family']} | {r['verdict']} | {', '.join(r['causes'])} | "
-                     f"{'' if r['step'] is None else r['step']} | {r['what']} |")
-    if not only:
-        (root / "README.md").write_text("\n".join(lines) + "\n")
+    write_readme(root, versions if rows else None)
     print(f"{len(rows)} scenarios written; {len(ctx.warnings)} warnings")
     for w in ctx.warnings:
         print("  " + w)
