@@ -33,6 +33,10 @@ type key struct {
 	kind loaders.Kind
 }
 
+// kindBuffer is the sample kind of parameters-kind tensors that have no
+// gradient where the step's others do (see planSamples).
+const kindBuffer loaders.Kind = "buffer"
+
 // vec is a sample: values of one run at one step for one kind.
 type vec []float64
 
@@ -138,17 +142,34 @@ type sampled struct {
 func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, byKey map[key][]*sampled) {
 	byKey = map[key][]*sampled{}
 	stepsOf := map[loaders.Kind]map[int]bool{}
+	// parameters-kind tensors without a gradient at a step that has
+	// gradients are buffers (BatchNorm's statistics, a scheduled value):
+	// sampled apart, so that parameter updates stay the optimizer's
+	type subject struct {
+		step int
+		name string
+	}
+	grads, gradSteps := map[subject]bool{}, map[int]bool{}
+	for _, t := range ts {
+		if t.Kind == loaders.KindGrad {
+			grads[subject{t.Step, loaders.Subject(t.Name)}] = true
+			gradSteps[t.Step] = true
+		}
+	}
 	for _, t := range ts {
 		if t.A == nil || t.B == nil || t.Step == loaders.NoStep || t.Status == judge.StatusError ||
 			!sameLayout(t.A, t.B) {
 			continue
 		}
 		k := key{t.Step, t.Kind}
-		byKey[k] = append(byKey[k], &sampled{t: t})
-		if stepsOf[t.Kind] == nil {
-			stepsOf[t.Kind] = map[int]bool{}
+		if t.Kind == loaders.KindParam && gradSteps[t.Step] && !grads[subject{t.Step, loaders.Subject(t.Name)}] {
+			k.kind = kindBuffer
 		}
-		stepsOf[t.Kind][t.Step] = true
+		byKey[k] = append(byKey[k], &sampled{t: t})
+		if stepsOf[k.kind] == nil {
+			stepsOf[k.kind] = map[int]bool{}
+		}
+		stepsOf[k.kind][t.Step] = true
 	}
 	// names common to every step of a kind
 	names = map[loaders.Kind][]string{}

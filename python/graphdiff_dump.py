@@ -88,7 +88,8 @@ def dump(run_dir, step, loss=None, model=None, optimizer=None, inputs=None, outp
     """Write one training step's tensors under run_dir/step_NNNNNN.
 
     loss: a tensor (saved as loss.npy). model: its parameters and their
-    .grad are saved under params/ and grads/ by their names. optimizer: its
+    .grad are saved under params/ and grads/ by their names, its
+    floating-point buffers under params/ too. optimizer: its
     per-parameter state tensors (Adam's exp_avg, ...) under
     optimizer/<param>/. inputs, outputs, extra: dicts of name -> tensor.
     graphed, compute_dtype ("bfloat16" under autocast) and labels (a dict
@@ -107,6 +108,13 @@ def dump(run_dir, step, loss=None, model=None, optimizer=None, inputs=None, outp
             files["params/" + name] = p
             if p.grad is not None:
                 files["grads/" + name] = p.grad
+        # floating-point buffers (BatchNorm's statistics, a scheduled
+        # temperature) beside the parameters, as a state_dict holds them:
+        # a buffer set every step that the graph does not follow shows a
+        # tensor reassigned after capture
+        for name, b in model.named_buffers():
+            if b.is_floating_point():
+                files["params/" + name] = b
     if optimizer is not None:
         for p, state in optimizer.state.items():
             pname = names.get(p, "param_%d" % id(p))

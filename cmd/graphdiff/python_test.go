@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -25,13 +26,15 @@ func torchPython(t *testing.T) string {
 
 // TestDumpHelper dumps two small training runs with python/graphdiff_dump.py
 // (PyTorch on the CPU) and compares them: equal runs pass; a learning rate
-// frozen in the second run fails at step 1 with captured_scalar on top;
-// bfloat16 runs dumped without ml_dtypes (raw bits plus the manifest) read
-// as bfloat16.
+// frozen in the second run fails at step 1 with captured_scalar on top; a
+// scheduled buffer the second run's forward no longer reads (a tensor
+// reassigned after capture) fails at step 1 with reassigned_tensor on top,
+// the buffer named; bfloat16 runs dumped without ml_dtypes (raw bits plus
+// the manifest) read as bfloat16.
 func TestDumpHelper(t *testing.T) {
 	py := torchPython(t)
 	dir := t.TempDir()
-	for _, args := range [][]string{{"ok"}, {"bug", "--bug", "lr"}, {"bf16", "--dtype", "bfloat16"}} {
+	for _, args := range [][]string{{"ok"}, {"bug", "--bug", "lr"}, {"temp", "--bug", "temp"}, {"bf16", "--dtype", "bfloat16"}} {
 		cmd := exec.Command(py, append([]string{"../../python/example_runs.py", filepath.Join(dir, args[0])}, args[1:]...)...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("example_runs.py %v: %v\n%s", args, err, out)
@@ -52,6 +55,21 @@ func TestDumpHelper(t *testing.T) {
 	}
 	if code != 1 || doc.FirstDivergence == nil || doc.FirstDivergence.Step != 1 || len(doc.Causes) == 0 || doc.Causes[0].ID != "captured_scalar" {
 		t.Errorf("frozen lr: exit %d, %+v", code, doc)
+	}
+	code, stdout, _ = run("compare", "--format", "json", filepath.Join(dir, "temp", "eager"), filepath.Join(dir, "temp", "graph"))
+	var temp struct {
+		FirstDivergence *struct{ Step int } `json:"first_divergence"`
+		Causes          []struct {
+			ID       string
+			Evidence []string
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &temp); err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || temp.FirstDivergence == nil || temp.FirstDivergence.Step != 1 || len(temp.Causes) == 0 ||
+		temp.Causes[0].ID != "reassigned_tensor" || !strings.Contains(strings.Join(temp.Causes[0].Evidence, " "), "temp") {
+		t.Errorf("reassigned buffer: exit %d, %+v", code, temp)
 	}
 	code, stdout, _ = run("inspect", "--format", "json", filepath.Join(dir, "bf16", "graph"))
 	var ins struct {
