@@ -1,15 +1,26 @@
 // Package diagnose names the most likely CUDA-graph bug behind a
 // comparison, with the numbers that point to it and the fix.
 //
-// It looks at the whole comparison: every pair's metrics, and samples of
-// both runs' raw values (the first elements of every tensor, the same
-// positions at every step, up to 65,536 values per step and kind), so that
-// it can compare the graphed run's step k with the eager run's step k−1
-// (input_lag), with its own step k−1 (stale_input, grad_accumulation,
-// output_aliasing), or look for a scale factor (captured_scalar). Each
-// detector returns a cause with a confidence in [0, 1] and evidence lines;
+// It looks at the whole comparison: every pair's metrics and statuses,
+// the facts each step was judged with, and samples of both runs' raw
+// values (the first elements of every tensor, the same positions at every
+// step, up to 65,536 values per step and kind; buffers — parameters-kind
+// tensors without a gradient — apart from parameters). The signatures it
+// reads are those any training run leaves in its losses, gradients and
+// parameters: which eager step the graph matches (input_lag), how much the
+// graph changes from step to step against eager (stale_input), whether it
+// adds the previous step's gradient (grad_accumulation) or repeats one
+// buffer (output_aliasing), whether gradients or updates are a scale of
+// eager's and where the scale acts (captured_scalar, reassigned_tensor),
+// whether the loss agrees bit for bit while gradients do not
+// (callables_accumulation), which parameters one run never moves
+// (grads_zero_not_none), and whether the difference starts at the first
+// step, the first replay or a later one. Inputs and outputs, when dumped,
+// make a diagnosis surer; when the dumps cannot separate two causes, both
+// are listed and the evidence names the dump that would. Each detector
+// returns a cause with a confidence in [0, 1] and evidence lines;
 // detectors run in a fixed order and later ones discount what earlier ones
-// explain, so that, say, outputs that never change count for
+// explain, so that, say, values that never change count for
 // output_aliasing rather than stale_input.
 //
 // Confidence is not a probability. It grades how specific the signature
