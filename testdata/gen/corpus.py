@@ -453,7 +453,21 @@ def amp(sc: Sc, ctx: Ctx, cache: bool = False):
 
 
 def lr_at(sc: Sc, k: int) -> float:
-    """The schedule's learning rate for step k (0-based)."""
+    """The schedule's learning rate for step k (0-based). Besides the named
+    schedules: "steps", the learning rate times each factor of
+    sc.extra["lr_steps"] ([(step, factor), ...]) from its step on;
+    "warmup_n", a linear warm-up over sc.extra["warmup"] steps;
+    "decay_slow", times sc.extra["decay"] every step."""
+    if sc.sched == "steps":
+        f = 1.0
+        for at, factor in sc.extra["lr_steps"]:
+            if k >= at:
+                f *= factor
+        return sc.lr * f
+    if sc.sched == "warmup_n":
+        return sc.lr * min(1.0, (k + 1) / sc.extra["warmup"])
+    if sc.sched == "decay_slow":
+        return sc.lr * sc.extra["decay"] ** k
     if sc.sched == "decay":
         return sc.lr * 0.7 ** k
     if sc.sched == "decay20":
@@ -647,8 +661,9 @@ def temp_at(k: int) -> float:
 
 def aux_at(sc: Sc, k: int) -> float:
     """captured_branch's auxiliary weight at step k: 0.01 for the first
-    three steps (a Python `if k < 3`), else none."""
-    return 0.01 if sc.bug == "captured_branch" and k < 3 else 0.0
+    sc.extra["branch_until"] steps, default 3 (a Python `if k < 3`), else
+    none."""
+    return 0.01 if sc.bug == "captured_branch" and k < sc.extra.get("branch_until", 3) else 0.0
 
 
 def run_eager(sc: Sc, ctx: Ctx, state: dict) -> Run:
