@@ -47,14 +47,7 @@ func capturedScalar(f *facts) *Cause {
 	if f.div == loaders.NoStep {
 		return nil
 	}
-	for _, k := range f.s.steps {
-		if k > f.div {
-			break
-		}
-		sf := f.scaleAt(k, f.warnOff)
-		if sf == nil {
-			continue
-		}
+	if sf := f.firstScale(); sf != nil {
 		var ev evidence
 		ev.add("%s", sf.String())
 		conf := 0.9
@@ -195,18 +188,23 @@ func (f *facts) gradLimit(k int) float64 {
 // but not exactly (a value acting inside the network), at a step whose
 // inputs, where dumped, agree; nil when there is none.
 func (f *facts) forwardScale() *scaleFinding {
+	sf := f.firstScale()
+	if sf == nil || sf.kind != loaders.KindGrad || sf.exact || slices.Contains(f.diverged[loaders.KindInput], sf.step) {
+		return nil
+	}
+	return sf
+}
+
+// firstScale returns the scale finding (scaleAt) of the first sampled step
+// at or before the first divergent one that has one, nil when none has.
+func (f *facts) firstScale() *scaleFinding {
 	for _, k := range f.s.steps {
 		if k > f.div {
 			break
 		}
-		sf := f.scaleAt(k, f.warnOff)
-		if sf == nil {
-			continue
+		if sf := f.scaleAt(k, f.warnOff); sf != nil {
+			return sf
 		}
-		if sf.kind != loaders.KindGrad || sf.exact || slices.Contains(f.diverged[loaders.KindInput], k) {
-			return nil
-		}
-		return sf
 	}
 	return nil
 }

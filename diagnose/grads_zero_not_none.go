@@ -1,6 +1,8 @@
 package diagnose
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -77,7 +79,7 @@ func gradsZeroNotNone(f *facts) *Cause {
 	var ev evidence
 	conf := 0.6
 	if len(extra) > 0 {
-		names := sortedKeys(extra)
+		names := slices.Sorted(maps.Keys(extra))
 		ev.add("gradients only the graphed run has: %s (the eager run's are None)", list(names, 4))
 	}
 	if len(skipped) > 0 {
@@ -90,15 +92,6 @@ func gradsZeroNotNone(f *facts) *Cause {
 		ev.add("%s (to see whether the graph moves the parameters eager skips)", f.missing(loaders.KindParam))
 	}
 	return &Cause{ID: GradsZeroNotNone, Confidence: conf, Evidence: ev}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // list joins up to n names, "and k more" after them.

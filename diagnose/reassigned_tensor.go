@@ -90,10 +90,13 @@ func (f *facts) scheduledBuffers() (names []string, couldSee bool) {
 	bufs := map[string]*seen{}
 	for _, t := range f.r.Tensors {
 		s := loaders.Subject(t.Name)
-		if t.Kind != loaders.KindParam || t.Step == loaders.NoStep || hasGrad[s] {
+		if t.Kind != loaders.KindParam || t.Step == loaders.NoStep {
 			continue
 		}
-		couldSee = true
+		couldSee = true // parameters are dumped: a buffer would be too
+		if hasGrad[s] {
+			continue
+		}
 		b := bufs[s]
 		if b == nil {
 			b = &seen{}
@@ -115,5 +118,5 @@ func (f *facts) scheduledBuffers() (names []string, couldSee bool) {
 		}
 	}
 	sort.Strings(names)
-	return names, couldSee || len(hasGrad) > 0
+	return names, couldSee
 }

@@ -135,7 +135,7 @@ def run_one(ctx, sc: Sc, root: Path, states: dict) -> dict | None:
     state = states[sc.family]
     eager = losses(corpus.run_eager(sc, ctx, state))
     graph = losses(corpus.run_graph(sc, ctx, state, bugged=True))
-    label = {"family": sc.family, "kind": "curve", "a": "eager/losses.npy", "b": "graph/losses.npy"}
+    label = {"family": "curve_" + sc.family, "kind": "curve", "a": "eager/losses.npy", "b": "graph/losses.npy"}
     rel = np.abs(graph.astype(np.float64) - eager) / np.maximum(np.abs(eager.astype(np.float64)), 1e-30)
     measured = {"first_step_losses_differ": first_diff(eager, graph), "max_rel_diff": float(rel.max()),
                 "final_rel_diff": float(rel[-1])}
