@@ -75,7 +75,7 @@ func Runs(pathA, pathB string, opts Options) (*Comparison, error) {
 	c := compareRuns(a, b, baseline, opts)
 	var cv *curve.Result
 	if opts.Shard.Index <= 1 { // shard 1 carries the curve
-		cv = runCurves(a, b, opts.Load)
+		cv = runCurves(a, b, opts.Load, c.result.ComputeDType, c.result.ModelDType)
 	}
 	return finish(c.result, c.heads(), cv, opts.Strict), nil
 }

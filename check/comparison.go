@@ -11,6 +11,7 @@ import (
 	"github.com/graphdiff/graphdiff/internal/parallel"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/tolerances"
 )
 
 // Comparison is a finished check of two runs: the judged result, its
@@ -125,9 +126,10 @@ func headInto(t *loaders.Tensor, dst []float64) (int, error) {
 }
 
 // runCurves analyses the loss curves of two run directories with the
-// default settings, nil when either is a file or holds no curve of two or
-// more steps.
-func runCurves(a, b *loaders.Run, lo loaders.Options) *curve.Result {
+// default settings, in rounding units of the working epsilon the step
+// verdict uses (judge.WorkingEpsilon of the compute and the model dtype),
+// nil when either is a file or holds no curve of two or more steps.
+func runCurves(a, b *loaders.Run, lo loaders.Options, compute, model loaders.DType) *curve.Result {
 	if loaders.IsFile(a.Root) || loaders.IsFile(b.Root) {
 		return nil
 	}
@@ -136,5 +138,13 @@ func runCurves(a, b *loaders.Run, lo loaders.Options) *curve.Result {
 	if errA != nil || errB != nil || len(ca.Steps) < 2 || len(cb.Steps) < 2 {
 		return nil
 	}
-	return curve.Analyze(ca, cb, curve.DefaultOptions())
+	o := curve.DefaultOptions()
+	o.ComputeDType = compute
+	if model != loaders.Invalid && (compute == loaders.Invalid || tolerances.Epsilon(model) > tolerances.Epsilon(compute)) {
+		o.ComputeDType = model
+	}
+	// the rounding unit the step verdict works in, TF32's for float32
+	// models included
+	o.RTol = judge.WorkingEpsilon(compute, model)
+	return curve.Analyze(ca, cb, o)
 }

@@ -33,7 +33,7 @@ func Merge(parts []*judge.Result, strict bool, lo loaders.Options) (c *Compariso
 		return finish(merged, nil, nil, strict), err, nil
 	}
 	withEntries := &compared{result: merged, pairs: pairs}
-	return finish(merged, withEntries.heads(), runCurves(a, b, lo), strict), nil, nil
+	return finish(merged, withEntries.heads(), runCurves(a, b, lo, merged.ComputeDType, merged.ModelDType), strict), nil, nil
 }
 
 // mergeResults combines the shards' results: copies of their pairs, in

@@ -12,59 +12,67 @@ import (
 // Curve patterns.
 const (
 	PatternIdentical   = "identical"    // bit for bit
-	PatternWithinNoise = "within_noise" // differences never leave the noise floor
-	PatternDrift       = "drift"        // differences grow past the floor gradually, no break
-	PatternSudden      = "sudden"       // a break at one step
+	PatternWithinNoise = "within_noise" // differences never leave one rounding unit
+	PatternDrift       = "drift"        // differences grow past rounding without a break: passes
+	PatternSudden      = "sudden"       // a jump over the run's own earlier difference
+	PatternShift       = "shift"        // the level of the difference moved: a slow break
 	PatternNaN         = "nan"          // one run goes NaN or ±Inf where the other does not
 )
 
 // Options are the loss-curve analysis settings. Start from
-// DefaultOptions; a zero RTol takes the dtype's default.
+// DefaultOptions.
 type Options struct {
-	// RTol is the relative floor of the noise band: differences below it
-	// are noise whatever their history. Default: by the curves' dtype,
-	// 1e-3 for float32 (10× the rounding drift of a correct fp32 run),
-	// 4ε for float16, bfloat16 and float8 (ε their epsilon), 1e-6 for
-	// float64.
+	// RTol is the relative rounding unit ε_c the differences are measured
+	// in: a difference of 1 at step t is ε_c·|a_t|. Zero takes the
+	// epsilon of ComputeDType, else of the curves' dtype (2^-23 for
+	// float32, 2^-7 for bfloat16).
 	RTol float64
-	// ATol is an absolute floor, for losses near zero. Default 0.
+	// ATol is an absolute floor of the unit, for losses near zero.
+	// Default 0.
 	ATol float64
-	// Jump is how many times the largest relative difference of the last
-	// Window steps a step must exceed to start a break. Default 10.
+	// Jump is how many times the largest difference of the last Window
+	// steps a step must exceed to start a break (J). Default 10.
 	Jump float64
-	// Window is how many previous steps the band learns from. Default 50.
+	// Window is how many previous steps the history and the level test
+	// look at (W). Default 50.
 	Window int
 	// AllowedFailingSteps is how many of the five steps from a candidate
-	// break may exceed the band without it being a break: isolated spikes.
-	// Default 2 (a break needs 3 of 5).
+	// jump may stay under its band without it being a spike. Default 2 (a
+	// break needs 3 of 5).
 	AllowedFailingSteps int
-	// MaxDrift is the mean relative difference over Window steps above which
-	// a gradual drift fails. Default 0.05.
+	// Level is the level test's threshold (T*): how many standard errors
+	// of the reference curve's own step-to-step noise the mean difference
+	// over Window steps must reach to be a shift. Default 8.
+	Level float64
+	// MaxDrift, when positive, fails a drift whose mean relative
+	// difference over Window steps passes it. Default 0: drift that stays
+	// drift passes.
 	MaxDrift float64
 	// DType is the curves' dtype when the files do not say (Invalid: from
 	// the files, else guessed from the values).
 	DType loaders.DType
+	// ComputeDType is the dtype the model computed the losses in (bf16
+	// models and autocast store float32 losses with bf16 rounding):
+	// Invalid for the curves' dtype.
+	ComputeDType loaders.DType
 }
 
-// confirmSteps is how many steps from a candidate break are looked at.
+// confirmSteps is how many steps from a candidate jump are looked at.
 const confirmSteps = 5
 
-// DefaultOptions returns the documented defaults (RTol by dtype).
+// DefaultOptions returns the documented defaults.
 func DefaultOptions() Options {
-	return Options{Jump: 10, Window: 50, AllowedFailingSteps: 2, MaxDrift: 0.05}
+	return Options{Jump: 10, Window: 50, AllowedFailingSteps: 2, Level: 8}
 }
 
 // withDefaults returns o with RTol set for curves of dtype d when zero.
 func (o Options) withDefaults(d loaders.DType) Options {
 	if o.RTol == 0 {
-		switch eps := tolerances.Epsilon(d); {
-		case d == loaders.Float64:
-			o.RTol = 1e-6
-		case eps > tolerances.Epsilon(loaders.Float32):
-			o.RTol = 4 * eps
-		default:
-			o.RTol = 1e-3
+		c := o.ComputeDType
+		if c == loaders.Invalid || tolerances.Epsilon(c) < tolerances.Epsilon(d) {
+			c = d
 		}
+		o.RTol = tolerances.Epsilon(c)
 	}
 	o.Window = max(o.Window, 1)
 	o.DType = d
@@ -77,38 +85,61 @@ type Result struct {
 	A, B    string
 	Verdict judge.Verdict
 	Pattern string
-	// FirstDivergentStep is the step where the curves part (a break, the
-	// first NaN, or where a drift passes MaxDrift), nil when they do not.
+	// FirstDivergentStep is the step where the curves part (a break's
+	// start, the first NaN, or where a drift passes MaxDrift), nil when
+	// they do not.
 	FirstDivergentStep *int64
 	// Options are the settings used, defaults filled in.
 	Options Options
-	// Per common step: the step, both values, |b−a|, |b−a|/|a| and the
-	// noise band (a relative difference) the step was judged against.
+	// Per common step: the step, both values, |b−a|, |b−a|/|a|, the jump
+	// band (a relative difference) the step was judged against, the mean
+	// relative difference of the last Window steps, and the level
+	// statistic T with its limit Options.Level.
 	Steps                    []int64
 	ValuesA, ValuesB         []float64
 	AbsDiff, RelDiff         []float64
 	Band                     []float64
-	Drift                    []float64 // mean relative difference of the last Window steps
-	OnlyA, OnlyB             []int64   // steps found in one curve only
-	Spikes                   []int64   // steps beyond the band that did not make a break
+	Drift                    []float64
+	Level                    []float64
+	OnlyA, OnlyB             []int64 // steps found in one curve only
+	Spikes                   []int64 // steps beyond the band that did not make a break
 	MaxRel                   float64
 	MaxRelStep               int64
 	Evidence, NotesA, NotesB []string
 }
 
-// Analyze compares loss curve b with the reference curve a, aligned
-// by step.
+// Analyze compares loss curve b with the reference curve a, aligned by
+// step, and finds where they part by what changed, not by a fixed band.
+// With d_t = b_t − a_t and the rounding unit u_t = max(ε_c·|a_t|, ATol)
+// (ε_c = RTol: the compute dtype's epsilon), z_t = d_t/u_t:
 //
-// The noise band at a step is learned from the curves: Jump times the
-// largest relative difference |b−a|/|a| of the previous Window steps, but
-// never below the floor max(RTol, ATol/|a|). A step whose difference
-// exceeds its band starts a break if more than AllowedFailingSteps of the
-// five steps from it exceed that same band; otherwise it is a spike. So a
-// run that drifts legitimately raises its own band as it goes, and a bug
-// that kicks in at step k shows as a jump at k whatever the drift before
-// it. A gradual drift fails only when the mean relative difference over
-// Window steps passes MaxDrift. NaN or ±Inf in one curve and not the other
-// at a step is a divergence at that step.
+//   - bitwise: the curves are identical while every d_t is 0; k0 is the
+//     first step with d ≠ 0.
+//   - jump: step t starts a break when |z_t| > B_t and more than
+//     AllowedFailingSteps of the five steps from t are beyond B_t too
+//     (else it is a spike), where B_t = max(J·H_t, 1, J·ulp_t/u_t),
+//     H_t = max |z_s| over the W steps before t (the run's own earlier
+//     difference) and ulp_t the stored dtype's spacing at a_t: an order of
+//     magnitude beyond everything the last W steps showed, beyond one
+//     rounding unit of the compute dtype, and beyond ten of the stored
+//     value's own rounding.
+//   - shift: the level of the difference moved when
+//     T_t = |mean_{W}(d)| / (σ_t/√W) > T*, σ_t the reference curve's
+//     step-to-step noise std(a_s − a_{s−1})/√2 over the window: the graphed
+//     run is systematically above or below the eager one by more than the
+//     batches' own noise explains, which a slow break (a schedule frozen
+//     at capture, a stale batch) does and rounding drift does not. It
+//     starts after the last minimum of the cumulative difference signed
+//     by that mean: where the excursion began.
+//   - a break that grew out of bitwise equality starts at k0 when every
+//     step since k0 is at least one rounding unit apart (walk-back): the
+//     curves were equal and stopped being so there.
+//
+// A jump found no later than the shift's alarm gives the first divergent
+// step; else the shift's start does. Anything else is drift and passes,
+// reported with how large it got (unless MaxDrift is set and the mean
+// relative difference over W steps passes it). NaN or ±Inf in one curve
+// and not the other at a step is a divergence at that step.
 func Analyze(a, b *loaders.Curve, o Options) *Result {
 	d := o.DType
 	if d == loaders.Invalid {
@@ -136,7 +167,7 @@ func Analyze(a, b *loaders.Curve, o Options) *Result {
 	}
 	n := len(res.Steps)
 	res.AbsDiff, res.RelDiff = make([]float64, n), make([]float64, n)
-	res.Band, res.Drift = make([]float64, n), make([]float64, n)
+	res.Band, res.Drift, res.Level = make([]float64, n), make([]float64, n), make([]float64, n)
 	nanAt := -1
 	for k := range n {
 		x, y := res.ValuesA[k], res.ValuesB[k]
@@ -160,47 +191,192 @@ func Analyze(a, b *loaders.Curve, o Options) *Result {
 			res.MaxRel, res.MaxRelStep = res.RelDiff[k], res.Steps[k]
 		}
 	}
-	res.computeBand()
+	s := res.newSeries()
+	jumpAt := res.findJump(s)
+	shiftAt, shiftStart := res.findShift(s)
 	res.computeDrift()
-	breakAt := res.findBreak()
 	driftAt := -1
-	for k, v := range res.Drift {
-		if v > o.MaxDrift {
-			driftAt = k
-			break
+	if o.MaxDrift > 0 {
+		for k, v := range res.Drift {
+			if v > o.MaxDrift {
+				driftAt = k
+				break
+			}
 		}
 	}
-	res.classify(nanAt, breakAt, driftAt)
+	res.classify(s, nanAt, jumpAt, shiftAt, shiftStart, driftAt)
 	return res
 }
 
-// computeBand fills Band: max(floor, Jump × max of the previous Window
-// relative differences), with a monotonic deque for O(n).
-func (r *Result) computeBand() {
+// series holds the differences in rounding units.
+type series struct {
+	z    []float64 // d_t / u_t, signed; NaN where either value is not finite
+	ulp  []float64 // the stored dtype's spacing at a_t, in units of u_t
+	k0   int       // first step with d ≠ 0, -1 when none
+	zero []bool    // d_t == 0
+}
+
+func (r *Result) newSeries() *series {
 	o := r.Options
-	var dq []int // indices of decreasing RelDiff within the window
+	n := len(r.Steps)
+	s := &series{z: make([]float64, n), ulp: make([]float64, n), zero: make([]bool, n), k0: -1}
+	for k := range n {
+		x, y := r.ValuesA[k], r.ValuesB[k]
+		if !isFinite(x) || !isFinite(y) {
+			s.z[k] = math.NaN()
+			if s.k0 < 0 && !(x != x && y != y) && x != y {
+				s.k0 = k
+			}
+			continue
+		}
+		u := max(o.RTol*math.Abs(x), o.ATol)
+		if u == 0 {
+			u = math.SmallestNonzeroFloat64
+		}
+		s.z[k] = (y - x) / u
+		s.ulp[k] = spacing(x, o.DType) / u
+		s.zero[k] = y == x
+		if s.k0 < 0 && y != x {
+			s.k0 = k
+		}
+	}
+	return s
+}
+
+// spacing returns the gap between |x| and the next representable value of
+// dtype d (float32 for dtypes without a narrower spacing here).
+func spacing(x float64, d loaders.DType) float64 {
+	ax := math.Abs(x)
+	if ax == 0 {
+		return 0
+	}
+	eps := tolerances.Epsilon(d)
+	if eps == 0 {
+		eps = tolerances.Epsilon(loaders.Float32)
+	}
+	_, e := math.Frexp(ax) // ax = f·2^e, f in [0.5, 1)
+	return eps * math.Ldexp(1, e-1)
+}
+
+// findJump returns the index of the first step that starts a jump, -1
+// when none, fills Band (B_t as a relative difference) and records
+// spikes.
+func (r *Result) findJump(s *series) int {
+	o := r.Options
+	var dq []int // indices of decreasing |z| within the window
+	at := -1
 	for k := range r.Steps {
 		for len(dq) > 0 && dq[0] < k-o.Window {
 			dq = dq[1:]
 		}
-		hist := 0.0
+		h := 0.0
 		if len(dq) > 0 {
-			hist = r.RelDiff[dq[0]]
+			h = math.Abs(s.z[dq[0]])
 		}
-		floor := o.RTol
+		band := max(o.Jump*h, 1, o.Jump*s.ulp[k])
+		r.Band[k] = band * o.RTol
 		if a := math.Abs(r.ValuesA[k]); a > 0 && o.ATol > 0 {
-			floor = max(floor, o.ATol/a)
+			r.Band[k] = band * max(o.RTol*a, o.ATol) / a
 		}
-		r.Band[k] = max(floor, o.Jump*hist)
-		v := r.RelDiff[k]
-		if v != v || math.IsInf(v, 0) {
+		v := math.Abs(s.z[k])
+		if at < 0 && v > band && isFinite(v) {
+			end := min(len(r.Steps), k+confirmSteps)
+			beyond := 0
+			for j := k; j < end; j++ {
+				if w := math.Abs(s.z[j]); w > band || w != w {
+					beyond++
+				}
+			}
+			if beyond > min(o.AllowedFailingSteps, end-k-1) {
+				at = k
+			} else {
+				r.Spikes = append(r.Spikes, r.Steps[k])
+			}
+		}
+		if !isFinite(v) {
 			continue // NaN and Inf steps are judged apart, not learned from
 		}
-		for len(dq) > 0 && r.RelDiff[dq[len(dq)-1]] <= v {
+		for len(dq) > 0 && math.Abs(s.z[dq[len(dq)-1]]) <= v {
 			dq = dq[:len(dq)-1]
 		}
 		dq = append(dq, k)
 	}
+	return at
+}
+
+// findShift fills Level with T_t and returns the index of the first step
+// whose T_t passes Options.Level (-1 when none) and the index the shift
+// starts at: after the last minimum of the cumulative difference signed by
+// the window's mean, up to that step.
+func (r *Result) findShift(s *series) (alarm, start int) {
+	o := r.Options
+	w := o.Window
+	n := len(r.Steps)
+	alarm, start = -1, -1
+	// prefix sums of d and of the reference's step-to-step change
+	sd, sq1, sq2 := make([]float64, n+1), make([]float64, n+1), make([]float64, n+1)
+	for k := range n {
+		dk := r.ValuesB[k] - r.ValuesA[k]
+		if !isFinite(dk) {
+			dk = 0
+		}
+		sd[k+1] = sd[k] + dk
+		step := 0.0
+		if k > 0 && isFinite(r.ValuesA[k]) && isFinite(r.ValuesA[k-1]) {
+			step = r.ValuesA[k] - r.ValuesA[k-1]
+		}
+		sq1[k+1], sq2[k+1] = sq1[k]+step, sq2[k]+step*step
+	}
+	if s.k0 < 0 {
+		return -1, -1
+	}
+	for k := max(w, s.k0); k < n; k++ {
+		// the mean difference over (k−w, k], the noise over its w−1 steps
+		mean := (sd[k+1] - sd[k+1-w]) / float64(w)
+		m := w - 1
+		if m < 2 {
+			continue
+		}
+		mu := (sq1[k+1] - sq1[k+1-m]) / float64(m)
+		v := (sq2[k+1]-sq2[k+1-m])/float64(m) - mu*mu
+		if v <= 0 {
+			continue
+		}
+		sigma := math.Sqrt(v / 2)
+		r.Level[k] = math.Abs(mean) / (sigma / math.Sqrt(float64(w)))
+		if alarm < 0 && r.Level[k] > o.Level {
+			alarm = k
+		}
+	}
+	if alarm < 0 {
+		return -1, -1
+	}
+	sign := 1.0
+	if sd[alarm+1]-sd[alarm+1-w] < 0 {
+		sign = -1
+	}
+	low := math.Inf(1)
+	for k := 0; k <= alarm+1; k++ {
+		if v := sign * sd[k]; v <= low {
+			low, start = v, k
+		}
+	}
+	return alarm, min(start, alarm)
+}
+
+// walkBack returns k0 for a break at index k that grew out of bitwise
+// equality: the curves were equal before k0 and every step from k0 to k
+// is at least one rounding unit apart; else k.
+func walkBack(s *series, k int) int {
+	if s.k0 < 0 || k <= s.k0 {
+		return k
+	}
+	for j := s.k0; j < k; j++ {
+		if !(math.Abs(s.z[j]) >= 1) {
+			return k
+		}
+	}
+	return s.k0
 }
 
 // computeDrift fills Drift with the mean finite relative difference over
@@ -223,14 +399,31 @@ func (r *Result) computeDrift() {
 	}
 }
 
-// findBreak returns the index of the first step that starts a break, -1
-// when none, and records spikes.
-func (r *Result) findBreak() int {
+// classify sets the pattern, verdict, first divergence and evidence.
+func (r *Result) classify(s *series, nanAt, jumpAt, shiftAt, shiftStart, driftAt int) {
 	o := r.Options
-	for k, v := range r.RelDiff {
-		if !(v > r.Band[k]) || v != v {
-			continue
-		}
+	first := func(k int) { st := r.Steps[k]; r.FirstDivergentStep = &st }
+	ev := func(format string, args ...any) { r.Evidence = append(r.Evidence, fmt.Sprintf(format, args...)) }
+	breakAt := -1
+	switch {
+	case jumpAt >= 0 && (shiftAt < 0 || jumpAt <= shiftAt):
+		breakAt = jumpAt
+	case shiftAt >= 0:
+		breakAt = shiftAt
+	}
+	unit := func(k int) float64 { return math.Abs(s.z[k]) }
+	switch {
+	case nanAt >= 0 && (breakAt < 0 || nanAt <= breakAt):
+		r.Pattern, r.Verdict = PatternNaN, judge.Fail
+		first(nanAt)
+		ev("step %d: %g in the reference, %g in the compared run", r.Steps[nanAt], r.ValuesA[nanAt], r.ValuesB[nanAt])
+	case breakAt >= 0 && breakAt == jumpAt:
+		r.Pattern, r.Verdict = PatternSudden, judge.Fail
+		k := jumpAt
+		start := walkBack(s, k)
+		first(start)
+		ev("step %d: the difference is %.3g rounding units (ε_c·|a|, ε_c = %.3g; relative %.3g), beyond the band %.3g units: %g× the largest of the %d steps before, one unit, and %g× the stored value's spacing",
+			r.Steps[k], unit(k), o.RTol, r.RelDiff[k], r.Band[k]/o.RTol, o.Jump, o.Window, o.Jump)
 		end := min(len(r.Steps), k+confirmSteps)
 		beyond := 0
 		for j := k; j < end; j++ {
@@ -238,64 +431,45 @@ func (r *Result) findBreak() int {
 				beyond++
 			}
 		}
-		if beyond > min(o.AllowedFailingSteps, end-k-1) {
-			return k
+		ev("%d of the %d steps from step %d are beyond it: a break, not a spike", beyond, end-k, r.Steps[k])
+		if start != k {
+			ev("the curves were bitwise equal up to step %d and at least one rounding unit apart from step %d on: the break started there", r.Steps[start]-1, r.Steps[start])
 		}
-		r.Spikes = append(r.Spikes, r.Steps[k])
-	}
-	return -1
-}
-
-// classify sets the pattern, verdict, first divergence and evidence.
-func (r *Result) classify(nanAt, breakAt, driftAt int) {
-	o := r.Options
-	first := func(k int) { s := r.Steps[k]; r.FirstDivergentStep = &s }
-	ev := func(format string, args ...any) { r.Evidence = append(r.Evidence, fmt.Sprintf(format, args...)) }
-	switch {
-	case nanAt >= 0 && (breakAt < 0 || nanAt <= breakAt):
-		r.Pattern, r.Verdict = PatternNaN, judge.Fail
-		first(nanAt)
-		ev("step %d: %g in the reference, %g in the compared run", r.Steps[nanAt], r.ValuesA[nanAt], r.ValuesB[nanAt])
 	case breakAt >= 0:
-		r.Pattern, r.Verdict = PatternSudden, judge.Fail
-		first(breakAt)
-		k := breakAt
-		hist := r.maxBefore(k)
-		ev("step %d: relative difference %.3g (%.6g vs %.6g), beyond the noise band %.3g", r.Steps[k], r.RelDiff[k], r.ValuesA[k], r.ValuesB[k], r.Band[k])
-		if o.Jump*hist > o.RTol {
-			ev("the band is %g× the largest relative difference of the %d steps before (%.3g)", o.Jump, o.Window, hist)
+		r.Pattern, r.Verdict = PatternShift, judge.Fail
+		start := walkBack(s, shiftStart)
+		first(start)
+		ev("step %d: the mean difference over %d steps is %.3g standard errors of the reference's own step-to-step noise (limit %g): the compared run is systematically %s",
+			r.Steps[shiftAt], o.Window, r.Level[shiftAt], o.Level, aboveBelow(r, shiftAt))
+		if start != shiftStart {
+			ev("the curves were bitwise equal up to step %d and at least one rounding unit apart from step %d on: the shift started there", r.Steps[start]-1, r.Steps[start])
 		} else {
-			ev("the steps before stayed under the noise floor %.3g (largest of the last %d: %.3g)", o.RTol, o.Window, r.maxBefore(k))
+			ev("the cumulative difference has moved away steadily since step %d: the shift started there", r.Steps[start])
 		}
-		end := min(len(r.Steps), k+confirmSteps)
-		beyond := 0
-		for j := k; j < end; j++ {
-			if r.RelDiff[j] > r.Band[k] {
-				beyond++
-			}
-		}
-		ev("%d of the %d steps from step %d are beyond the band: a break, not a spike", beyond, end-k, r.Steps[k])
 	case driftAt >= 0:
 		r.Pattern, r.Verdict = PatternDrift, judge.Fail
 		first(driftAt)
-		ev("the mean relative difference over %d steps passes %.3g at step %d (%.3g), growing without a break", o.Window, o.MaxDrift, r.Steps[driftAt], r.Drift[driftAt])
+		ev("the mean relative difference over %d steps passes --max-drift %.3g at step %d (%.3g), growing without a break", o.Window, o.MaxDrift, r.Steps[driftAt], r.Drift[driftAt])
 	default:
 		r.Verdict = judge.Pass
-		maxDrift := 0.0
-		for _, v := range r.Drift {
-			maxDrift = max(maxDrift, v)
+		maxUnits, maxLevel := 0.0, 0.0
+		for k := range r.Steps {
+			if v := unit(k); isFinite(v) {
+				maxUnits = max(maxUnits, v)
+			}
+			maxLevel = max(maxLevel, r.Level[k])
 		}
 		switch {
 		case r.MaxRel == 0 && len(r.Steps) > 0:
 			r.Pattern = PatternIdentical
 			ev("the curves are bitwise equal over %d common steps", len(r.Steps))
-		case r.exceedsFloor():
+		case maxUnits > 1:
 			r.Pattern = PatternDrift
-			ev("the differences grow past the noise floor %.3g gradually (largest %.3g at step %d, mean over %d steps at most %.3g, limit %.3g): drift, no break",
-				o.RTol, r.MaxRel, r.MaxRelStep, o.Window, maxDrift, o.MaxDrift)
+			ev("the differences grow to %.3g rounding units (relative %.3g, largest at step %d) without a jump over their own history or a shift in level (largest T %.3g, limit %g): drift, which passes",
+				maxUnits, r.MaxRel, r.MaxRelStep, maxLevel, o.Level)
 		default:
 			r.Pattern = PatternWithinNoise
-			ev("the largest relative difference, %.3g at step %d, stays under the noise floor %.3g", r.MaxRel, r.MaxRelStep, o.RTol)
+			ev("the largest difference, %.3g rounding units (relative %.3g at step %d), stays within one unit", maxUnits, r.MaxRel, r.MaxRelStep)
 		}
 	}
 	if len(r.Spikes) > 0 {
@@ -303,23 +477,18 @@ func (r *Result) classify(nanAt, breakAt, driftAt int) {
 	}
 }
 
-func (r *Result) exceedsFloor() bool {
-	for _, v := range r.RelDiff {
-		if v > r.Options.RTol {
-			return true
+// aboveBelow says whether b is above or below a over the window ending at k.
+func aboveBelow(r *Result, k int) string {
+	sum := 0.0
+	for j := max(0, k-r.Options.Window+1); j <= k; j++ {
+		if d := r.ValuesB[j] - r.ValuesA[j]; isFinite(d) {
+			sum += d
 		}
 	}
-	return false
-}
-
-func (r *Result) maxBefore(k int) float64 {
-	m := 0.0
-	for j := max(0, k-r.Options.Window); j < k; j++ {
-		if isFinite(r.RelDiff[j]) {
-			m = max(m, r.RelDiff[j])
-		}
+	if sum < 0 {
+		return "below the reference"
 	}
-	return m
+	return "above the reference"
 }
 
 // curveDType returns the coarser dtype the curves' files state, or, when

@@ -9,6 +9,7 @@ import (
 
 	"github.com/graphdiff/graphdiff/curve"
 	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/loaders"
 )
 
 // curveRenderers are the output formats of `graphdiff curve`.
@@ -72,6 +73,9 @@ type CurveJSON struct {
 	RelDiff            []Float       `json:"rel_diff"`
 	Band               []Float       `json:"band"`
 	Drift              []Float       `json:"drift"`
+	// Level is the level statistic T per step (curve.Result.Level), its
+	// limit settings.level.
+	Level []Float `json:"level"`
 }
 
 // CurveSettings are the analysis settings, defaults filled in.
@@ -81,7 +85,11 @@ type CurveSettings struct {
 	Jump                float64 `json:"jump"`
 	Window              int     `json:"window"`
 	AllowedFailingSteps int     `json:"allowed_failing_steps"`
+	Level               float64 `json:"level"`
 	MaxDrift            float64 `json:"max_drift"`
+	// ComputeDType is the dtype the rounding unit rtol came from, "" when
+	// the curves' own (dtype).
+	ComputeDType string `json:"compute_dtype"`
 }
 
 // NewCurveJSON builds the JSON form of a curve analysis.
@@ -91,13 +99,31 @@ func NewCurveJSON(r *curve.Result) CurveJSON {
 		Verdict: string(r.Verdict), FirstDivergentStep: r.FirstDivergentStep, Pattern: r.Pattern,
 		A: r.A, B: r.B, DType: o.DType.String(),
 		Settings: CurveSettings{RTol: o.RTol, ATol: o.ATol, Jump: o.Jump, Window: o.Window,
-			AllowedFailingSteps: o.AllowedFailingSteps, MaxDrift: o.MaxDrift},
+			AllowedFailingSteps: o.AllowedFailingSteps, Level: o.Level, MaxDrift: o.MaxDrift, ComputeDType: computeName(o.ComputeDType)},
 		Evidence: nonNil(r.Evidence), MaxRel: Float(r.MaxRel), MaxRelStep: r.MaxRelStep,
 		OnlyA: nonNilInts(r.OnlyA), OnlyB: nonNilInts(r.OnlyB), Spikes: nonNilInts(r.Spikes),
 		NotesA: nonNil(r.NotesA), NotesB: nonNil(r.NotesB),
 		Steps: nonNilInts(r.Steps), AValues: floats(r.ValuesA), BValues: floats(r.ValuesB),
 		AbsDiff: floats(r.AbsDiff), RelDiff: floats(r.RelDiff), Band: floats(r.Band), Drift: floats(r.Drift),
+		Level: floats(r.Level),
 	}
+}
+
+// curveSettings says in one line what a curve analysis was run with.
+func curveSettings(steps int, o curve.Options) string {
+	line := fmt.Sprintf("%d common steps; dtype %s, rounding unit %.3g·|loss|; jump ×%g over %d steps (%d of 5 may stay under), level limit %g standard errors",
+		steps, o.DType, o.RTol, o.Jump, o.Window, o.AllowedFailingSteps, o.Level)
+	if o.MaxDrift > 0 {
+		line += fmt.Sprintf(", max drift %.3g", o.MaxDrift)
+	}
+	return line
+}
+
+func computeName(d loaders.DType) string {
+	if d == loaders.Invalid {
+		return ""
+	}
+	return d.String()
 }
 
 func floats(vs []float64) []Float {
@@ -156,8 +182,7 @@ func curveText(w io.Writer, r *curve.Result, o TextOptions) error {
 		}
 	}
 	o2 := r.Options
-	fmt.Fprintf(w, "\n%d common steps; dtype %s: noise floor %.3g, jump ×%g over %d steps, %d failing steps allowed, max drift %.3g\n",
-		len(r.Steps), o2.DType, o2.RTol, o2.Jump, o2.Window, o2.AllowedFailingSteps, o2.MaxDrift)
+	fmt.Fprintf(w, "\n%s\n", curveSettings(len(r.Steps), o2))
 	return nil
 }
 

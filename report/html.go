@@ -85,8 +85,7 @@ func htmlCurveSection(r *curve.Result) (*htmlCurve, error) {
 		c.First = fmt.Sprint(*r.FirstDivergentStep)
 	}
 	o := r.Options
-	c.Settings = fmt.Sprintf("%d common steps; dtype %s: noise floor %.3g, jump ×%g over %d steps, %d failing steps allowed, max drift %.3g",
-		len(r.Steps), o.DType, o.RTol, o.Jump, o.Window, o.AllowedFailingSteps, o.MaxDrift)
+	c.Settings = curveSettings(len(r.Steps), o)
 	k := divergenceIndex(r)
 	lo, hi := 0, min(len(r.Steps), 10)
 	if k >= 0 {

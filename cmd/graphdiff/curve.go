@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +20,7 @@ type curveOptions struct {
 	Plot     string
 	HTML     string
 	DType    string
+	Compute  string
 	analysis curve.Options
 	read     loaders.CurveOptions
 	load     loadFlags
@@ -37,13 +39,19 @@ func NewCmdCurve(stdout, stderr io.Writer) *cobra.Command {
 a header, JSON lines, or TensorBoard event files — aligns them by step and
 says whether they agree.
 
-Each step's relative difference |b-a|/|a| is judged against a noise band
-learned from the curves: --jump times the largest difference of the previous
---window steps, never below the dtype's floor (--rtol, --atol). A step beyond
-the band starts a break when more than --allowed-failing-steps of the five
-steps from it are beyond it too; isolated spikes are reported, not failed. A
-drift fails only when the mean relative difference over --window steps passes
---max-drift. Patterns: identical, within_noise, drift, sudden, nan.
+Differences are measured in rounding units of the dtype the model computed
+in (ε·|loss|; give --compute-dtype for bf16 models, autocast and TF32, whose
+losses are stored as float32). The curves part where something changed:
+  - sudden: a step more than --jump times the largest difference of the
+    previous --window steps (and beyond one unit), with more than
+    --allowed-failing-steps of the five steps from it beyond it too;
+  - shift: the mean difference over --window steps reaches --level standard
+    errors of the reference curve's own step-to-step noise, a slow break;
+    it starts where the cumulative difference began to move away.
+A break that grew out of bitwise-equal curves starts at the first step that
+differs. Drift without either passes, with how large it got (--max-drift
+makes a large drift fail). Patterns: identical, within_noise, drift, sudden,
+shift, nan.
 
 Exit status: 0 the curves agree, 1 they part, 2 usage or input error.`,
 		Example: `  graphdiff curve runs/eager runs/graph
@@ -65,12 +73,14 @@ Exit status: 0 the curves agree, 1 they part, 2 usage or input error.`,
 	f.StringVar(&opts.read.Column, "column", "", "CSV column of the loss (default: the first whose name contains \"loss\")")
 	f.StringVar(&opts.read.Key, "key", "", "JSON-lines key of the loss (default: \"loss\", else the first containing \"loss\")")
 	f.StringVar(&opts.read.Tag, "tag", "", "TensorBoard scalar tag (default: the first containing \"loss\")")
-	f.Float64Var(&opts.analysis.RTol, "rtol", 0, "relative noise floor (default: 1e-3 for float32 curves, 4ε for bfloat16/float16)")
-	f.Float64Var(&opts.analysis.ATol, "atol", 0, "absolute noise floor, for losses near zero")
-	f.Float64Var(&opts.analysis.Jump, "jump", opts.analysis.Jump, "how many times the recent noise a difference must exceed to start a break")
-	f.IntVar(&opts.analysis.Window, "window", opts.analysis.Window, "how many previous steps the noise band learns from")
-	f.IntVar(&opts.analysis.AllowedFailingSteps, "allowed-failing-steps", opts.analysis.AllowedFailingSteps, "steps of the five from a candidate break that may exceed the band without a break")
-	f.Float64Var(&opts.analysis.MaxDrift, "max-drift", opts.analysis.MaxDrift, "mean relative difference over --window steps above which a drift fails")
+	f.StringVar(&opts.Compute, "compute-dtype", "", "dtype the model computed in: bfloat16, float16, tf32 (default: the losses' dtype)")
+	f.Float64Var(&opts.analysis.RTol, "rtol", 0, "relative rounding unit (default: the epsilon of --compute-dtype, else of the losses' dtype)")
+	f.Float64Var(&opts.analysis.ATol, "atol", 0, "absolute floor of the rounding unit, for losses near zero")
+	f.Float64Var(&opts.analysis.Jump, "jump", opts.analysis.Jump, "how many times the largest difference of the previous --window steps a step must exceed to start a break")
+	f.IntVar(&opts.analysis.Window, "window", opts.analysis.Window, "how many previous steps the history and the level test look at")
+	f.IntVar(&opts.analysis.AllowedFailingSteps, "allowed-failing-steps", opts.analysis.AllowedFailingSteps, "steps of the five from a candidate break that may stay under its band without it being a spike")
+	f.Float64Var(&opts.analysis.Level, "level", opts.analysis.Level, "standard errors of the reference's step-to-step noise the mean difference over --window steps must reach to be a shift")
+	f.Float64Var(&opts.analysis.MaxDrift, "max-drift", opts.analysis.MaxDrift, "fail a drift whose mean relative difference over --window steps passes this (default 0: drift passes)")
 	f.StringVar(&opts.DType, "dtype", "", "dtype of the losses when the files do not say (default: guessed from the values)")
 	opts.load.register(c)
 	_ = c.RegisterFlagCompletionFunc("format", formatCompletion(report.CurveFormats))
@@ -91,8 +101,19 @@ func curveRun(opts *curveOptions) error {
 		}
 	}
 	a := opts.analysis
-	if !(a.RTol >= 0) || !(a.ATol >= 0) || !(a.Jump >= 1) || a.Window < 1 || a.AllowedFailingSteps < 0 || a.AllowedFailingSteps > 4 || !(a.MaxDrift > 0) {
-		return &usageError{err: fmt.Errorf("bad analysis settings: want --rtol, --atol ≥ 0, --jump ≥ 1, --window ≥ 1, --allowed-failing-steps 0 to 4, --max-drift > 0")}
+	if !(a.RTol >= 0) || !(a.ATol >= 0) || !(a.Jump >= 1) || a.Window < 2 || a.AllowedFailingSteps < 0 || a.AllowedFailingSteps > 4 || !(a.Level > 0) || !(a.MaxDrift >= 0) {
+		return &usageError{err: fmt.Errorf("bad analysis settings: want --rtol, --atol ≥ 0, --jump ≥ 1, --window ≥ 2, --allowed-failing-steps 0 to 4, --level > 0, --max-drift ≥ 0")}
+	}
+	switch c := strings.ToLower(strings.TrimSpace(opts.Compute)); c {
+	case "":
+	case "tf32":
+		if a.RTol == 0 {
+			a.RTol = 0x1p-10 // TF32 keeps 10 mantissa bits
+		}
+	default:
+		if a.ComputeDType, err = loaders.ParseDType(c); err != nil || !a.ComputeDType.IsFloat() {
+			return &usageError{err: fmt.Errorf("--compute-dtype: %q is no floating-point dtype (want bfloat16, float16, tf32, float32)", opts.Compute)}
+		}
 	}
 	if opts.DType != "" {
 		if a.DType, err = loaders.ParseDType(opts.DType); err != nil {

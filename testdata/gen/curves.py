@@ -136,6 +136,10 @@ def run_one(ctx, sc: Sc, root: Path, states: dict) -> dict | None:
     eager = losses(corpus.run_eager(sc, ctx, state))
     graph = losses(corpus.run_graph(sc, ctx, state, bugged=True))
     label = {"family": "curve_" + sc.family, "kind": "curve", "a": "eager/losses.npy", "b": "graph/losses.npy"}
+    # the losses are float32; the model computed them in bf16 or TF32
+    compute = {"bf16": "bf16", "autocast": "bf16", "tf32": "tf32"}.get(sc.prec)
+    if compute:
+        label["args"] = ["--compute-dtype", compute]
     rel = np.abs(graph.astype(np.float64) - eager) / np.maximum(np.abs(eager.astype(np.float64)), 1e-30)
     measured = {"first_step_losses_differ": first_diff(eager, graph), "max_rel_diff": float(rel.max()),
                 "final_rel_diff": float(rel[-1])}
