@@ -109,6 +109,16 @@ func NewCurveJSON(r *curve.Result) CurveJSON {
 	}
 }
 
+// bandAt formats the jump band at index i where it is the threshold the
+// step was judged by: before the first divergent step, and at it when a
+// jump broke it; "-" after (a failing step is never shown inside a band).
+func bandAt(r *curve.Result, i int) string {
+	if k := divergenceIndex(r); k >= 0 && (i > k || i == k && r.Pattern != curve.PatternSudden) {
+		return "-"
+	}
+	return sci(r.Band[i])
+}
+
 // curveSettings says in one line what a curve analysis was run with.
 func curveSettings(steps int, o curve.Options) string {
 	line := fmt.Sprintf("%d common steps; dtype %s, rounding unit %.3g·|loss|; jump ×%g over %d steps (%d of 5 may stay under), level limit %g standard errors",
@@ -169,13 +179,13 @@ func curveText(w io.Writer, r *curve.Result, o TextOptions) error {
 	if k := divergenceIndex(r); k >= 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  STEP\tREFERENCE\tCOMPARED\tREL_DIFF\tBAND")
+		fmt.Fprintln(tw, "  STEP\tREFERENCE\tCOMPARED\tREL_DIFF\tJUMP_BAND")
 		for i := max(0, k-3); i < min(len(r.Steps), k+4); i++ {
 			mark := "  "
 			if i == k {
 				mark = "> " // the divergence
 			}
-			fmt.Fprintf(tw, "%s%d\t%.7g\t%.7g\t%s\t%s\n", mark, r.Steps[i], r.ValuesA[i], r.ValuesB[i], sci(r.RelDiff[i]), sci(r.Band[i]))
+			fmt.Fprintf(tw, "%s%d\t%.7g\t%.7g\t%s\t%s\n", mark, r.Steps[i], r.ValuesA[i], r.ValuesB[i], sci(r.RelDiff[i]), bandAt(r, i))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -93,7 +93,7 @@ func htmlCurveSection(r *curve.Result) (*htmlCurve, error) {
 	}
 	for i := lo; i < hi; i++ {
 		c.Rows = append(c.Rows, htmlCurveRow{Step: fmt.Sprint(r.Steps[i]), A: fmt.Sprintf("%.7g", r.ValuesA[i]),
-			B: fmt.Sprintf("%.7g", r.ValuesB[i]), Rel: sci(r.RelDiff[i]), Band: sci(r.Band[i]), Divergence: i == k})
+			B: fmt.Sprintf("%.7g", r.ValuesB[i]), Rel: sci(r.RelDiff[i]), Band: bandAt(r, i), Divergence: i == k})
 	}
 	return c, nil
 }
@@ -159,7 +159,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <style>
   :root { --ink: #1d2330; --muted: #5b6475; --line: #e3e6ec; --pass: #1e7d3a; --fail: #c0282d; --bg: #f7f8fa; }
   * { box-sizing: border-box; }
-  body { margin: 0; font: 15px/1.5 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--ink); background: var(--bg); }
+  body { margin: 0; font: 15px/1.5 "Liberation Sans", Arial, Helvetica, sans-serif; color: var(--ink); background: var(--bg); }
   main { max-width: 1180px; margin: 0 auto; padding: 28px 32px 48px; }
   header { display: flex; align-items: center; gap: 16px; margin-bottom: 6px; }
   h1 { font-size: 22px; margin: 0; font-weight: 600; }
@@ -203,7 +203,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <div class="card"><ul>{{range .Evidence}}<li>{{.}}</li>{{end}}</ul><p class="muted">{{.Settings}}</p></div>
 <div class="plot" id="curve-plot">{{.SVG}}</div>
 <h2>Steps {{if .First}}around the divergence{{else}}at the start{{end}}</h2>
-<table><tr><th>step</th><th>reference</th><th>compared</th><th>relative difference</th><th>noise band</th></tr>
+<table><tr><th>step</th><th>reference</th><th>compared</th><th>relative difference</th><th>jump band</th></tr>
 {{range .Rows}}<tr{{if .Divergence}} class="divergence"{{end}}><td class="num">{{.Step}}</td><td class="num">{{.A}}</td><td class="num">{{.B}}</td><td class="num">{{.Rel}}</td><td class="num">{{.Band}}</td></tr>
 {{end}}</table>{{end}}
 {{if .Tensors}}<h2>Tensors, worst first</h2>

@@ -11,6 +11,7 @@ import (
 
 	"github.com/graphdiff/graphdiff/curve"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -19,7 +20,8 @@ import (
 )
 
 // Plot colours: the reference in blue, the compared run in orange, the
-// difference in dark grey, the noise band in green, the divergence in red.
+// difference in dark grey, the jump band in green, the divergence and the
+// shift statistic's limit in red.
 var (
 	colorA      = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
 	colorB      = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
@@ -27,7 +29,7 @@ var (
 	colorBand   = color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
 	colorBreak  = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
 	plotWidth   = 10 * vg.Inch
-	plotHeight  = 6.5 * vg.Inch
+	plotHeight  = 8 * vg.Inch
 	maxPlotted  = 4000 // points per series; longer curves are reduced by min/max buckets
 	diffSubtext = "|b − a| / |a|, log scale"
 )
@@ -44,11 +46,18 @@ func PlotFormat(path string) (string, error) {
 	return "", fmt.Errorf("plot %s: want a .svg or .png file name", path)
 }
 
-// CurvePlot draws both curves (top) and their relative difference on a log
-// scale with the noise band and a marker at the divergence (bottom), in
-// format "svg" or "png".
+// The plots' typeface is Liberation Sans, metric-compatible with Arial,
+// which the HTML page names after it, so that text measured for the SVG
+// fits as the browser draws it. Set before any plot is made.
+func init() { plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"} }
+
+// CurvePlot draws, over one step axis shared by three aligned panels: both
+// curves (on a log scale when they span more than two decades); their
+// relative difference on a log scale, with the jump band up to the first
+// divergent step (after it the band is no threshold any more) and a marker
+// there; and the shift statistic T with its limit. Format "svg" or "png".
 func CurvePlot(w io.Writer, r *curve.Result, format string) error {
-	top, bottom, err := curvePlots(r)
+	panels, err := curvePlots(r)
 	if err != nil {
 		return err
 	}
@@ -64,16 +73,45 @@ func CurvePlot(w io.Writer, r *curve.Result, format string) error {
 	default:
 		return fmt.Errorf("unknown plot format %q", format)
 	}
-	// the curves take the upper half, the difference the lower
-	upper := c
-	upper.Min.Y = c.Min.Y + 0.47*(c.Max.Y-c.Min.Y)
-	lower := c
-	lower.Max.Y = c.Min.Y + 0.45*(c.Max.Y-c.Min.Y)
-	top.Draw(upper)
-	bottom.Draw(lower)
+	for i, cv := range alignPanels(panels, c, []float64{0.44, 0.33, 0.23}) {
+		panels[i].Draw(cv)
+	}
 	_, err = out.WriteTo(w)
 	return err
 }
+
+// alignPanels splits c into stacked canvases of the given height shares
+// (top first) and narrows each so that every panel's data area spans the
+// same x range on the page: the panels share their step axis.
+func alignPanels(ps []*plot.Plot, c draw.Canvas, shares []float64) []draw.Canvas {
+	out := make([]draw.Canvas, len(ps))
+	top := c.Max.Y
+	h := c.Max.Y - c.Min.Y
+	gap := vg.Length(0.035) * h // between a panel's step axis and the next one's title
+	avail := h - gap*vg.Length(len(ps)-1)
+	for i := range ps {
+		cv := c
+		cv.Max.Y = top
+		cv.Min.Y = top - vg.Length(shares[i])*avail
+		top = cv.Min.Y - gap
+		out[i] = cv
+	}
+	var left, right vg.Length
+	for i, p := range ps {
+		d := p.DataCanvas(out[i])
+		left = max(left, d.Min.X-out[i].Min.X)
+		right = max(right, out[i].Max.X-d.Max.X)
+	}
+	for i, p := range ps {
+		d := p.DataCanvas(out[i])
+		out[i].Min.X += left - (d.Min.X - out[i].Min.X)
+		out[i].Max.X -= right - (out[i].Max.X - d.Max.X)
+	}
+	return out
+}
+
+// pageFonts is the HTML reports' font stack, the plots' typeface first.
+const pageFonts = `'Liberation Sans', Arial, Helvetica, sans-serif`
 
 // CurveSVG returns the plot as SVG text, for embedding in HTML.
 func CurveSVG(r *curve.Result) (string, error) {
@@ -85,25 +123,47 @@ func CurveSVG(r *curve.Result) (string, error) {
 	if i := strings.Index(s, "<svg"); i > 0 {
 		s = s[i:] // drop the XML prologue inside HTML
 	}
-	return s, nil
+	// the page's fonts: Liberation Sans where installed, else Arial, whose
+	// metrics are the same
+	return strings.ReplaceAll(s, "font-family:Liberation Sans", "font-family:"+pageFonts), nil
 }
 
-func curvePlots(r *curve.Result) (*plot.Plot, *plot.Plot, error) {
-	top := plot.New()
-	top.Title.Text = "loss"
-	top.X.Label.Text = "step"
-	top.X.Tick.Marker = stepTicks{}
-	top.Legend.Top = true
-	top.Add(plotter.NewGrid())
+func curvePlots(r *curve.Result) ([]*plot.Plot, error) {
+	xmin, xmax := 0.0, 1.0
+	if n := len(r.Steps); n > 0 {
+		xmin, xmax = float64(r.Steps[0]), float64(r.Steps[n-1])
+		if xmax == xmin {
+			xmax = xmin + 1
+		}
+	}
+	newPanel := func(title, ylabel string) *plot.Plot {
+		p := plot.New()
+		p.Title.Text = title
+		p.Y.Label.Text = ylabel
+		p.X.Tick.Marker = stepTicks{}
+		p.X.Min, p.X.Max = xmin, xmax
+		p.Legend.Top = true
+		p.Add(plotter.NewGrid())
+		return p
+	}
+	divergence := divergenceIndex(r)
+
+	top := newPanel("loss", "loss")
+	loT, hiT := span(r.ValuesA, r.ValuesB)
+	if loT > 0 && hiT/loT > 100 {
+		top.Y.Scale = plot.LogScale{}
+		top.Y.Tick.Marker = decadeTicks{}
+		top.Y.Label.Text = "loss, log scale"
+	}
 	a, b := xys(r.Steps, r.ValuesA, false), xys(r.Steps, r.ValuesB, false)
 	la, err := plotter.NewLine(a)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	la.Color, la.Width = colorA, vg.Points(1.4)
 	lb, err := plotter.NewLine(b)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	lb.Color, lb.Width = colorB, vg.Points(1.1)
 	lb.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
@@ -111,55 +171,92 @@ func curvePlots(r *curve.Result) (*plot.Plot, *plot.Plot, error) {
 	top.Legend.Add("reference (eager)", la)
 	top.Legend.Add("compared (graph)", lb)
 
-	bottom := plot.New()
-	bottom.Title.Text = "relative difference"
-	bottom.X.Label.Text = "step"
-	bottom.X.Tick.Marker = stepTicks{}
-	bottom.Y.Label.Text = diffSubtext
-	bottom.Y.Scale = plot.LogScale{}
-	bottom.Y.Tick.Marker = decadeTicks{}
-	bottom.Legend.Top = true
-	bottom.Legend.Left = true
-	bottom.Legend.XOffs = vg.Points(8)
-	bottom.Add(plotter.NewGrid())
+	mid := newPanel("relative difference", diffSubtext)
+	mid.Y.Scale = plot.LogScale{}
+	mid.Y.Tick.Marker = decadeTicks{}
+	mid.Legend.Left = true
+	mid.Legend.XOffs = vg.Points(8)
 	floor := logFloor(r)
 	d := xys(r.Steps, clampLog(r.RelDiff, floor), true)
 	ld, err := plotter.NewLine(d)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ld.Color, ld.Width = colorDiff, vg.Points(1)
-	band := xys(r.Steps, clampLog(r.Band, floor), true)
-	lband, err := plotter.NewLine(band)
-	if err != nil {
-		return nil, nil, err
+	// the band is drawn where it was the threshold: up to the first
+	// divergent step, and at it only when a jump over it broke the curves
+	bandTo := len(r.Steps)
+	if divergence >= 0 {
+		bandTo = divergence
+		if r.Pattern == curve.PatternSudden {
+			bandTo++
+		}
 	}
-	lband.Color, lband.Width = colorBand, vg.Points(1.4)
-	lband.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-	bottom.Add(lband, ld)
-	bottom.Legend.Add("noise band", lband)
-	bottom.Legend.Add("difference", ld)
-	if r.FirstDivergentStep != nil {
+	mid.Add(ld)
+	if band := xys(r.Steps[:bandTo], clampLog(r.Band[:bandTo], floor), true); len(band) > 0 {
+		lband, err := plotter.NewLine(band)
+		if err != nil {
+			return nil, err
+		}
+		lband.Color, lband.Width = colorBand, vg.Points(1.4)
+		lband.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		mid.Add(lband)
+		bandLabel := "jump band"
+		if divergence >= 0 {
+			bandLabel = "jump band (up to the divergence)"
+		}
+		mid.Legend.Add(bandLabel, lband)
+	}
+	mid.Legend.Add("difference", ld)
+
+	low := newPanel("shift statistic", "T, log scale")
+	low.X.Label.Text = "step"
+	low.Y.Scale = plot.LogScale{}
+	low.Y.Tick.Marker = decadeTicks{}
+	low.Legend.Left = true
+	low.Legend.XOffs = vg.Points(8)
+	tFloor := 1e-2
+	lt, err := plotter.NewLine(xys(r.Steps, clampLog(r.Level, tFloor), true))
+	if err != nil {
+		return nil, err
+	}
+	lt.Color, lt.Width = colorDiff, vg.Points(1)
+	limit := r.Options.Level
+	ll, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: limit}, {X: xmax, Y: limit}})
+	if err != nil {
+		return nil, err
+	}
+	ll.Color, ll.Width = colorBreak, vg.Points(1)
+	ll.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	low.Add(lt, ll)
+	tLabel := fmt.Sprintf("T: mean difference over %d steps / standard error of the reference's step noise", r.Options.Window)
+	if len(r.Steps) <= r.Options.Window {
+		tLabel = fmt.Sprintf("T: needs more than %d steps", r.Options.Window)
+	}
+	low.Legend.Add(tLabel, lt)
+	low.Legend.Add(fmt.Sprintf("limit %g", limit), ll)
+	_, hiL := span(r.Level)
+	low.Y.Min, low.Y.Max = tFloor, max(10*limit, hiL*2)
+
+	if divergence >= 0 {
 		x := float64(*r.FirstDivergentStep)
-		loT, hiT := span(r.ValuesA, r.ValuesB)
-		_, hiB := span(r.RelDiff, r.Band)
-		for _, p := range []*plot.Plot{top, bottom} {
-			lo, hi := loT, hiT
-			if p == bottom {
-				lo, hi = floor, hiB
-			}
-			m, err := plotter.NewLine(plotter.XYs{{X: x, Y: lo}, {X: x, Y: hi}})
+		_, hiB := span(r.RelDiff, r.Band[:bandTo])
+		for _, p := range []struct {
+			p      *plot.Plot
+			lo, hi float64
+		}{{top, loT, hiT}, {mid, floor, hiB}, {low, tFloor, low.Y.Max}} {
+			m, err := plotter.NewLine(plotter.XYs{{X: x, Y: p.lo}, {X: x, Y: p.hi}})
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			m.Color, m.Width = colorBreak, vg.Points(1.6)
-			p.Add(m)
-			if p == bottom {
-				p.Legend.Add(fmt.Sprintf("divergence at step %d", *r.FirstDivergentStep), m)
+			p.p.Add(m)
+			if p.p == mid {
+				p.p.Legend.Add(fmt.Sprintf("divergence at step %d", *r.FirstDivergentStep), m)
 			}
 		}
 	}
-	return top, bottom, nil
+	return []*plot.Plot{top, mid, low}, nil
 }
 
 // span returns the smallest and largest finite values of the series.
@@ -279,11 +376,20 @@ func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
-// stepTicks labels a step axis with whole numbers only.
+// stepTicks labels a step axis with whole numbers only: every step when
+// the axis spans at most 12 of them, else the default ticks that fall on
+// whole numbers.
 type stepTicks struct{}
 
 // Ticks implements plot.Ticker.
 func (stepTicks) Ticks(lo, hi float64) []plot.Tick {
+	if hi-lo <= 12 {
+		var out []plot.Tick
+		for v := math.Ceil(lo); v <= hi; v++ {
+			out = append(out, plot.Tick{Value: v, Label: fmt.Sprintf("%d", int64(v))})
+		}
+		return out
+	}
 	var out []plot.Tick
 	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
 		if t.Value != math.Trunc(t.Value) {

@@ -73,7 +73,8 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	}
 	for _, p := range []string{page, curvePage} {
 		dom := string(headless(t, chromium, "--dump-dom", "file://"+p))
-		for _, want := range []string{`id="curve-plot"`, "<svg", "divergence at step", "Steps around the divergence"} {
+		for _, want := range []string{`id="curve-plot"`, "<svg", "divergence at step", "Steps around the divergence",
+			"shift statistic", "jump band", "'Liberation Sans', Arial"} {
 			if !strings.Contains(dom, want) {
 				t.Errorf("%s: DOM lacks %q", filepath.Base(p), want)
 			}
