@@ -135,6 +135,16 @@ type Result struct {
 //     step since k0 is at least one rounding unit apart (walk-back): the
 //     curves were equal and stopped being so there.
 //
+// Why these tests and not a general change-point segmentation (PELT or
+// ED-PELT, binary segmentation, Bayesian online change-point detection):
+// those split a series wherever its distribution changes, and legitimate
+// drift changes its distribution all the time — it grows by orders of
+// magnitude as rounding differences are amplified by training. The
+// question here is narrower: where does the graphed run depart in a way
+// rounding cannot, against the run's own earlier difference. A jump
+// answers it for sudden breaks, a mean-shift test against the batches' own
+// noise (CUSUM's start estimate for where it began) for slow ones.
+//
 // A jump found no later than the shift's alarm gives the first divergent
 // step; else the shift's start does. Anything else is drift and passes,
 // reported with how large it got (unless MaxDrift is set and the mean
