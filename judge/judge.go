@@ -27,7 +27,7 @@ type Decision struct {
 // The rule:
 //
 //	fail if NaN/±Inf positions differ between the runs, or
-//	        rel_l2 > max_rel_l2, or
+//	        rel_l2 > max_rel_l2, or rel_l2 is NaN (norms that overflow), or
 //	        wilson(mismatched, count) > max_mismatch_fraction
 //	          and rel_l2 > max_rel_l2 / 3
 //
@@ -41,9 +41,10 @@ type Decision struct {
 // (0.28) still fail at 25%. max_rel_l2 and max_mismatch_fraction are the
 // dtype's defaults (or the policy's), each raised to NoiseFactor times the
 // baseline's value when a baseline run shows more noise. Differing
-// effective dtypes (loaders.Meta.Effective) fail as dtype_mismatch, with
-// the metrics still reported. The reasons come after t.Reasons, which the
-// decision keeps.
+// effective dtypes (loaders.Meta.Effective) are compared in the coarser
+// and judged by these numbers; they fail as dtype_mismatch, with the
+// metrics still reported, only when the settings say a dtype change
+// fails. The reasons come after t.Reasons, which the decision keeps.
 func Tensor(t *TensorResult) Decision {
 	m, s := t.Metrics, t.Settings
 	d := Decision{MaxRelL2: s.MaxRelL2, MaxMismatchFraction: s.MaxMismatchFraction,
@@ -55,7 +56,11 @@ func Tensor(t *TensorResult) Decision {
 	if r := specialsReason(m); r != "" {
 		d.Reasons = append(d.Reasons, r)
 	}
-	if m.RelL2 > d.MaxRelL2 {
+	switch {
+	case math.IsNaN(m.RelL2) && m.Count > 0:
+		// finite values whose norms overflow the comparison dtype
+		d.Reasons = append(d.Reasons, fmt.Sprintf("relative L2 error undefined: the values' norms overflow %s, the comparison dtype", s.DType))
+	case m.RelL2 > d.MaxRelL2:
 		d.Reasons = append(d.Reasons, fmt.Sprintf("relative L2 error %.3g > %.3g", m.RelL2, d.MaxRelL2))
 	}
 	if lo := wilsonLower(m.Mismatched, m.Count); lo > d.MaxMismatchFraction && m.RelL2 > d.MaxRelL2/fractionFloor {
@@ -77,12 +82,13 @@ func specialsReason(m *metrics.Metrics) string {
 }
 
 // settle sets d's status once its reasons are in: dtype_mismatch (its
-// reason put first) when the pair's effective dtypes differ, else mismatch
-// when d holds more than base reasons (base: those it started with), else
-// match.
+// reason put first) when the pair's effective dtypes differ and its
+// settings fail a dtype change, else mismatch when d holds more than base
+// reasons (base: those it started with), else match. A pair stored in two
+// dtypes is otherwise judged by its numbers, compared in the coarser dtype.
 func settle(t *TensorResult, d *Decision, base int) {
 	switch {
-	case t.A.Effective() != t.B.Effective():
+	case t.A.Effective() != t.B.Effective() && t.Settings.FailOnDTypeChange:
 		d.Status = StatusDTypeMismatch
 		d.Reasons = append([]string{fmt.Sprintf("dtype %s vs %s", t.A.Effective(), t.B.Effective())}, d.Reasons...)
 	case len(d.Reasons) > base:

@@ -52,7 +52,9 @@ func TestTensor(t *testing.T) {
 			Metrics: &metrics.Metrics{Count: 1000, Mismatched: 300, RelL2: 3e-4}}, StatusMatch, ""},
 		{"baseline raises the limit", TensorResult{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
 			Metrics: &metrics.Metrics{Count: 1000, RelL2: 2e-3}, Noise: &metrics.Metrics{Count: 1000, RelL2: 1e-3}}, StatusMatch, ""},
-		{"effective dtypes differ", TensorResult{A: f32(), B: bf16, Settings: settings(1e-3, 0.01),
+		{"effective dtypes differ: judged by the numbers", TensorResult{A: f32(), B: bf16, Settings: settings(1e-3, 0.01),
+			Metrics: &metrics.Metrics{Count: 1000}}, StatusMatch, ""},
+		{"effective dtypes differ, and a dtype change fails", TensorResult{A: f32(), B: bf16, Settings: failOnDTypeChange(settings(1e-3, 0.01)),
 			Metrics: &metrics.Metrics{Count: 1000}}, StatusDTypeMismatch, "dtype float32 vs bfloat16"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,4 +106,9 @@ func TestRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+func failOnDTypeChange(s tolerances.Settings) tolerances.Settings {
+	s.FailOnDTypeChange = true
+	return s
 }

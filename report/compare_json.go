@@ -230,6 +230,10 @@ type SummaryJSON struct {
 	// UnreadableInputs: everything the runs held.
 	UnreadableInputs int `json:"unreadable_inputs"`
 	Discovered       int `json:"discovered"`
+	// DTypeChanged counts the compared pairs whose sides are stored in
+	// different dtypes (compared in the coarser; not a status: they are
+	// also counted by their outcome).
+	DTypeChanged int `json:"dtype_changed"`
 }
 
 // NameStepJSON names a pair.
@@ -269,6 +273,8 @@ type LimitsJSON struct {
 	// PerTensor is true when a policy rule or an override set the
 	// thresholds: the pair was judged alone by them.
 	PerTensor bool `json:"per_tensor,omitempty"`
+	// FailOnDTypeChange is true when a dtype change fails the pair.
+	FailOnDTypeChange bool `json:"fail_on_dtype_change,omitempty"`
 }
 
 // MetricsJSON are a compared pair's metrics (see metrics.Metrics).
@@ -378,11 +384,21 @@ func causesJSON(cs []diagnose.Cause) []CauseJSON {
 	return out
 }
 
+// dtypeChanged reports whether a compared pair's sides are stored in
+// different dtypes (their effective dtypes, manifests' original ones
+// where given).
+func dtypeChanged(t *judge.TensorResult) bool {
+	return t.A != nil && t.B != nil && t.A.Effective() != t.B.Effective()
+}
+
 func summarize(r *judge.Result) SummaryJSON {
 	s := SummaryJSON{Ignored: len(r.Ignored), NotCompared: r.NotCompared}
 	for _, t := range r.Tensors {
 		if t.Metrics != nil {
 			s.Compared++
+			if dtypeChanged(t) {
+				s.DTypeChanged++
+			}
 		}
 		switch t.Status {
 		case judge.StatusMatch:
@@ -454,7 +470,8 @@ func tensorJSON(t *judge.TensorResult, partial bool) TensorJSON {
 	if t.Metrics != nil {
 		s := t.Settings
 		out.Limits = &LimitsJSON{CompareDType: s.DType.String(), RTol: Float(s.RTol), ATol: Float(s.ATol),
-			MaxRelL2: Float(t.MaxRelL2), MaxMismatchFraction: Float(t.MaxMismatchFraction), PerTensor: s.PerTensor}
+			MaxRelL2: Float(t.MaxRelL2), MaxMismatchFraction: Float(t.MaxMismatchFraction), PerTensor: s.PerTensor,
+			FailOnDTypeChange: s.FailOnDTypeChange}
 		out.Metrics = metricsJSON(t.Metrics)
 	}
 	if partial && t.Metrics != nil {

@@ -171,6 +171,7 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 		t.MaxRelL2, t.MaxMismatchFraction = float64(l.MaxRelL2), float64(l.MaxMismatchFraction)
 		t.Settings.MaxRelL2, t.Settings.MaxMismatchFraction = t.MaxRelL2, t.MaxMismatchFraction
 		t.Settings.PerTensor = l.PerTensor
+		t.Settings.FailOnDTypeChange = l.FailOnDTypeChange
 	}
 	if m := tj.Metrics; m != nil {
 		t.Metrics = &metrics.Metrics{

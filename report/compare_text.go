@@ -115,6 +115,10 @@ func compareText(w io.Writer, r *check.Comparison, o TextOptions) error {
 		}
 	}
 	fmt.Fprintln(w)
+	if s.DTypeChanged > 0 {
+		fmt.Fprintf(w, "%s stored in two dtypes, compared in the coarser (%s): --fail-on-dtype-change fails them\n",
+			plural(s.DTypeChanged, "pair"), firstDTypeChange(r.Result))
+	}
 	if c := r.Curve; c != nil {
 		line := fmt.Sprintf("loss curves: %s (%s)", c.Pattern, c.Verdict)
 		if c.FirstDivergentStep != nil {
@@ -263,4 +267,15 @@ func indexString(idx []int) string {
 		parts[i] = fmt.Sprint(v)
 	}
 	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// firstDTypeChange names the first compared pair stored in two dtypes:
+// "params/w float32/float64, compared in float32".
+func firstDTypeChange(r *judge.Result) string {
+	for _, t := range r.Tensors {
+		if t.Metrics != nil && dtypeChanged(t) {
+			return fmt.Sprintf("%s %s/%s, compared in %s", t.Name, t.A.Effective(), t.B.Effective(), t.Settings.DType)
+		}
+	}
+	return ""
 }

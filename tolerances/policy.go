@@ -50,6 +50,9 @@ type Rule struct {
 	MaxRelL2            *float64 `yaml:"max_rel_l2"`
 	MaxMismatchFraction *float64 `yaml:"max_mismatch_fraction"`
 	Ignore              *bool    `yaml:"ignore"`
+	// FailOnDTypeChange fails the matched pairs whose sides are stored in
+	// different dtypes (they are compared in the coarser otherwise).
+	FailOnDTypeChange *bool `yaml:"fail_on_dtype_change"`
 
 	name  *regexp.Regexp
 	kind  loaders.Kind

@@ -24,6 +24,11 @@ type Settings struct {
 	PerTensor bool
 	// Ignore leaves the pair out of the comparison.
 	Ignore bool
+	// FailOnDTypeChange fails a pair whose two sides are stored in
+	// different dtypes (dtype_mismatch), whatever its numbers; otherwise
+	// such a pair is compared in DType, the coarser, and judged by its
+	// numbers.
+	FailOnDTypeChange bool
 }
 
 // Overrides are settings given on the command line; they win over the
@@ -34,6 +39,9 @@ type Overrides struct {
 	// ComputeDType is the dtype the math ran in (autocast), Invalid when
 	// not given.
 	ComputeDType loaders.DType
+	// FailOnDTypeChange, when set, is Settings.FailOnDTypeChange for
+	// every pair (--fail-on-dtype-change).
+	FailOnDTypeChange *bool
 }
 
 // Resolver decides the settings of each tensor pair: the dtype defaults,
@@ -68,6 +76,9 @@ func (r Resolver) Resolve(name string, kind loaders.Kind, a, b, compute loaders.
 			if rule.Ignore != nil {
 				s.Ignore = *rule.Ignore
 			}
+			if rule.FailOnDTypeChange != nil {
+				s.FailOnDTypeChange = *rule.FailOnDTypeChange
+			}
 		}
 	}
 	set(&s.RTol, r.Overrides.RTol)
@@ -75,6 +86,9 @@ func (r Resolver) Resolve(name string, kind loaders.Kind, a, b, compute loaders.
 	set(&s.MaxRelL2, r.Overrides.MaxRelL2)
 	set(&s.MaxMismatchFraction, r.Overrides.MaxMismatchFraction)
 	s.PerTensor = s.PerTensor || r.Overrides.MaxRelL2 != nil
+	if r.Overrides.FailOnDTypeChange != nil {
+		s.FailOnDTypeChange = *r.Overrides.FailOnDTypeChange
+	}
 	return s
 }
 

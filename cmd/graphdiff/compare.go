@@ -32,10 +32,12 @@ type compareOptions struct {
 	Baseline     string
 	FailFast     bool
 	Strict       bool
-	Jobs         int
-	Top          int
-	Shard        string
-	load         loadFlags
+	// FailOnDTypeChange fails pairs stored in two dtypes.
+	FailOnDTypeChange bool
+	Jobs              int
+	Top               int
+	Shard             string
+	load              loadFlags
 
 	Stdout, Stderr io.Writer
 	// terminal reports whether a writer is an interactive terminal, for
@@ -90,6 +92,7 @@ that could not be read (the other pairs are still compared and reported).`,
 	f.StringVar(&opts.Baseline, "baseline", "", "a second reference run whose difference from REFERENCE is the noise floor")
 	f.BoolVar(&opts.FailFast, "fail-fast", false, "stop after the first step with a failing tensor")
 	f.BoolVar(&opts.Strict, "strict", false, "fail on warnings too: structured differences inside the thresholds")
+	f.BoolVar(&opts.FailOnDTypeChange, "fail-on-dtype-change", false, "fail pairs whose two sides are stored in different dtypes (default: compare them in the coarser)")
 	f.IntVarP(&opts.Jobs, "jobs", "j", runtime.NumCPU(), "files and chunks compared in parallel")
 	f.StringVar(&opts.Shard, "shard", "", "compare only shard I of N of the pairs (I/N, e.g. 2/8); combine the shards' JSON reports with graphdiff merge")
 	f.IntVar(&opts.Top, "top", 20, "text output: how many tensors to list, worst first (0: all)")
@@ -248,6 +251,9 @@ func (opts *compareOptions) resolver() (tolerances.Resolver, error) {
 			return r, &usageError{err: fmt.Errorf("--%s must be %s, not %g", f.name, limit, *f.val)}
 		}
 		*f.dst = f.val
+	}
+	if opts.set["fail-on-dtype-change"] {
+		r.Overrides.FailOnDTypeChange = &opts.FailOnDTypeChange
 	}
 	if opts.ComputeDType != "" {
 		d, err := loaders.ParseDType(opts.ComputeDType)
