@@ -19,8 +19,12 @@ import (
 type TextOptions struct {
 	// Color adds ANSI colours (for a terminal; the caller honours NO_COLOR).
 	Color bool
-	// Top is how many pairs the table shows, worst first; 0 shows all.
+	// Top is how many pairs the worst-tensors table shows, worst first; 0
+	// shows all.
 	Top int
+	// TableOnPass shows the worst-tensors table on a passing comparison
+	// too (a pass is otherwise a few lines).
+	TableOnPass bool
 }
 
 const (
@@ -37,8 +41,13 @@ func (o TextOptions) paint(code, s string) string {
 	return code + s + ansiReset
 }
 
-// compareText writes the report for people: the verdict and the first
-// divergence, a table of pairs worst first, and a one-line summary.
+// compareText writes the report for people, the answer first: the
+// verdict and the first divergence, the likely cause with its evidence;
+// then the failing pairs of the first divergent step with why they fail,
+// how many pairs fail at each step, and the worst tensors of the run
+// (model tensors apart from optimizer state and buffers); then the counts
+// and the loss curves. A pass is a few lines: the verdict, the counts, the
+// curves, what the differences are, and warnings.
 func compareText(w io.Writer, r *check.Comparison, o TextOptions) error {
 	verdict := strings.ToUpper(string(r.Verdict))
 	switch r.Verdict {
@@ -58,39 +67,23 @@ func compareText(w io.Writer, r *check.Comparison, o TextOptions) error {
 		fmt.Fprintf(w, "stopped after %s (--fail-fast): %s of later steps not compared\n",
 			stepWords(*r.StoppedAfterStep), plural(r.NotCompared, "pair"))
 	}
-
-	rows := worstFirst(r.Tensors)
-	shown := rows
-	if o.Top > 0 && len(rows) > o.Top {
-		shown = rows[:o.Top]
+	failed := r.Verdict != judge.Pass
+	if failed {
+		causesText(w, "likely cause", r.Causes, o)
+		firstStepText(w, r.Result, o)
+		perStepText(w, r.Result)
 	}
-	if len(shown) > 0 {
-		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "STEP\tNAME\tKIND\tSTATUS\tDTYPE\tREL_L2\tMISMATCHED\tMAX_ABS\tAT\tCOSINE")
-		// Colour stays out of the table: escape codes would upset the
-		// column widths.
-		for _, t := range shown {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", stepCell(t.Step), t.Name, t.Kind, t.Status, dtypeCell(t), metricCells(t.Metrics))
+	if failed || o.TableOnPass {
+		model, state := splitState(r.Tensors)
+		tableText(w, "worst tensors", model, o)
+		small := o
+		if small.Top == 0 || small.Top > stateRows {
+			small.Top = stateRows
 		}
-		tw.Flush()
-		if len(rows) > len(shown) {
-			fmt.Fprintf(w, "... %d more (--top 0 shows all)\n", len(rows)-len(shown))
+		if o.Top == 0 {
+			small.Top = 0
 		}
-	}
-	failing := 0
-	for _, t := range rows {
-		if t.Failed() && len(t.Reasons) > 0 {
-			if failing == 0 {
-				fmt.Fprintln(w, "\nwhy:")
-			}
-			if failing++; failing <= whyLines {
-				fmt.Fprintf(w, "  %s: %s\n", o.paint(ansiRed, where(t.Step, t.Name)), strings.Join(t.Reasons, "; "))
-			}
-		}
-	}
-	if failing > whyLines {
-		fmt.Fprintf(w, "  ... and %d more\n", failing-whyLines)
+		tableText(w, "optimizer state and buffers", state, small)
 	}
 	if errs := r.AllErrors(); len(errs) > 0 {
 		fmt.Fprintf(w, "\n%s could not be read:\n", plural(len(errs), "input"))
@@ -129,9 +122,189 @@ func compareText(w io.Writer, r *check.Comparison, o TextOptions) error {
 	if r.BaselineIdentical {
 		fmt.Fprintln(w, baselineNote)
 	}
-	causesText(w, "likely cause", r.Causes, o)
+	if !failed {
+		for _, c := range r.Causes { // precision_noise: one line
+			if len(c.Evidence) > 0 {
+				fmt.Fprintf(w, "differences: %s (%s)\n", c.Evidence[0], c.ID)
+			}
+		}
+	}
 	causesText(w, "warning", r.Warnings, o)
 	return nil
+}
+
+// firstStepText lists the failing pairs of the first divergent step, worst
+// first, each with why it fails.
+func firstStepText(w io.Writer, r *judge.Result, o TextOptions) {
+	d := r.FirstDivergence
+	if d == nil {
+		unreadableText(w, r, o)
+		return
+	}
+	var failing []*judge.TensorResult
+	total := 0
+	for _, t := range r.Tensors {
+		if t.Step != d.Step {
+			continue
+		}
+		total++
+		if t.Failed() {
+			failing = append(failing, t)
+		}
+	}
+	if len(failing) == 0 {
+		return
+	}
+	failing = worstFirst(failing)
+	fmt.Fprintf(w, "\n%s, the first divergent one: %d of %d pairs fail\n", capitalize(stepWords(d.Step)), len(failing), total)
+	shown := failing
+	if o.Top > 0 && len(shown) > o.Top {
+		shown = shown[:o.Top]
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NAME\tKIND\tSTATUS\tDTYPE\tREL_L2\tMISMATCHED\tMAX_ABS\tAT\tCOSINE")
+	for _, t := range shown {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", t.Name, t.Kind, t.Status, dtypeCell(t), metricCells(t.Metrics))
+	}
+	tw.Flush()
+	if len(failing) > len(shown) {
+		fmt.Fprintf(w, "  ... %d more (--top 0 shows all)\n", len(failing)-len(shown))
+	}
+	fmt.Fprintln(w, "  why:")
+	for i, t := range shown {
+		if i == whyLines {
+			fmt.Fprintf(w, "    ... and %d more (--format json has every reason)\n", len(shown)-whyLines)
+			break
+		}
+		fmt.Fprintf(w, "    %s: %s\n", o.paint(ansiRed, t.Name), strings.Join(t.Reasons, "; "))
+	}
+}
+
+// unreadableText lists the pairs that fail with no first divergence (the
+// pairs that could not be read), each with why.
+func unreadableText(w io.Writer, r *judge.Result, o TextOptions) {
+	n := 0
+	for _, t := range r.Tensors {
+		if !t.Failed() || len(t.Reasons) == 0 {
+			continue
+		}
+		if n == 0 {
+			fmt.Fprintln(w, "\nnot checked:")
+		}
+		if n++; n <= whyLines {
+			fmt.Fprintf(w, "  %s: %s\n", o.paint(ansiRed, where(t.Step, t.Name)), strings.Join(t.Reasons, "; "))
+		}
+	}
+	if n > whyLines {
+		fmt.Fprintf(w, "  ... and %d more\n", n-whyLines)
+	}
+}
+
+// perStepText says how many pairs fail at each step that has failures, in
+// step order ("step 1: 12 of 40"), at most perStepLines steps.
+func perStepText(w io.Writer, r *judge.Result) {
+	type count struct{ failing, total int }
+	by := map[int]*count{}
+	var steps []int
+	for _, t := range r.Tensors {
+		if t.Step == loaders.NoStep {
+			continue // step-less pairs (a loss curve) are no step
+		}
+		c := by[t.Step]
+		if c == nil {
+			c = &count{}
+			by[t.Step] = c
+			steps = append(steps, t.Step)
+		}
+		c.total++
+		if t.Failed() {
+			c.failing++
+		}
+	}
+	sort.Ints(steps)
+	var parts []string
+	withFailures := 0
+	for _, k := range steps {
+		if c := by[k]; c.failing > 0 {
+			withFailures++
+			if len(parts) < perStepLines {
+				parts = append(parts, fmt.Sprintf("%s: %d of %d", stepWords(k), c.failing, c.total))
+			}
+		}
+	}
+	if withFailures < 2 {
+		return // the first divergent step says it all
+	}
+	line := strings.Join(parts, ", ")
+	if withFailures > len(parts) {
+		line += fmt.Sprintf(", and %d more steps", withFailures-len(parts))
+	}
+	fmt.Fprintf(w, "\nfailing pairs per step: %s\n", line)
+}
+
+// stateRows is how many rows of optimizer state and buffers the text
+// report shows unless --top 0 asks for all.
+const stateRows = 5
+
+// perStepLines is how many steps the per-step summary names.
+const perStepLines = 12
+
+// tableText writes a titled table of pairs, worst first, at most o.Top.
+func tableText(w io.Writer, title string, ts []*judge.TensorResult, o TextOptions) {
+	if len(ts) == 0 {
+		return
+	}
+	rows := worstFirst(ts)
+	shown := rows
+	if o.Top > 0 && len(rows) > o.Top {
+		shown = rows[:o.Top]
+	}
+	fmt.Fprintf(w, "\n%s:\n", title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tNAME\tKIND\tSTATUS\tDTYPE\tREL_L2\tMISMATCHED\tMAX_ABS\tAT\tCOSINE")
+	// Colour stays out of the table: escape codes would upset the
+	// column widths.
+	for _, t := range shown {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", stepCell(t.Step), t.Name, t.Kind, t.Status, dtypeCell(t), metricCells(t.Metrics))
+	}
+	tw.Flush()
+	if len(rows) > len(shown) {
+		fmt.Fprintf(w, "... %d more (--top 0 shows all)\n", len(rows)-len(shown))
+	}
+}
+
+// splitState separates the model's tensors (loss, gradients, parameters,
+// inputs, outputs) from state (optimizer state and other tensors without a
+// kind, and parameters-kind tensors without a gradient where the run
+// dumped gradients: buffers).
+func splitState(ts []*judge.TensorResult) (model, state []*judge.TensorResult) {
+	type key struct {
+		step int
+		name string
+	}
+	grads, gradSteps := map[key]bool{}, map[int]bool{}
+	for _, t := range ts {
+		if t.Kind == loaders.KindGrad {
+			grads[key{t.Step, loaders.Subject(t.Name)}] = true
+			gradSteps[t.Step] = true
+		}
+	}
+	for _, t := range ts {
+		buffer := t.Kind == loaders.KindParam && gradSteps[t.Step] && !grads[key{t.Step, loaders.Subject(t.Name)}]
+		if t.Kind == loaders.KindTensor || buffer {
+			state = append(state, t)
+		} else {
+			model = append(model, t)
+		}
+	}
+	return model, state
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // baselineNote says that a baseline equal to the reference bit for bit
@@ -139,8 +312,9 @@ func compareText(w io.Writer, r *check.Comparison, o TextOptions) error {
 const baselineNote = "baseline: equal to the reference bit for bit on every tensor, so it measures no noise and raised no limit " +
 	"(a second eager run often repeats the first; nudge its initial parameters by one ULP, or reduce the batch in another order)"
 
-// whyLines is how many failing pairs the text report explains.
-const whyLines = 5
+// whyLines is how many failing pairs of the first divergent step the text
+// report explains.
+const whyLines = 10
 
 // causesText writes the top cause in full (evidence, fix, where to read
 // more) and names the others.
@@ -152,6 +326,9 @@ func causesText(w io.Writer, label string, cs []diagnose.Cause, o TextOptions) {
 		}
 		if i > 0 {
 			fmt.Fprintf(w, "also possible: %s (confidence %.2f)%s\n", c.ID, c.Confidence, title)
+			if len(c.Evidence) > 0 {
+				fmt.Fprintf(w, "  - %s\n", c.Evidence[len(c.Evidence)-1])
+			}
 			continue
 		}
 		fmt.Fprintf(w, "\n%s: %s (confidence %.2f)%s\n", label, o.paint(ansiBold, c.ID), c.Confidence, title)

@@ -196,18 +196,19 @@ func compareRun(opts *compareOptions) error {
 	if err != nil {
 		return err
 	}
-	return writeComparison(full, format, reports, opts.Top, opts.terminal, opts.Stdout)
+	return writeComparison(full, format, reports, report.TextOptions{Top: opts.Top, TableOnPass: opts.set["top"]}, opts.terminal, opts.Stdout)
 }
 
 // writeComparison writes the report files and the report on stdout, and
 // turns the verdict into the exit status.
-func writeComparison(full *check.Comparison, format report.Format, reports []reportFile, top int,
+func writeComparison(full *check.Comparison, format report.Format, reports []reportFile, files report.TextOptions,
 	terminal func(io.Writer) bool, stdout io.Writer) error {
-	text := report.TextOptions{Top: top, Color: colorOn(terminal, stdout)}
+	text := files
+	text.Color = colorOn(terminal, stdout)
 	var writeErrs []error
 	for _, rf := range reports {
 		err := report.WriteFile(rf.path, func(w io.Writer) error {
-			return report.Compare(w, rf.format, full, report.TextOptions{Top: top})
+			return report.Compare(w, rf.format, full, files)
 		})
 		writeErrs = append(writeErrs, err)
 	}

@@ -17,6 +17,7 @@ type mergeOptions struct {
 	Format      string
 	ReportFiles []string
 	Top         int
+	topSet      bool // --top given: the table shows on a pass too
 	load        loadFlags
 
 	Stdout, Stderr io.Writer
@@ -50,8 +51,9 @@ Exit status: as compare's, for the merged verdict.`,
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return []string{"json"}, cobra.ShellCompDirectiveFilterFileExt
 		},
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, args []string) error {
 			opts.Reports = args
+			opts.topSet = c.Flags().Changed("top")
 			return mergeRun(opts)
 		},
 	}
@@ -95,7 +97,7 @@ func mergeRun(opts *mergeOptions) error {
 	if warning != nil {
 		fmt.Fprintf(opts.Stderr, "graphdiff merge: %v: likely causes are diagnosed from the metrics alone, and there is no curve analysis\n", warning)
 	}
-	return writeComparison(full, format, reports, opts.Top, opts.terminal, opts.Stdout)
+	return writeComparison(full, format, reports, report.TextOptions{Top: opts.Top, TableOnPass: opts.topSet}, opts.terminal, opts.Stdout)
 }
 
 func readShardReport(path string) (*report.ShardReport, error) {
