@@ -189,7 +189,7 @@ func compareRun(opts *compareOptions) error {
 		}
 	}
 	copts.Progress = func(total int64) (func(int64), func()) {
-		bar := startProgress(opts.Stderr, opts.terminal(opts.Stderr), total)
+		bar := startProgress(opts.Stderr, opts.terminal(opts.Stderr) && format == report.Text, total)
 		return bar.add, bar.finish
 	}
 	full, err := check.Runs(opts.A, opts.B, copts)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/graphdiff/graphdiff/report"
 )
@@ -94,20 +95,24 @@ func TestWriteFileAtomic(t *testing.T) {
 // TestProgressOnlyOnATerminal runs a comparison with stderr taken for a
 // terminal and the size threshold lowered: a bar is drawn; not otherwise.
 func TestProgressOnlyOnATerminal(t *testing.T) {
-	defer func(old int64) { progressMinBytes = old }(progressMinBytes)
-	progressMinBytes = 1
-	for _, terminal := range []bool{true, false} {
+	defer func(old int64, delay time.Duration) { progressMinBytes, progressDelay = old, delay }(progressMinBytes, progressDelay)
+	progressMinBytes, progressDelay = 1, 0
+	for _, tc := range []struct {
+		terminal bool
+		format   string
+		want     bool
+	}{{true, "text", true}, {false, "text", false}, {true, "json", false}} {
 		var stdout, stderr bytes.Buffer
-		opts := &compareOptions{A: eagerRun, B: graphRun, Format: "json", Jobs: 2, Top: 20,
-			Stdout: &stdout, Stderr: &stderr, terminal: func(w io.Writer) bool { return terminal && w == &stderr }}
+		opts := &compareOptions{A: eagerRun, B: graphRun, Format: tc.format, Jobs: 2, Top: 20,
+			Stdout: &stdout, Stderr: &stderr, terminal: func(w io.Writer) bool { return tc.terminal && w == &stderr }}
 		opts.load.v2 = "bfloat16"
 		if err := compareRun(opts); err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Contains(stderr.String(), "comparing"); got != terminal {
-			t.Errorf("terminal %v: progress shown %v (%q)", terminal, got, stderr.String())
+		if got := strings.Contains(stderr.String(), "comparing"); got != tc.want {
+			t.Errorf("terminal %v, --format %s: progress shown %v (%q)", tc.terminal, tc.format, got, stderr.String())
 		}
-		if strings.Contains(stdout.String(), "\x1b[") {
+		if tc.format == "json" && strings.Contains(stdout.String(), "\x1b[") {
 			t.Errorf("colour in JSON output")
 		}
 	}

@@ -2,15 +2,26 @@ package main
 
 import (
 	"io"
+	"os"
+	"time"
 
 	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/cwriter"
 	"github.com/vbauerster/mpb/v8/decor"
 )
 
 // progressMinBytes is how much data a comparison must read before a
-// progress bar is worth showing: below it, a comparison takes well under a
-// second.
-var progressMinBytes int64 = 256 << 20 // a variable so tests can lower it
+// progress bar is considered: below it, a comparison takes well under a
+// second. A variable so tests can lower it.
+var progressMinBytes int64 = 32 << 20
+
+// progressDelay is how long a comparison runs before its bar is drawn: work
+// that ends sooner shows none. A variable so tests can set it to 0.
+var progressDelay = 500 * time.Millisecond
+
+// progressWidth is the width of the bar's line where the terminal does not
+// say its own (a pty that reports 0 columns, as `script` makes).
+const progressWidth = 80
 
 // progress is a byte-count progress bar on stderr, or nothing.
 type progress struct {
@@ -18,16 +29,29 @@ type progress struct {
 	bar *mpb.Bar
 }
 
-// startProgress shows a bar when stderr is a terminal and the comparison
-// reads total bytes, enough to take a while; otherwise it returns a
-// progress that does nothing.
-func startProgress(stderr io.Writer, terminal bool, total int64) *progress {
-	if !terminal || total < progressMinBytes {
+// startProgress shows a bar when stderr is a terminal (show: the caller
+// also knows stdout is no machine format) and the comparison reads total
+// bytes, drawn once the work has taken progressDelay; otherwise it returns
+// a progress that does nothing.
+func startProgress(stderr io.Writer, show bool, total int64) *progress {
+	if !show || total < progressMinBytes {
 		return &progress{}
 	}
-	// The caller has decided that stderr is a terminal, so refresh whatever
-	// mpb makes of the writer.
-	p := mpb.New(mpb.WithOutput(stderr), mpb.WithWidth(40), mpb.WithAutoRefresh())
+	out := stderr
+	if f, ok := stderr.(*os.File); ok {
+		if w, _, err := cwriter.GetSize(int(f.Fd())); err != nil || w <= 0 {
+			// a terminal of unknown width: mpb would draw nothing on it;
+			// hidden behind a plain writer, it draws progressWidth columns
+			out = struct{ io.Writer }{stderr}
+		}
+	}
+	opts := []mpb.ContainerOption{mpb.WithOutput(out), mpb.WithWidth(progressWidth), mpb.WithAutoRefresh()}
+	if progressDelay > 0 {
+		start := make(chan struct{})
+		time.AfterFunc(progressDelay, func() { close(start) })
+		opts = append(opts, mpb.WithRenderDelay(start))
+	}
+	p := mpb.New(opts...)
 	bar := p.AddBar(total,
 		mpb.PrependDecorators(decor.Name("comparing "), decor.CountersKibiByte("% .1f / % .1f")),
 		mpb.AppendDecorators(decor.Percentage(), decor.Name(" "), decor.AverageSpeed(decor.SizeB1024(0), "% .0f")),
