@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/curve"
 	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/loaders"
 )
 
 // HTML is a self-contained page: styles and the plot (SVG) are inline and
@@ -26,9 +28,10 @@ type htmlPage struct {
 	Causes   []htmlCause
 	Warnings []htmlCause
 	Tensors  []htmlTensor
-	More     int // tensors not shown
 	Errors   []string
 	Curve    *htmlCurve
+	Heatmap  *heatmap
+	StepSVG  template.HTML // largest error per step, by kind
 }
 
 type htmlCause struct {
@@ -40,6 +43,9 @@ type htmlCause struct {
 type htmlTensor struct {
 	Step, Name, Kind, Status, DType, RelL2, Mismatched, MaxAbs, Why string
 	Failed                                                          bool
+	// sort keys: the step (NoStep last) and the error over its limit
+	StepKey, ErrorKey string
+	Error             string // the error over its limit, as shown
 }
 
 type htmlCurve struct {
@@ -99,7 +105,11 @@ func htmlCurveSection(r *curve.Result) (*htmlCurve, error) {
 }
 
 // compareHTML writes the combined page of a comparison: summary, likely
-// causes, the worst tensors, and the loss curves when the runs hold them.
+// causes, a step × tensor heatmap of the error, the largest error per step
+// of the loss, gradients and parameters, the loss curves when the runs
+// hold them, and every pair in a table that sorts (click a heading) and
+// filters (a text box and a status menu; the page's #filter=..&status=..&
+// sort=column:asc|desc hash sets them too, so a view can be linked).
 func compareHTML(w io.Writer, r *check.Comparison) error {
 	s := summarize(r.Result)
 	p := htmlPage{
@@ -112,19 +122,27 @@ func compareHTML(w io.Writer, r *check.Comparison) error {
 		p.Lines = append([]string{"First divergence: " + where(d.Step, d.Name) + " (" + string(d.Kind) + "): " + strings.Join(d.Reasons, "; ")}, p.Lines...)
 	}
 	p.Causes, p.Warnings = htmlCauses(r.Causes), htmlCauses(r.Warnings)
-	rows := worstFirst(r.Tensors)
-	for i, t := range rows {
-		if i == 30 {
-			p.More = len(rows) - i
-			break
-		}
+	for _, t := range worstFirst(r.Tensors) { // every pair: the table sorts and filters
 		row := htmlTensor{Step: stepCell(t.Step), Name: t.Name, Kind: string(t.Kind), Status: string(t.Status),
-			DType: dtypeCell(t), RelL2: "-", Mismatched: "-", MaxAbs: "-", Why: strings.Join(t.Reasons, "; "), Failed: t.Failed()}
+			DType: dtypeCell(t), RelL2: "-", Mismatched: "-", MaxAbs: "-", Why: strings.Join(t.Reasons, "; "), Failed: t.Failed(),
+			StepKey: fmt.Sprint(t.Step), Error: "-", ErrorKey: "-1"}
+		if t.Step == loaders.NoStep {
+			row.StepKey = fmt.Sprint(math.MaxInt32)
+		}
+		if e := errorRatio(t); !math.IsNaN(e) {
+			row.Error, row.ErrorKey = sci(e), fmt.Sprint(min(e, math.MaxFloat64))
+		}
 		if m := t.Metrics; m != nil {
 			row.RelL2, row.Mismatched, row.MaxAbs = sci(m.RelL2), percent(m.MismatchFraction()), sci(m.MaxAbs.Value)
 		}
 		p.Tensors = append(p.Tensors, row)
 	}
+	p.Heatmap = newHeatmap(r.Tensors)
+	svg, err := stepErrorSVG(r.Tensors)
+	if err != nil {
+		return err
+	}
+	p.StepSVG = svg
 	for _, err := range r.AllErrors() {
 		p.Errors = append(p.Errors, err.Error())
 	}
@@ -183,6 +201,16 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
   .plot svg { width: 100%; height: auto; display: block; }
   .muted { color: var(--muted); }
   footer { margin-top: 32px; color: var(--muted); font-size: 12.5px; }
+  .controls { display: flex; gap: 10px; align-items: center; margin: 8px 0; }
+  .controls input, .controls select { font: inherit; padding: 4px 8px; border: 1px solid var(--line); border-radius: 4px; }
+  #pairs th[data-key] { cursor: pointer; user-select: none; }
+  #pairs th.asc::after { content: " ▲"; } #pairs th.desc::after { content: " ▼"; }
+  .heat { overflow: auto; max-height: 640px; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 8px; }
+  #heatmap { width: auto; border-collapse: separate; border-spacing: 1px; font-size: 11px; }
+  #heatmap td { width: 9px; min-width: 9px; height: 12px; padding: 0; border: 0; }
+  #heatmap.wide td { width: 22px; min-width: 22px; } #heatmap.wide th.col span { width: 22px; }
+  #heatmap th { background: none; border: 0; padding: 0 6px 0 0; font-weight: 400; white-space: nowrap; }
+  #heatmap th.col { height: 48px; vertical-align: bottom; padding: 0; } #heatmap th.col span { display: inline-block; transform: rotate(-60deg); transform-origin: left bottom; width: 9px; white-space: nowrap; }
 </style>
 </head>
 <body>
@@ -206,10 +234,73 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <table><tr><th>step</th><th>reference</th><th>compared</th><th>relative difference</th><th>jump band</th></tr>
 {{range .Rows}}<tr{{if .Divergence}} class="divergence"{{end}}><td class="num">{{.Step}}</td><td class="num">{{.A}}</td><td class="num">{{.B}}</td><td class="num">{{.Rel}}</td><td class="num">{{.Band}}</td></tr>
 {{end}}</table>{{end}}
-{{if .Tensors}}<h2>Tensors, worst first</h2>
-<table><tr><th>step</th><th>tensor</th><th>kind</th><th>status</th><th>dtype</th><th>rel L2</th><th>mismatched</th><th>max abs</th><th>why</th></tr>
-{{range .Tensors}}<tr{{if .Failed}} class="failed"{{end}}><td class="num">{{.Step}}</td><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{.Status}}</td><td>{{.DType}}</td><td class="num">{{.RelL2}}</td><td class="num">{{.Mismatched}}</td><td class="num">{{.MaxAbs}}</td><td>{{.Why}}</td></tr>
-{{end}}</table>{{if .More}}<p class="muted">… and {{.More}} more.</p>{{end}}{{end}}
+{{with .Heatmap}}<h2>Error by step and tensor</h2>
+<p class="muted">Each cell is a pair's relative L2 error over the limit it was judged by: green under it (darker nearer), red at or beyond it. Hover for the numbers.{{if .Note}} Shown: {{.Note}}.{{end}}</p>
+<div class="heat"><table id="heatmap"{{if le (len .Columns) 40}} class="wide"{{end}}><tr><th></th>{{range .Columns}}<th class="col"><span>{{.}}</span></th>{{end}}</tr>
+{{range .Rows}}<tr><th class="row">{{.Name}}</th>{{range .Cells}}<td style="background:{{.Color}}" title="{{.Title}}"></td>{{end}}</tr>
+{{end}}</table></div>{{end}}
+{{if .StepSVG}}<h2>Largest error per step</h2><div class="plot" id="step-plot">{{.StepSVG}}</div>{{end}}
+{{if .Tensors}}<h2>All pairs</h2>
+<div class="controls"><input id="filter" type="search" placeholder="filter: tensor, kind, status, dtype or reason" size="40">
+<select id="status"><option value="">every status</option><option value="failing">failing</option><option value="match">match</option><option value="mismatch">mismatch</option><option value="missing">missing</option><option value="extra">extra</option><option value="shape_mismatch">shape_mismatch</option><option value="dtype_mismatch">dtype_mismatch</option><option value="error">error</option></select>
+<span id="shown" class="muted"></span></div>
+<table id="pairs"><thead><tr><th data-key="step" data-num>step</th><th data-key="name">tensor</th><th data-key="kind">kind</th><th data-key="status">status</th><th data-key="dtype">dtype</th><th data-key="error" data-num>error / limit</th><th data-key="rel">rel L2</th><th data-key="mismatched">mismatched</th><th data-key="maxabs">max abs</th><th>why</th></tr></thead>
+<tbody>{{range .Tensors}}<tr{{if .Failed}} class="failed"{{end}} data-step="{{.StepKey}}" data-error="{{.ErrorKey}}" data-status="{{.Status}}"><td class="num">{{.Step}}</td><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{.Status}}</td><td>{{.DType}}</td><td class="num">{{.Error}}</td><td class="num">{{.RelL2}}</td><td class="num">{{.Mismatched}}</td><td class="num">{{.MaxAbs}}</td><td>{{.Why}}</td></tr>
+{{end}}</tbody></table>
+<script>
+(function () {
+  var table = document.getElementById("pairs"), body = table.tBodies[0];
+  var filter = document.getElementById("filter"), status = document.getElementById("status"), shown = document.getElementById("shown");
+  var rows = Array.prototype.slice.call(body.rows), sort = {key: "", dir: 1};
+  function cell(r, key) {
+    if (key === "step") return parseFloat(r.dataset.step);
+    if (key === "error") return parseFloat(r.dataset.error);
+    var i = Array.prototype.findIndex.call(table.tHead.rows[0].cells, function (th) { return th.dataset.key === key; });
+    return r.cells[i].textContent;
+  }
+  function apply() {
+    var q = filter.value.toLowerCase(), st = status.value, n = 0;
+    if (sort.key) {
+      rows.sort(function (a, b) {
+        var x = cell(a, sort.key), y = cell(b, sort.key);
+        return (x < y ? -1 : x > y ? 1 : 0) * sort.dir;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    }
+    rows.forEach(function (r) {
+      var ok = (!q || r.textContent.toLowerCase().indexOf(q) >= 0) &&
+        (!st || (st === "failing" ? r.classList.contains("failed") : r.dataset.status === st));
+      r.hidden = !ok;
+      if (ok) n++;
+    });
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
+      th.className = th.dataset.key === sort.key ? (sort.dir > 0 ? "asc" : "desc") : "";
+    });
+    shown.textContent = n + " of " + rows.length + " pairs";
+    var h = [];
+    if (q) h.push("filter=" + encodeURIComponent(q));
+    if (st) h.push("status=" + st);
+    if (sort.key) h.push("sort=" + sort.key + ":" + (sort.dir > 0 ? "asc" : "desc"));
+    history.replaceState(null, "", h.length ? "#" + h.join("&") : location.pathname);
+  }
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
+    if (!th.dataset.key) return;
+    th.addEventListener("click", function () {
+      sort = {key: th.dataset.key, dir: sort.key === th.dataset.key ? -sort.dir : (th.dataset.num !== undefined ? -1 : 1)};
+      apply();
+    });
+  });
+  filter.addEventListener("input", apply);
+  status.addEventListener("change", apply);
+  location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
+    var p = kv.split("="), v = decodeURIComponent(p[1] || "");
+    if (p[0] === "filter") filter.value = v;
+    if (p[0] === "status") status.value = v;
+    if (p[0] === "sort") { var s = v.split(":"); sort = {key: s[0], dir: s[1] === "desc" ? -1 : 1}; }
+  });
+  apply();
+})();
+</script>{{end}}
 {{if .Errors}}<h2>Unreadable inputs</h2><ul>{{range .Errors}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <footer>Made by graphdiff. The page is self-contained: it loads nothing from the network.</footer>
 </main>

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -127,4 +131,72 @@ func checkScreenshot(t *testing.T, path string) {
 	if len(colors) < 50 || red < 20 || blue < 20 {
 		t.Errorf("%s: %d colours, %d red and %d blue pixels: the plot does not show", filepath.Base(path), len(colors), red, blue)
 	}
+}
+
+// TestHTMLPairsTableInBrowser writes the HTML report of a real failing
+// comparison, loads it in headless Chromium with a view in its hash
+// (failing pairs whose text holds "grads", largest error over the limit
+// first) and checks what the page's own script did: every pair is in the
+// table, only failing gradient rows show, in descending order of error,
+// with the count and the sorted column marked; the heatmap and the
+// per-step error plot are drawn. Then it takes a screenshot of that view.
+func TestHTMLPairsTableInBrowser(t *testing.T) {
+	chromium := browser(t)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	if code, _, stderr := run("compare", "--report", "html="+page,
+		"../../testdata/corpus/gpt2/gpt2_warmup_lr_frozen/eager", "../../testdata/corpus/gpt2/gpt2_warmup_lr_frozen/graph"); code != 1 {
+		t.Fatalf("compare exit %d: %s", code, stderr)
+	}
+	url := "file://" + page + "#status=failing&filter=grads&sort=error:desc"
+	dom := string(headless(t, chromium, "--dump-dom", url))
+	for _, want := range []string{`id="heatmap"`, `id="step-plot"`, "<svg"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("DOM lacks %q", want)
+		}
+	}
+	i := strings.Index(dom, `<table id="pairs"`)
+	if i < 0 {
+		t.Fatal("no pairs table")
+	}
+	table := dom[i : i+strings.Index(dom[i:], "</table>")]
+	rowRE := regexp.MustCompile(`(?s)<tr([^>]*)>(.*?)</tr>`)
+	cellRE := regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`)
+	all, shown := 0, 0
+	last := math.Inf(1)
+	for _, m := range rowRE.FindAllStringSubmatch(table, -1) {
+		if !strings.Contains(m[1], "data-status") {
+			continue // the heading
+		}
+		all++
+		if strings.Contains(m[1], "hidden") {
+			continue
+		}
+		shown++
+		cells := cellRE.FindAllStringSubmatch(m[2], -1)
+		name, status, errCell := cells[1][1], cells[3][1], cells[5][1]
+		if status == "match" || !strings.Contains(name, "grads") {
+			t.Errorf("row %s %s shown under status=failing, filter=grads", name, status)
+		}
+		e, err := strconv.ParseFloat(errCell, 64)
+		if err != nil {
+			t.Fatalf("error cell %q: %v", errCell, err)
+		}
+		if e > last {
+			t.Errorf("rows not in descending order of error: %g after %g", e, last)
+		}
+		last = e
+	}
+	if all != 297 || shown == 0 || shown >= all {
+		t.Errorf("%d rows, %d shown; want all 297 pairs with some, not all, shown", all, shown)
+	}
+	if !strings.Contains(dom, fmt.Sprintf("%d of %d pairs", shown, all)) {
+		t.Errorf("the count does not say %d of %d pairs", shown, all)
+	}
+	if !regexp.MustCompile(`<th[^>]*class="desc"[^>]*data-key="error"|<th[^>]*data-key="error"[^>]*class="desc"`).MatchString(dom) {
+		t.Error("the sorted column is not marked")
+	}
+	shot := filepath.Join(dir, "pairs.png")
+	headless(t, chromium, "--window-size=1280,2400", "--screenshot="+shot, url)
+	checkScreenshot(t, shot)
 }
