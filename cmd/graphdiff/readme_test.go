@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,4 +73,38 @@ func shows(out, want string) bool {
 		}
 	}
 	return true
+}
+
+// TestREADMEScores builds graphdiff, scores the labelled corpus with
+// ../shared/score/score.py as the README says, and checks that the README's
+// table is what it prints.
+func TestREADMEScores(t *testing.T) {
+	score, err := filepath.Abs("../../../shared/score/score.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(score); err != nil {
+		t.Skip("no ../shared/score/score.py beside the repository")
+	}
+	py := "/usr/bin/python3"
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	bin := filepath.Join(t.TempDir(), "graphdiff")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(py, score, bin, "testdata")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("score.py: %v\n%s", err, out)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "```\n"+strings.TrimRight(string(out), "\n")+"\n```") {
+		t.Errorf("the README's score table is not what `score.py ./graphdiff testdata` prints:\n%s", out)
+	}
 }
