@@ -288,6 +288,8 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options) *compared {
 		}
 	}
 	res.Verdict, res.FirstDivergence = judge.Run(res.Tensors, res.Errors)
+	res.CheckSomethingCompared(fmt.Sprintf("%s holds %s, %s %s; %s ignored by the policy",
+		a.Root, plural(len(a.Entries), "tensor"), b.Root, plural(len(b.Entries), "tensor"), plural(len(res.Ignored), "pair")))
 	return out
 }
 

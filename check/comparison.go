@@ -9,6 +9,7 @@ import (
 	"github.com/graphdiff/graphdiff/curve"
 	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/internal/parallel"
+	"github.com/graphdiff/graphdiff/internal/words"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/tolerances"
@@ -148,3 +149,6 @@ func runCurves(a, b *loaders.Run, lo loaders.Options, compute, model loaders.DTy
 	o.RTol = judge.WorkingEpsilon(compute, model)
 	return curve.Analyze(ca, cb, o)
 }
+
+// plural says "1 tensor" or "3 tensors".
+var plural = words.Plural

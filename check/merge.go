@@ -36,6 +36,10 @@ func Merge(parts []*judge.Result, strict bool, lo loaders.Options) (c *Compariso
 	return finish(merged, withEntries.heads(), runCurves(a, b, lo, merged.ComputeDType, merged.ModelDType), strict), nil, nil
 }
 
+// maxShards is the most shards a merge takes (the report reader refuses
+// more).
+const maxShards = 1 << 16
+
 // mergeResults combines the shards' results: copies of their pairs, in
 // the unsharded order, and the verdict and first divergence of them all.
 func mergeResults(parts []*judge.Result) (*judge.Result, error) {
@@ -46,6 +50,9 @@ func mergeResults(parts []*judge.Result) (*judge.Result, error) {
 	count := first.Shard.Count
 	if count == 0 {
 		count = 1
+	}
+	if count < 1 || count > maxShards {
+		return nil, fmt.Errorf("shard %s: a comparison in %d shards", first.Shard, count)
 	}
 	seen := make([]bool, count+1)
 	res := &judge.Result{A: first.A, B: first.B, ComputeDType: first.ComputeDType, ModelDType: first.ModelDType, Rules: first.Rules}
@@ -66,6 +73,9 @@ func mergeResults(parts []*judge.Result) (*judge.Result, error) {
 			return nil, fmt.Errorf("shard %s stopped early (--fail-fast): its later steps were not compared", p.Shard)
 		}
 		i := max(p.Shard.Index, 1)
+		if i > count {
+			return nil, fmt.Errorf("shard %s: index beyond the count", p.Shard)
+		}
 		if seen[i] {
 			return nil, fmt.Errorf("shard %d/%d given twice", i, count)
 		}
@@ -92,6 +102,8 @@ func mergeResults(parts []*judge.Result) (*judge.Result, error) {
 	}
 	rejudge(res)
 	res.Verdict, res.FirstDivergence = judge.Run(res.Tensors, res.Errors)
+	res.CheckSomethingCompared(fmt.Sprintf("the %s hold %s, %s ignored", plural(len(parts), "shard report"),
+		plural(len(res.Tensors), "pair"), plural(len(res.Ignored), "pair")))
 	return res, nil
 }
 

@@ -112,6 +112,26 @@ type Result struct {
 	// Shard is the part of the pairs compared (see loaders.Shard); zero
 	// for all.
 	Shard loaders.Shard
+	// NothingCompared, when set, says what was empty: no pair of the
+	// comparison had its numbers compared, so its verdict is Error, never
+	// Pass (a broken dump script must not turn a gate green).
+	NothingCompared string
+}
+
+// CheckSomethingCompared makes a passing result with no compared pair an
+// error, saying what was empty (what describes the runs). Shards are left
+// alone: a shard may hold no pair; the merge of all of them may not.
+func (r *Result) CheckSomethingCompared(what string) {
+	if r.Verdict != Pass || r.Shard.Count > 0 {
+		return
+	}
+	for _, t := range r.Tensors {
+		if t.Metrics != nil {
+			return
+		}
+	}
+	r.Verdict = Error
+	r.NothingCompared = what
 }
 
 // AllErrors returns every input that could not be read: Errors, then the

@@ -35,8 +35,9 @@ var npyMagic = []byte("\x93NUMPY")
 // default.
 const maxHeaderLen = 1 << 20
 
-// maxDims is numpy's limit on the number of dimensions (NPY_MAXDIMS in 2.x).
-const maxDims = 64
+// MaxDims is numpy's limit on the number of dimensions (NPY_MAXDIMS in 2.x),
+// and the most any reader here takes.
+const MaxDims = 64
 
 // npyHeader is a parsed .npy preamble and header.
 type npyHeader struct {
@@ -132,8 +133,8 @@ func (h *npyHeader) parseDict(text string) error {
 			if !ok {
 				return errors.New("'shape' is not a tuple")
 			}
-			if len(t) > maxDims {
-				return fmt.Errorf("shape has %d dimensions, more than %d", len(t), maxDims)
+			if len(t) > MaxDims {
+				return fmt.Errorf("shape has %d dimensions, more than %d", len(t), MaxDims)
 			}
 			h.Shape = make([]int, len(t))
 			for i, d := range t {

@@ -112,8 +112,8 @@ func readSafetensors(open opener, size int64, path string) ([]*Tensor, error) {
 			return fail("tensor %q: unsupported dtype %q", name, e.DType)
 		}
 		shape := make([]int, len(e.Shape))
-		if len(shape) > maxDims {
-			return fail("tensor %q: shape has %d dimensions, more than %d", name, len(shape), maxDims)
+		if len(shape) > MaxDims {
+			return fail("tensor %q: shape has %d dimensions, more than %d", name, len(shape), MaxDims)
 		}
 		for i, s := range e.Shape {
 			v, err := s.Int64()

@@ -72,10 +72,13 @@ type CompareJSON struct {
 	Ignored          []NameStepJSON  `json:"ignored"`
 	Errors           []ErrorJSON     `json:"errors"`
 	StoppedAfterStep *int            `json:"stopped_after_step"`
-	Curve            *CurveJSON      `json:"curve,omitempty"`
-	ComputeDType     string          `json:"compute_dtype,omitempty"`
-	Shard            *ShardJSON      `json:"shard,omitempty"`
-	Steps            []StepJSON      `json:"steps"`
+	// NothingCompared says what was empty when no pair was compared (the
+	// verdict is then "error").
+	NothingCompared string     `json:"nothing_compared,omitempty"`
+	Curve           *CurveJSON `json:"curve,omitempty"`
+	ComputeDType    string     `json:"compute_dtype,omitempty"`
+	Shard           *ShardJSON `json:"shard,omitempty"`
+	Steps           []StepJSON `json:"steps"`
 	// BaselineIdentical is true when a baseline was given and equals the
 	// reference bit for bit on every tensor: it measured nothing.
 	BaselineIdentical bool `json:"baseline_identical,omitempty"`
@@ -346,6 +349,7 @@ func compareJSONHead(r *check.Comparison) CompareJSON {
 		Causes: causesJSON(r.Causes), Warnings: causesJSON(r.Warnings),
 		Tensors: []TensorJSON{}, Ignored: []NameStepJSON{}, Errors: errorsJSON(r.AllErrors()),
 		StoppedAfterStep: r.StoppedAfterStep,
+		NothingCompared:  r.NothingCompared,
 	}
 	if d := r.FirstDivergence; d != nil {
 		out.FirstDivergence = &DivergenceJSON{Step: stepPtr(d.Step), Tensor: d.Name, Kind: string(d.Kind), Reasons: d.Reasons}

@@ -70,6 +70,9 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 		res.ComputeDType = d
 	}
 	if s := in.Shard; s != nil {
+		if s.Count < 1 || s.Count > MaxShards || s.Index < 1 || s.Index > s.Count {
+			return nil, fmt.Errorf("shard %d of %d: want 1 ≤ index ≤ count ≤ %d", s.Index, s.Count, MaxShards)
+		}
 		res.Shard = loaders.Shard{Index: s.Index, Count: s.Count}
 		out.Strict = s.Strict
 		res.Rules = tolerances.RunRules{Grad: s.Rules.Grad, GradGrowth: s.Rules.GradGrowth, Update: s.Rules.Update, Loss: s.Rules.Loss, Output: s.Rules.Output}
@@ -82,6 +85,9 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 		}
 	}
 	if in.StoppedAfterStep != nil {
+		if *in.StoppedAfterStep < 0 {
+			return nil, fmt.Errorf("stopped_after_step %d is negative", *in.StoppedAfterStep)
+		}
 		step := *in.StoppedAfterStep
 		res.StoppedAfterStep = &step
 	}
@@ -131,7 +137,34 @@ func stepOf(p *int) int {
 	return *p
 }
 
+// MaxShards is the most shards a report may say a comparison was split
+// into.
+const MaxShards = 1 << 16
+
+// checkShape refuses negative dimensions and shapes of more than
+// loaders.MaxDims dimensions.
+func checkShape(what string, shape []int) error {
+	if len(shape) > loaders.MaxDims {
+		return fmt.Errorf("%s has %d dimensions, more than %d", what, len(shape), loaders.MaxDims)
+	}
+	for _, d := range shape {
+		if d < 0 {
+			return fmt.Errorf("%s %v has a negative dimension", what, shape)
+		}
+	}
+	return nil
+}
+
 func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
+	if tj.Step != nil && *tj.Step < 0 {
+		return nil, fmt.Errorf("step %d is negative", *tj.Step)
+	}
+	if err := checkShape("shape", tj.Shape); err != nil {
+		return nil, err
+	}
+	if err := checkShape("shape_b", tj.ShapeB); err != nil {
+		return nil, err
+	}
 	t := &judge.TensorResult{Name: tj.Name, Step: stepOf(tj.Step), Kind: loaders.Kind(tj.Kind),
 		Status: judge.Status(tj.Status), Reasons: tj.Reasons}
 	if tj.Error != "" {
@@ -174,6 +207,17 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 		t.Settings.FailOnDTypeChange = l.FailOnDTypeChange
 	}
 	if m := tj.Metrics; m != nil {
+		if n, ok := elements(tj.Shape); !ok || m.Count != n {
+			return nil, fmt.Errorf("metrics.count %d is not the %v elements of shape %v", m.Count, n, tj.Shape)
+		}
+		for _, c := range []struct {
+			what string
+			n    int64
+		}{{"mismatched", m.Mismatched}, {"nan_a", m.NaNA}, {"nan_b", m.NaNB}, {"inf_a", m.InfA}, {"inf_b", m.InfB}, {"nan_inf_mismatches", m.SpecialMismatches}} {
+			if c.n < 0 || c.n > m.Count {
+				return nil, fmt.Errorf("metrics.%s %d is not between 0 and the count %d", c.what, c.n, m.Count)
+			}
+		}
 		t.Metrics = &metrics.Metrics{
 			Count: m.Count, Mismatched: m.Mismatched, FirstMismatch: m.FirstMismatch,
 			MaxAbs: extremeFromJSON(m.MaxAbs, m.MaxAbsIndex, m.MaxAbsValues),
@@ -186,6 +230,16 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 	if p := tj.Partial; p != nil && t.Metrics != nil {
 		t.Metrics.NormA, t.Metrics.NormDiff = float64(p.NormA), float64(p.NormDiff)
 		if u := p.Update; u != nil {
+			if u.Count != t.Metrics.Count || u.MovedA < 0 || u.MovedA > u.Count || u.MovedB < 0 || u.MovedB > u.Count {
+				return nil, fmt.Errorf("partial.update: count %d, moved %d and %d, for %d elements", u.Count, u.MovedA, u.MovedB, t.Metrics.Count)
+			}
+			var binned int64
+			for _, b := range u.Bins {
+				if b.N < 0 || b.N > u.Count-binned {
+					return nil, fmt.Errorf("partial.update: bins of more than %d elements", u.Count)
+				}
+				binned += b.N
+			}
 			t.Update = &metrics.Update{Count: u.Count, MovedA: u.MovedA, MovedB: u.MovedB}
 			for _, b := range u.Bins {
 				t.Update.Bins = append(t.Update.Bins, metrics.UpdateBin{Exp: b.Exp, N: b.N, UU: float64(b.UU), DU: float64(b.DU), DD: float64(b.DD), PU: float64(b.PU)})
@@ -227,4 +281,17 @@ func inShape(idx, shape []int) bool {
 		}
 	}
 	return true
+}
+
+// elements returns the number of elements of a shape, false when it
+// overflows an int64.
+func elements(shape []int) (int64, bool) {
+	n := int64(1)
+	for _, d := range shape {
+		if d < 0 || d != 0 && n > math.MaxInt64/int64(d) {
+			return 0, false
+		}
+		n *= int64(d)
+	}
+	return n, true
 }

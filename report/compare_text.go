@@ -67,6 +67,9 @@ func compareText(w io.Writer, r *check.Comparison, o TextOptions) error {
 		fmt.Fprintf(w, "stopped after %s (--fail-fast): %s of later steps not compared\n",
 			stepWords(*r.StoppedAfterStep), plural(r.NotCompared, "pair"))
 	}
+	if r.NothingCompared != "" {
+		fmt.Fprintf(w, "nothing was compared: %s\n", r.NothingCompared)
+	}
 	failed := r.Verdict != judge.Pass
 	if failed {
 		causesText(w, "likely cause", r.Causes, o)

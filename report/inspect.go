@@ -7,6 +7,8 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/graphdiff/graphdiff/internal/words"
+
 	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/metrics"
@@ -183,9 +185,5 @@ func stat(s metrics.Summary, v float64) string {
 	return number(v)
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
+// plural says "1 tensor" or "3 tensors".
+var plural = words.Plural

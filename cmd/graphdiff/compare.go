@@ -220,6 +220,9 @@ func writeComparison(full *check.Comparison, format report.Format, reports []rep
 	}
 	switch result := full.Result; result.Verdict {
 	case judge.Error:
+		if result.NothingCompared != "" {
+			return fmt.Errorf("nothing was compared: %s", result.NothingCompared)
+		}
 		return &inputError{count: len(result.AllErrors())}
 	case judge.Fail:
 		return errDifference

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,5 +108,29 @@ func TestCountsAddUp(t *testing.T) {
 				t.Errorf("%v: %d tensors %s, summary says %d", args, n, status, s[key])
 			}
 		}
+	}
+}
+
+// TestNothingComparedIsNoPass: two dump directories that hold nothing to
+// compare (a dump script that wrote nothing), or whose every pair a policy
+// ignores, give exit 2 saying what was empty, never a pass.
+func TestNothingComparedIsNoPass(t *testing.T) {
+	dir := t.TempDir()
+	for _, run := range []string{"eager", "graph"} {
+		if err := os.MkdirAll(filepath.Join(dir, run, "step_000000"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr := run("compare", filepath.Join(dir, "eager"), filepath.Join(dir, "graph"))
+	if code != 2 || !strings.Contains(stdout, "nothing was compared") || !strings.Contains(stderr, "holds 0 tensors") {
+		t.Errorf("empty runs: exit %d\n%s%s", code, stdout, stderr)
+	}
+	policy := filepath.Join(dir, "ignore.yaml")
+	if err := os.WriteFile(policy, []byte("rules:\n  - match: {name: \"**\"}\n    ignore: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = run("compare", "--policy", policy, eagerRun, graphRun)
+	if code != 2 || !strings.Contains(stderr, "61 pairs ignored by the policy") {
+		t.Errorf("every pair ignored: exit %d %s", code, stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // shardAndMerge runs compare with --shard i/n for every i, writing each
@@ -243,5 +244,87 @@ func TestMergeWithoutDumps(t *testing.T) {
 	if g.Verdict != w.Verdict || string(g.FirstDivergence) != string(w.FirstDivergence) || string(g.Tensors) != string(w.Tensors) {
 		t.Errorf("merged without dumps: verdict %s (want %s), first divergence %s (want %s), tensors equal %v",
 			g.Verdict, w.Verdict, g.FirstDivergence, w.FirstDivergence, string(g.Tensors) == string(w.Tensors))
+	}
+}
+
+// TestMergeDistrustsShards takes the two shard reports of a real passing
+// comparison and tampers with one the way a broken or hostile producer
+// would: impossible shard indexes and counts, negative steps and shapes,
+// counts that do not fit the shape, metrics forged to pass, a report of
+// no tensors. merge refuses each (exit 2, saying what is wrong, at once)
+// or re-judges it from its metrics (a forged status fails), and a merge
+// that compared nothing is never a pass.
+func TestMergeDistrustsShards(t *testing.T) {
+	dir := t.TempDir()
+	var reports [2]string
+	for i := range 2 {
+		reports[i] = filepath.Join(dir, fmt.Sprintf("shard-%d.json", i+1))
+		if code, _, stderr := run("compare", "--shard", fmt.Sprintf("%d/2", i+1), "--report", "json="+reports[i], eagerRun, graphRun); code != 0 {
+			t.Fatalf("shard %d: exit %d %s", i+1, code, stderr)
+		}
+	}
+	original, err := os.ReadFile(reports[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tamper := func(edit func(doc map[string]any)) string {
+		var doc map[string]any
+		if err := json.Unmarshal(original, &doc); err != nil {
+			t.Fatal(err)
+		}
+		edit(doc)
+		data, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "tampered.json")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	tensors := func(doc map[string]any) []any { return doc["tensors"].([]any) }
+	firstCompared := func(doc map[string]any) map[string]any {
+		for _, x := range tensors(doc) {
+			if m := x.(map[string]any); m["metrics"] != nil {
+				return m
+			}
+		}
+		t.Fatal("no compared tensor in the shard report")
+		return nil
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(doc map[string]any)
+		code int
+		want string
+	}{
+		{"index beyond count", func(d map[string]any) { d["shard"].(map[string]any)["index"] = 3 }, 2, "want 1 ≤ index ≤ count"},
+		{"negative count", func(d map[string]any) { d["shard"].(map[string]any)["count"] = -1 }, 2, "want 1 ≤ index ≤ count"},
+		{"count of 2^62", func(d map[string]any) { d["shard"].(map[string]any)["count"] = float64(1 << 62) }, 2, "want 1 ≤ index ≤ count"},
+		{"negative step", func(d map[string]any) { firstCompared(d)["step"] = -3 }, 2, "step -3 is negative"},
+		{"negative shape", func(d map[string]any) { firstCompared(d)["shape"] = []any{-4, 2} }, 2, "negative dimension"},
+		{"count of 3e8", func(d map[string]any) { firstCompared(d)["metrics"].(map[string]any)["count"] = 3e8 }, 2, "is not the"},
+		{"forged status", func(d map[string]any) {
+			m := firstCompared(d)
+			m["metrics"].(map[string]any)["rel_l2"] = 5.0
+			m["status"] = "match"
+		}, 1, "relative L2 error 5"},
+		{"no tensors", func(d map[string]any) { d["tensors"] = []any{}; d["shard"].(map[string]any)["count"] = 1 }, 2, "nothing was compared"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"merge", tamper(tc.edit)}
+			if tc.name != "no tensors" {
+				args = append(args, reports[1])
+			}
+			start := time.Now()
+			code, stdout, stderr := run(args...)
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("took %v", took)
+			}
+			if code != tc.code || !strings.Contains(stdout+stderr, tc.want) {
+				t.Errorf("exit %d, want %d with %q:\n%s%s", code, tc.code, tc.want, stdout, stderr)
+			}
+		})
 	}
 }
