@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -19,7 +18,7 @@ import (
 // readTextCurve opens a curve file and parses it: parse is parseCSVCurve
 // (choice is the column) or parseJSONLCurve (choice is the key).
 func readTextCurve(path, choice string, parse func(io.Reader, string, string) (*Curve, error)) (*Curve, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, &Error{Path: path, Err: unwrapPathError(err)}
 	}

@@ -15,11 +15,32 @@ func openData(path string) (*dataFile, error) {
 
 type dataFile struct{ *os.File }
 
-// stat returns the file's size and whether it is a directory.
+// stat returns the file's size and whether it is a directory; anything
+// but a regular file or a directory is an error.
 func (f *dataFile) stat() (size int64, dir bool, err error) {
 	st, err := f.Stat()
 	if err != nil {
 		return 0, false, err
 	}
+	if !st.IsDir() && !st.Mode().IsRegular() {
+		return 0, false, &os.PathError{Op: "open", Path: f.Name(), Err: errNotRegular}
+	}
 	return st.Size(), st.IsDir(), nil
 }
+
+// openRegular opens a regular file for reading and refuses anything else
+// (checked before opening: a named pipe would block the open).
+func openRegular(path string) (*os.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &os.PathError{Op: "open", Path: path, Err: errNotRegular}
+	}
+	return os.Open(path)
+}
+
+// dirKey identifies a directory where the platform can (not here: such
+// walks rely on the depth cap and the loop check).
+func dirKey(os.FileInfo) (any, bool) { return nil, false }

@@ -2,6 +2,7 @@ package loaders
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -93,6 +94,9 @@ func fileOpener(path string) opener {
 		return f, f, nil
 	}
 }
+
+// errNotRegular is why a named pipe, socket or device is not read.
+var errNotRegular = errors.New("not a regular file (a named pipe, socket or device): not read")
 
 // OpenFile lists the tensors in one file: an .npy file holds one, an .npz
 // or .safetensors file any number. A file whose extension names no format

@@ -110,7 +110,7 @@ func Load(root string, opts Options) (*Run, error) {
 		return nil, &Error{Path: root, Err: unwrapPathError(err)}
 	}
 	run := &Run{Root: root}
-	d := &discovery{run: run, opts: opts, seen: map[stepName]string{}}
+	d := &discovery{run: run, opts: opts, seen: map[stepName]string{}, walked: map[any]string{}}
 	if !st.IsDir() {
 		tensors, errs, err := OpenFile(root, opts)
 		if err != nil {
@@ -128,6 +128,9 @@ func Load(root string, opts Options) (*Run, error) {
 		d.overrides, _ = m.overrides()
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		run.Errors = append(run.Errors, err)
+	}
+	if key, ok := dirKey(st); ok {
+		d.walked[key] = root
 	}
 	if err := d.walk(root, "", []os.FileInfo{st}); err != nil {
 		return nil, err
@@ -156,6 +159,9 @@ type discovery struct {
 	opts      Options
 	overrides map[[2]string]*manifestOverride
 	seen      map[stepName]string // name and step -> file that gave them
+	// walked holds the directories walked (dirKey): each is walked once,
+	// however many symbolic links lead to it.
+	walked map[any]string
 }
 
 var (
@@ -206,6 +212,13 @@ func (d *discovery) walk(dir, rel string, stack []os.FileInfo) error {
 			if err != nil {
 				d.run.Errors = append(d.run.Errors, &Error{Path: full, Err: unwrapPathError(err)})
 				continue
+			}
+			if key, ok := dirKey(st); ok {
+				if first, again := d.walked[key]; again {
+					d.run.Errors = append(d.run.Errors, &Error{Path: full, Err: fmt.Errorf("the same directory as %s (through symbolic links): walked once", first)})
+					continue
+				}
+				d.walked[key] = full
 			}
 			if err := d.walk(full, relName, append(stack, st)); err != nil {
 				return err

@@ -7,7 +7,6 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"os"
 	"strings"
 )
 
@@ -110,7 +109,7 @@ func listOrNone(xs []string) string {
 
 // readTFEvents reads every scalar of one event file.
 func readTFEvents(path string) ([]tfScalar, string, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, "", &Error{Path: path, Err: unwrapPathError(err)}
 	}

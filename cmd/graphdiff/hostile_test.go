@@ -1,0 +1,97 @@
+//go:build linux || darwin || freebsd
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hostileRun runs a command against a hostile input and checks what a user
+// sees: the exit status, a message naming want, within 5 s and without
+// allocating 200 MB.
+func hostileRun(t *testing.T, code int, want string, args ...string) {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	done := make(chan [3]string, 1)
+	go func() {
+		c, stdout, stderr := run(args...)
+		done <- [3]string{fmt.Sprint(c), stdout, stderr}
+	}()
+	select {
+	case r := <-done:
+		runtime.ReadMemStats(&after)
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("%v took %v", args, took)
+		}
+		if r[0] != fmt.Sprint(code) || !strings.Contains(r[1]+r[2], want) {
+			t.Errorf("%v: exit %s, want %d with %q:\n%s%s", args, r[0], code, want, r[1], r[2])
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 200<<20 {
+			t.Errorf("%v allocated %d MiB", args, alloc>>20)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%v hangs", args)
+	}
+}
+
+// TestNamedPipes: a named pipe given as a file, or sitting in a run
+// directory under a tensor's, an event file's or a curve's name, is
+// refused without being opened for a blocking read (which would wait for a
+// writer forever).
+func TestNamedPipes(t *testing.T) {
+	dir := t.TempDir()
+	fifo := func(path string) string {
+		if err := syscall.Mkfifo(path, 0o644); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		return path
+	}
+	hostileRun(t, 2, "x.npy", "inspect", fifo(filepath.Join(dir, "x.npy")))
+	hostileRun(t, 2, "loss.csv", "curve", fifo(filepath.Join(dir, "loss.csv")), fifo(filepath.Join(dir, "loss2.csv")))
+	run := filepath.Join(dir, "run", "step_000000")
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo(filepath.Join(run, "w.npy"))
+	fifo(filepath.Join(run, "events.out.tfevents.fifo"))
+	hostileRun(t, 2, "not a regular file", "inspect", filepath.Join(dir, "run"))
+	hostileRun(t, 2, "not a regular file", "compare", filepath.Join(dir, "run"), filepath.Join(dir, "run"))
+}
+
+// TestSymlinkDAG: a run directory whose 30 levels each link twice to the
+// next (2^30 paths to the bottom) is walked in the time of its 31
+// directories: each directory once, the second link reported.
+func TestSymlinkDAG(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "run")
+	const levels = 30
+	for i := levels; i >= 0; i-- {
+		d := filepath.Join(root, fmt.Sprintf("level%02d", i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if i < levels {
+			for _, l := range []string{"a", "b"} {
+				if err := os.Symlink(filepath.Join("..", fmt.Sprintf("level%02d", i+1)), filepath.Join(d, l)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	data, err := os.ReadFile("../../testdata/npy/f4.npy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("level%02d", levels), "w.npy"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hostileRun(t, 2, "walked once", "inspect", root)
+}
