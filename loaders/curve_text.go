@@ -31,7 +31,7 @@ func readTextCurve(path, choice string, parse func(io.Reader, string, string) (*
 // errors. Rows whose value cell is empty (other metrics logged on that
 // row) are skipped.
 func parseCSVCurve(in io.Reader, path, column string) (*Curve, error) {
-	r := csv.NewReader(bufio.NewReader(io.LimitReader(in, maxCurveFile)))
+	r := csv.NewReader(bufio.NewReader(&lineLimit{r: io.LimitReader(in, maxCurveFile), max: maxCSVLine}))
 	r.FieldsPerRecord = -1
 	r.ReuseRecord = true
 	fail := func(format string, args ...any) (*Curve, error) {
@@ -42,7 +42,13 @@ func parseCSVCurve(in io.Reader, path, column string) (*Curve, error) {
 		if errors.Is(err, io.EOF) {
 			return fail("empty CSV file: a header row naming the columns is needed")
 		}
+		if errors.Is(err, errLineTooLong) {
+			return fail("a line is longer than %d bytes", maxCSVLine)
+		}
 		return fail("bad CSV header: %v", err)
+	}
+	if len(header) > maxCSVColumns {
+		return fail("the header has %d columns, more than %d", len(header), maxCSVColumns)
 	}
 	header = append([]string(nil), header...)
 	stepCol := findColumn(header, stepNames...)
@@ -69,6 +75,9 @@ func parseCSVCurve(in io.Reader, path, column string) (*Curve, error) {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if errors.Is(err, errLineTooLong) {
+			return fail("line %d is longer than %d bytes", row+2, maxCSVLine)
 		}
 		if err != nil {
 			return fail("%v", err)
@@ -240,4 +249,35 @@ func jsonNumber(raw json.RawMessage) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// maxCSVLine caps one line of a CSV curve, and maxCSVColumns its columns:
+// a loss log's lines are short, and a reader must not size memory from a
+// line that never ends.
+const (
+	maxCSVLine    = 1 << 20
+	maxCSVColumns = 1 << 12
+)
+
+var errLineTooLong = errors.New("line too long")
+
+// lineLimit passes a reader through, failing with errLineTooLong once a
+// line (bytes between newlines) passes max bytes.
+type lineLimit struct {
+	r      io.Reader
+	n, max int
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\n' {
+			l.n = 0
+			continue
+		}
+		if l.n++; l.n > l.max {
+			return i, errLineTooLong
+		}
+	}
+	return n, err
 }

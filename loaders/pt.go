@@ -39,6 +39,16 @@ const maxPickle = 64 << 20
 // maxPTDepth caps the nesting of containers in the saved object.
 const maxPTDepth = 64
 
+// maxViewElems caps a view larger than its storage (a stride-0 expand):
+// such a view is streamed from a window of its storage, never held whole,
+// but reading 2^28 elements already takes about a second.
+const maxViewElems = 1 << 28
+
+// maxPTEntries caps how many container entries the walk of a saved object
+// visits: the pickle memo lets a container be referenced many times, so a
+// few hundred bytes can describe 2^20 paths or more.
+const maxPTEntries = 1 << 20
+
 // ptStorageTypes maps torch's storage classes to dtypes.
 var ptStorageTypes = map[string]DType{
 	"FloatStorage": Float32, "DoubleStorage": Float64, "HalfStorage": Float16, "BFloat16Storage": BFloat16,
@@ -167,7 +177,8 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 		return fail("%v", err)
 	}
 	leaves := map[string]*ptTensor{}
-	if err := ptWalk(obj, "", 0, leaves); err != nil {
+	budget := maxPTEntries
+	if err := ptWalk(obj, "", 0, &budget, leaves); err != nil {
 		return fail("%v", err)
 	}
 	if len(leaves) == 0 {
@@ -231,9 +242,12 @@ func unpicklePT(data []byte) (obj interface{}, err error) {
 }
 
 // ptWalk collects the tensors of the unpickled object by name.
-func ptWalk(v interface{}, name string, depth int, out map[string]*ptTensor) error {
+func ptWalk(v interface{}, name string, depth int, budget *int, out map[string]*ptTensor) error {
 	if depth > maxPTDepth {
 		return fmt.Errorf("containers nest deeper than %d levels", maxPTDepth)
+	}
+	if *budget--; *budget < 0 {
+		return fmt.Errorf("containers hold more than %d entries (shared references expand)", maxPTEntries)
 	}
 	join := func(key interface{}) string {
 		k := fmt.Sprint(key)
@@ -250,7 +264,7 @@ func ptWalk(v interface{}, name string, depth int, out map[string]*ptTensor) err
 		out[name] = x
 	case *types.Dict:
 		for _, e := range *x {
-			if err := ptWalk(e.Value, join(e.Key), depth+1, out); err != nil {
+			if err := ptWalk(e.Value, join(e.Key), depth+1, budget, out); err != nil {
 				return err
 			}
 		}
@@ -260,19 +274,19 @@ func ptWalk(v interface{}, name string, depth int, out map[string]*ptTensor) err
 			if !ok {
 				continue
 			}
-			if err := ptWalk(e.Value, join(e.Key), depth+1, out); err != nil {
+			if err := ptWalk(e.Value, join(e.Key), depth+1, budget, out); err != nil {
 				return err
 			}
 		}
 	case *types.List:
 		for i, e := range *x {
-			if err := ptWalk(e, join(i), depth+1, out); err != nil {
+			if err := ptWalk(e, join(i), depth+1, budget, out); err != nil {
 				return err
 			}
 		}
 	case *types.Tuple:
 		for i := 0; i < x.Len(); i++ {
-			if err := ptWalk(x.Get(i), join(i), depth+1, out); err != nil {
+			if err := ptWalk(x.Get(i), join(i), depth+1, budget, out); err != nil {
 				return err
 			}
 		}
@@ -307,15 +321,26 @@ func ptTensorOf(p *ptTensor, name string, entries map[string]*zip.File, prefix s
 		return fail("%v", err)
 	}
 	t := &Tensor{Name: name, Path: path, Member: name, DType: dt, Shape: p.size, Descr: dt.String()}
-	// the last storage element the view touches
+	// the last storage element the view touches, every step checked
+	// against the storage (strides that overflow are refused, not wrapped)
+	elems := stored / es
+	if p.offset > elems {
+		return fail("offset %d beyond a storage of %d elements", p.offset, elems)
+	}
 	last := p.offset
 	for i, d := range p.size {
-		if d > 0 {
+		if n > 0 && d > 1 && p.stride[i] > 0 {
+			if p.stride[i] > (elems-1-last)/int64(d-1) {
+				return fail("strides %v of shape %v reach beyond a storage of %d elements", p.stride, p.size, elems)
+			}
 			last += int64(d-1) * p.stride[i]
 		}
 	}
-	if n > 0 && (last+1)*es > stored {
-		return fail("view reaches element %d of a storage of %d", last, stored/es)
+	if n > 0 && last >= elems {
+		return fail("view reaches element %d of a storage of %d", last, elems)
+	}
+	if n > elems && n > maxViewElems {
+		return fail("a view of %d elements repeats a storage of %d (stride 0, as expand() makes) beyond %d elements: save it with .contiguous()", n, elems, maxViewElems)
 	}
 	switch {
 	case n == 0 || contiguous(p.size, p.stride, false):
@@ -324,10 +349,9 @@ func ptTensorOf(p *ptTensor, name string, entries map[string]*zip.File, prefix s
 		t.FortranOrder = true
 		t.data = dataRef{open: open, offset: base + p.offset*es, size: n * es}
 	default:
-		span := (last - p.offset + 1) * es
 		stride, shape, off := p.stride, p.size, p.offset
 		t.data = dataRef{size: n * es, stream: func() (io.ReadCloser, error) {
-			return gatherStrided(open, base+off*es, span, shape, stride, int(es))
+			return gatherStrided(open, base+off*es, shape, stride, es, n)
 		}}
 	}
 	return t, nil
@@ -350,40 +374,129 @@ func contiguous(shape []int, stride []int64, fortran bool) bool {
 	return true
 }
 
-// gatherStrided reads span bytes of storage from off and returns the view's
-// elements in C order. It holds the span in memory: views with gaps are
-// rare in dumps, and their span is bounded by the storage.
-func gatherStrided(open opener, off, span int64, shape []int, stride []int64, es int) (io.ReadCloser, error) {
+// gatherStrided returns the n elements of a view (of element size es,
+// starting at byte off of the file) in C order, read through a window of
+// at most stridedWindow bytes of the storage: a view that repeats its
+// storage (stride 0, expand) or skips through a large one is streamed,
+// never held whole.
+func gatherStrided(open opener, off int64, shape []int, stride []int64, es, n int64) (io.ReadCloser, error) {
 	ra, closer, err := open()
 	if err != nil {
 		return nil, err
 	}
-	defer closer.Close()
-	buf := make([]byte, span)
-	if _, err := ra.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	out := make([]byte, 0, n*es)
-	idx := make([]int, len(shape))
-	for range n {
-		var pos int64
-		for d, i := range idx {
-			pos += int64(i) * stride[d]
+	return &stridedReader{ra: ra, closer: closer, base: off, shape: shape, stride: stride, es: es,
+		idx: make([]int, len(shape)), left: n}, nil
+}
+
+// stridedWindow is how much of a storage a strided view keeps in memory.
+const stridedWindow = 1 << 20
+
+type stridedReader struct {
+	ra                 io.ReaderAt
+	closer             io.Closer
+	base               int64
+	shape              []int
+	stride             []int64
+	es                 int64
+	idx                []int
+	left               int64
+	window             []byte
+	windowStart        int64
+	pending            []byte // the rest of an element split across reads
+	windowBuf, elemBuf []byte
+}
+
+func (s *stridedReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		if len(s.pending) > 0 {
+			c := copy(p[n:], s.pending)
+			s.pending, n = s.pending[c:], n+c
+			continue
 		}
-		out = append(out, buf[pos*int64(es):(pos+1)*int64(es)]...)
-		for d := len(idx) - 1; d >= 0; d-- {
-			if idx[d]++; idx[d] < shape[d] {
+		if s.left == 0 {
+			if n > 0 {
+				return n, nil
+			}
+			return 0, io.EOF
+		}
+		var pos int64
+		for d, i := range s.idx {
+			pos += int64(i) * s.stride[d]
+		}
+		at := s.base + pos*s.es
+		// a run along the last dimension, element by element while whole
+		// elements fit in p and stay in the window
+		if last := len(s.idx) - 1; last >= 0 && len(p)-n >= int(s.es) && at >= s.windowStart && at+s.es <= s.windowStart+int64(len(s.window)) {
+			step := s.stride[last] * s.es
+			// whole elements of this run that fit in p and in what is left
+			k := min(int64(s.shape[last]-s.idx[last]), s.left, int64(len(p)-n)/s.es)
+			switch {
+			case step == 0: // a repeated element (expand): copy it, then double the copies
+				first := n
+				n += copy(p[n:], s.window[at-s.windowStart:at-s.windowStart+s.es])
+				for end := first + int(k*s.es); n < end; {
+					n += copy(p[n:end], p[first:n])
+				}
+				s.idx[last] += int(k)
+				s.left -= k
+			case step == s.es && at+k*s.es <= s.windowStart+int64(len(s.window)): // dense along the run
+				n += copy(p[n:], s.window[at-s.windowStart:at-s.windowStart+k*s.es])
+				s.idx[last] += int(k)
+				s.left -= k
+			default:
+				for s.idx[last] < s.shape[last] && s.left > 0 && len(p)-n >= int(s.es) &&
+					at >= s.windowStart && at+s.es <= s.windowStart+int64(len(s.window)) {
+					n += copy(p[n:], s.window[at-s.windowStart:at-s.windowStart+s.es])
+					at += step
+					s.idx[last]++
+					s.left--
+				}
+			}
+			if s.idx[last] == s.shape[last] {
+				s.idx[last] = 0
+				for d := last - 1; d >= 0; d-- {
+					if s.idx[d]++; s.idx[d] < s.shape[d] {
+						break
+					}
+					s.idx[d] = 0
+				}
+			}
+			continue
+		}
+		if at < s.windowStart || at+s.es > s.windowStart+int64(len(s.window)) {
+			if s.windowBuf == nil {
+				s.windowBuf = make([]byte, stridedWindow)
+			}
+			m, err := s.ra.ReadAt(s.windowBuf, at)
+			if m < int(s.es) {
+				if err == nil || errors.Is(err, io.EOF) {
+					err = io.ErrUnexpectedEOF
+				}
+				return n, err
+			}
+			s.window, s.windowStart = s.windowBuf[:m], at
+		}
+		elem := s.window[at-s.windowStart : at-s.windowStart+s.es]
+		if c := copy(p[n:], elem); c < len(elem) {
+			s.elemBuf = append(s.elemBuf[:0], elem[c:]...)
+			s.pending = s.elemBuf
+			n += c
+		} else {
+			n += c
+		}
+		for d := len(s.idx) - 1; d >= 0; d-- {
+			if s.idx[d]++; s.idx[d] < s.shape[d] {
 				break
 			}
-			idx[d] = 0
+			s.idx[d] = 0
 		}
+		s.left--
 	}
-	return io.NopCloser(bytes.NewReader(out)), nil
+	return n, nil
 }
+
+func (s *stridedReader) Close() error { return s.closer.Close() }
 
 // ptTypeName names the Python type of an unpickled value.
 func ptTypeName(v interface{}) string {

@@ -18,14 +18,16 @@ import (
 // The header maps each tensor name to {"dtype", "shape", "data_offsets":
 // [begin, end]} with offsets relative to the start of the data, plus an
 // optional "__metadata__" map of strings. graphdiff checks, before trusting
-// any of it: N fits in the file and under maxSafetensorsHeader (the limit of
-// the safetensors library itself), every shape is a list of non-negative
+// any of it: N fits in the file and under maxSafetensorsHeader (16 MiB;
+// the safetensors library's own limit is 100 MB), every shape is a list of non-negative
 // integers, end−begin equals the element count times the dtype size,
 // offsets lie inside the data, and no two tensors overlap.
 
-// maxSafetensorsHeader is the header size limit, 100 MB as in the
-// safetensors library.
-const maxSafetensorsHeader = 100 << 20
+// maxSafetensorsHeader is the header size limit: 16 MiB, where the
+// safetensors library allows 100 MB. A header describes each tensor in
+// about 80 bytes, so 16 MiB is some 200,000 tensors, far more than any
+// checkpoint holds; decoding it takes a few times its size in memory.
+const maxSafetensorsHeader = 16 << 20
 
 var safetensorsDTypes = map[string]DType{
 	"BOOL": Bool, "U8": Uint8, "I8": Int8, "I16": Int16, "U16": Uint16,

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -94,4 +95,44 @@ func TestSymlinkDAG(t *testing.T) {
 		t.Fatal(err)
 	}
 	hostileRun(t, 2, "walked once", "inspect", root)
+}
+
+// TestLargeHostileInputs writes the hostile inputs too big to commit with
+// testdata/gen/hostile_large.py (a safetensors header of a million
+// tensors, a shape of ten million dimensions, 99 MiB of metadata, a CSV
+// curve of ten million columns and one of a 200 MB line) and checks that
+// each is refused (exit 2, naming the file) in under 5 s and 200 MB.
+func TestLargeHostileInputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 400 MB")
+	}
+	py := numpyPython(t)
+	dir := t.TempDir()
+	if out, err := exec.Command(py, "../../testdata/gen/hostile_large.py", dir).CombinedOutput(); err != nil {
+		t.Fatalf("hostile_large.py: %v\n%s", err, out)
+	}
+	for _, name := range []string{"st_million_tensors.safetensors", "st_huge_dims.safetensors", "st_huge_metadata.safetensors"} {
+		hostileRun(t, 2, name, "inspect", filepath.Join(dir, name))
+	}
+	for _, name := range []string{"curve_wide.csv", "curve_long_line.csv"} {
+		p := filepath.Join(dir, name)
+		hostileRun(t, 2, name, "curve", p, p)
+	}
+}
+
+// TestExpandedView reads a torch.save view that repeats a 64-byte storage
+// as 2^28 float32 elements (stride 0, as expand() makes): its statistics
+// are right, and reading it streams a window of the storage instead of
+// gathering 1 GiB.
+func TestExpandedView(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	code, stdout, stderr := run("inspect", "--format", "json", "../../testdata/pt_views/expand_1gib.pt")
+	runtime.ReadMemStats(&after)
+	if code != 0 || !strings.Contains(stdout, `"min": 0.5`) || !strings.Contains(stdout, `"max": 0.5`) || !strings.Contains(stdout, `16384`) {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 200<<20 {
+		t.Errorf("allocated %d MiB reading a view of a 64-byte storage", alloc>>20)
+	}
 }

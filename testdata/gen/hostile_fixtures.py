@@ -2,12 +2,13 @@
 """Hostile inputs for graphdiff's bad-input corpus (testdata/bad/).
 
 Every file starts from bytes a real producer wrote (numpy's np.save and
-np.savez, Python's zipfile, json and pickle modules, the TensorBoard curve
-files that testdata/gen/scenarios.py wrote) and is then damaged in one
+np.savez, torch.save, Python's zipfile, json and pickle modules, the
+TensorBoard curve files that testdata/gen/scenarios.py wrote) and is then damaged in one
 documented way. numpy_fixtures.py and torch_fixtures.py write the rest of
 testdata/bad/; this script only adds the files listed in HOSTILE below and
 the run directories under testdata/bad/runs/, and rewrites
-testdata/bad/README_hostile.md.
+testdata/bad/README_hostile.md; and testdata/pt_views/expand_1gib.pt, a
+stride-0 view graphdiff reads (streamed), which is no bad input.
 
 Run from the repository root: /usr/bin/python3 testdata/gen/hostile_fixtures.py
 """
@@ -137,6 +138,59 @@ def gen_pt():
         "zip with a torch.save layout whose pickle (Python's pickle module) is the string 'hello', not tensors")
 
 
+def gen_pt_views():
+    """torch.save archives whose tensors are views: made by torch itself, or
+    pickled with torch's own rebuild function and storage record (how
+    torch.save pickles) where torch would refuse the view."""
+    import torch
+    # a 64-byte storage viewed as 2^28 float32 elements by stride 0 (what
+    # expand() makes): torch.save keeps the storage and the strides
+    # (within graphdiff's cap: read, streamed; written to testdata/pt_views,
+    # not here), and 2^34 elements (beyond it: refused)
+    views = os.path.join(ROOT, "pt_views")
+    os.makedirs(views, exist_ok=True)
+    torch.save({"w": torch.full((16,), 0.5).as_strided((1 << 14, 1 << 14), (0, 0))}, os.path.join(views, "expand_1gib.pt"))
+    b = io.BytesIO()
+    torch.save({"w": torch.zeros(16).as_strided((1 << 17, 1 << 17), (0, 0))}, b)
+    put("pt_expand_64gib.pt", b.getvalue(),
+        "torch.save of a 64-byte storage viewed by as_strided((2^17, 2^17), (0, 0)): 2^34 float32 elements, 64 GiB if gathered")
+
+    # strides that overflow int64 when multiplied out: torch.save's pickle
+    # (protocol 2, persistent ids for storages, torch._utils._rebuild_tensor_v2)
+    # of a 16-element storage with stride (2^62, 1)
+    storage = object()  # stands for the storage: persistent_id writes its record
+
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, obj):
+            if obj is storage:
+                return ("storage", torch.FloatStorage, "0", "cpu", 16)
+            return None
+
+    class View:
+        def __reduce__(self):
+            return (torch._utils._rebuild_tensor_v2, (storage, 0, (4, 4), (1 << 62, 1), False, {}))
+
+    pkl = io.BytesIO()
+    Pickler(pkl, protocol=2).dump({"w": View()})
+    put("pt_stride_overflow.pt", zip_bytes([("archive/data.pkl", pkl.getvalue()), ("archive/data/0", b"\0" * 64),
+                                            ("archive/version", b"3\n")]),
+        "a torch.save layout whose pickle (torch's rebuild function and storage record) views a 16-element storage as (4, 4) with stride (2^62, 1)")
+
+    # a pickle memo DAG: each of 21 lists holds the one before twice (by
+    # memo reference), 2^21 paths to the innermost one, in 200 bytes
+    ops = pickle.PROTO + b"\x02" + pickle.EMPTY_LIST + pickle.BINPUT + b"\x00"
+    for k in range(1, 22):
+        ops += pickle.EMPTY_LIST + pickle.MARK + pickle.BINGET + bytes([k - 1]) + pickle.BINGET + bytes([k - 1]) + \
+            pickle.APPENDS + pickle.BINPUT + bytes([k])
+    ops += pickle.STOP
+    x, paths = pickle.loads(ops), 1
+    while x:
+        x, paths = x[0], paths * 2
+    assert paths == 1 << 21, paths
+    put("pt_memo_dag.pt", zip_bytes([("archive/data.pkl", ops), ("archive/version", b"3\n")]),
+        "a torch.save layout whose pickle (protocol 2, checked with pickle.loads) is 21 lists each holding the one before twice by memo reference: 2^21 paths")
+
+
 def run_dir(name, manifest_bytes, note):
     d = os.path.join(RUNS, name)
     os.makedirs(os.path.join(d, "step_000001"), exist_ok=True)
@@ -218,6 +272,7 @@ if __name__ == "__main__":
     gen_npz()
     gen_safetensors()
     gen_pt()
+    gen_pt_views()
     gen_manifests()
     gen_policies()
     gen_curves()
