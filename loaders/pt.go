@@ -46,8 +46,9 @@ const maxViewElems = 1 << 28
 
 // maxPTEntries caps how many container entries the walk of a saved object
 // visits: the pickle memo lets a container be referenced many times, so a
-// few hundred bytes can describe 2^20 paths or more.
-const maxPTEntries = 1 << 20
+// few hundred bytes can describe 2^20 paths or more. A state dict, with
+// its optimizer state, has thousands of entries.
+const maxPTEntries = 1 << 16
 
 // ptStorageTypes maps torch's storage classes to dtypes.
 var ptStorageTypes = map[string]DType{
