@@ -1,6 +1,6 @@
 #!/bin/sh
 # Rewrites the compare JSON reports in this directory with the current
-# graphdiff: the round-trip test and FuzzReadCompareJSON read them.
+# graphdiff: the round-trip test, FuzzReadCompareJSON and FuzzMerge read them.
 # Run from the repository root: sh report/testdata/compare_json/make.sh
 set -u
 out=report/testdata/compare_json
@@ -11,4 +11,7 @@ gd compare --format json --baseline $s/bf16_adam/baseline/step_000002 --policy t
   $s/bf16_adam/eager/step_000002 $s/bf16_adam/graph/step_000002 > $out/baseline_policy.json
 gd compare --format json testdata/runs/tree testdata/runs/flat > $out/missing_extra.json
 gd compare --format json testdata/bad/not_npy_member.npz testdata/bad/not_npy_member.npz > $out/unreadable.json 2>/dev/null
+# the two shards of a failing comparison, which FuzzMerge merges
+gd compare --format json --shard 1/2 $s/stale_input/eager $s/stale_input/graph > $out/stale_input_shard1of2.json
+gd compare --format json --shard 2/2 $s/stale_input/eager $s/stale_input/graph > $out/stale_input_shard2of2.json
 exit 0
