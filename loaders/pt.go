@@ -212,6 +212,9 @@ func unpicklePT(data []byte) (obj interface{}, err error) {
 			obj, err = nil, fmt.Errorf("malformed data.pkl: %v", p)
 		}
 	}()
+	if err := checkPickleLengths(data); err != nil {
+		return nil, fmt.Errorf("malformed data.pkl: %w", err)
+	}
 	u := pickle.NewUnpickler(bytes.NewReader(data))
 	u.FindClass = func(module, name string) (interface{}, error) {
 		switch {

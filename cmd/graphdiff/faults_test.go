@@ -264,18 +264,3 @@ func TestDumpStillBeingWritten(t *testing.T) {
 		}
 	}
 }
-
-// numpyPython returns a Python with numpy, or skips the test; with
-// GRAPHDIFF_PYTHON_TESTS=1 (set by .ci/run) a missing one fails it.
-func numpyPython(t *testing.T) string {
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		if err := exec.Command(p, "-c", "import numpy").Run(); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("GRAPHDIFF_PYTHON_TESTS") == "1" {
-		t.Fatal("no python3 with numpy (apt-get install python3-numpy)")
-	}
-	t.Skip("no python3 with numpy")
-	return ""
-}

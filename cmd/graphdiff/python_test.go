@@ -12,15 +12,24 @@ import (
 // torchPython returns a Python with torch and numpy, or skips the test;
 // with GRAPHDIFF_PYTHON_TESTS=1 (set by .ci/run) a missing one fails it.
 func torchPython(t *testing.T) string {
+	return pythonWith(t, "torch, numpy", "python3-torch python3-numpy")
+}
+
+// numpyPython returns a Python with numpy, likewise.
+func numpyPython(t *testing.T) string { return pythonWith(t, "numpy", "python3-numpy") }
+
+// pythonWith returns a Python that imports modules, or skips the test (or
+// fails it, with GRAPHDIFF_PYTHON_TESTS=1, naming the Debian packages).
+func pythonWith(t *testing.T, modules, packages string) string {
 	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		if err := exec.Command(p, "-c", "import torch, numpy").Run(); err == nil {
+		if err := exec.Command(p, "-c", "import "+modules).Run(); err == nil {
 			return p
 		}
 	}
 	if os.Getenv("GRAPHDIFF_PYTHON_TESTS") == "1" {
-		t.Fatal("no python3 with torch and numpy (apt-get install python3-torch python3-numpy)")
+		t.Fatalf("no python3 with %s (apt-get install %s)", modules, packages)
 	}
-	t.Skip("no python3 with torch and numpy")
+	t.Skipf("no python3 with %s", modules)
 	return ""
 }
 

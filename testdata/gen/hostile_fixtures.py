@@ -187,6 +187,14 @@ def gen_pt_views():
     while x:
         x, paths = x[0], paths * 2
     assert paths == 1 << 21, paths
+    # a string whose length claims 16 TiB: pickle.dumps output (protocol 2
+    # writes str as BINUNICODE, 'X' and a 4-byte length) with that opcode
+    # turned into BINUNICODE8 ('\x8d', an 8-byte length) claiming 2^44 bytes
+    pkl = pickle.dumps({"w": "abc"}, protocol=2)
+    i = pkl.index(b"X\x01\x00\x00\x00w")
+    pkl = pkl[:i] + b"\x8d" + struct.pack("<Q", 1 << 44) + pkl[i + 5:]
+    put("pt_pickle_long_string.pt", zip_bytes([("archive/data.pkl", pkl), ("archive/version", b"3\n")]),
+        "a torch.save layout whose pickle (pickle.dumps, protocol 2) has its first string opcode turned into BINUNICODE8 claiming 2^44 bytes")
     put("pt_memo_dag.pt", zip_bytes([("archive/data.pkl", ops), ("archive/version", b"3\n")]),
         "a torch.save layout whose pickle (protocol 2, checked with pickle.loads) is 21 lists each holding the one before twice by memo reference: 2^21 paths")
 
