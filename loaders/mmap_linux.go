@@ -1,6 +1,54 @@
 package loaders
 
-import "syscall"
+import (
+	"os"
+	"syscall"
 
-// mapPopulate asks mmap to fill the page tables for the whole mapping.
-const mapPopulate = syscall.MAP_POPULATE
+	"golang.org/x/sys/unix"
+)
+
+// mapFlags are the flags of a mapping beyond MAP_SHARED: MAP_POPULATE asks
+// mmap to enter the whole range into the page tables.
+func mapFlags() int { return syscall.MAP_POPULATE }
+
+// populate does nothing: mmap populates (mapFlags).
+func populate([]byte) {}
+
+// cached reports whether all of bytes [off, off+n) of f are in the page
+// cache, as cachestat(2) (Linux 6.5) tells; true where it cannot tell.
+func cached(f *dataFile, off, n int64) bool {
+	var st unix.Cachestat_t
+	r := unix.CachestatRange{Off: uint64(off), Len: uint64(n)}
+	if err := unix.Cachestat(uint(f.fd), &r, &st, 0); err != nil {
+		return true
+	}
+	page := int64(os.Getpagesize())
+	return int64(st.Cache) >= (off+n+page-1)/page-off/page
+}
+
+// readThrough reads bytes [off, off+n) of f through the page cache, as
+// read(2) does, in order, without copying them out (sendfile to
+// /dev/null), calling progress with the end of what it has read after
+// each piece, until stop says so. It returns at the first error: what is
+// left then comes in as the mapping faults.
+func readThrough(f *dataFile, off, n int64, stop func() bool, progress func(end int64)) {
+	null, err := unix.Open(os.DevNull, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(null)
+	for o := off; o < off+n && !stop(); {
+		m, err := unix.Sendfile(null, f.fd, &o, int(min(off+n-o, readThroughPiece)))
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if err != nil || m == 0 {
+			return
+		}
+		progress(o)
+	}
+}
+
+// readThroughPiece is the most bytes one sendfile call of readThrough
+// asks for: the granularity at which mapped pieces wait for the reading.
+const readThroughPiece = 8 << 20

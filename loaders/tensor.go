@@ -6,7 +6,6 @@ import (
 	"io"
 	"strconv"
 	"sync"
-	"unsafe"
 )
 
 // Tensor is one array found in a file: its description and where its bytes
@@ -280,56 +279,18 @@ func (t *Tensor) CPosition(idx []int) int64 {
 
 // Float32Native reports whether the tensor's bytes are float32 values as
 // this machine stores them (little-endian), in place in a file, so that
-// MapFloat32 can hand them out without copying.
+// Mapper.Float32 can hand them out without copying.
 func (t *Tensor) Float32Native() bool {
 	return t.DType == Float32 && !t.BigEndian && t.data.file != "" && t.data.stream == nil &&
 		t.data.offset%4 == 0 && nativeLittleEndian
 }
 
-// MapFloat32 returns count float32 elements from element first as a slice
-// over a read-only memory map of the file, and the function that releases
-// it. It needs Float32Native; the slice must not be used after release.
-func (t *Tensor) MapFloat32(first, count int64) ([]float32, func(), error) {
-	if !t.Float32Native() {
-		return nil, nil, t.errorf("not float32 data that can be mapped in place")
-	}
-	if first < 0 || count < 0 || first+count > t.Len() {
-		return nil, nil, t.errorf("element range [%d, %d) outside %d elements", first, first+count, t.Len())
-	}
-	b, release, err := mapRange(t.data.file, t.data.offset+4*first, 4*count)
-	if err != nil {
-		return nil, nil, t.errorf("mapping data: %w", unwrapPathError(err))
-	}
-	if count == 0 {
-		return nil, release, nil
-	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), count), release, nil
-}
-
 // Mappable reports whether the tensor's bytes lie in place in a file, so
-// that MapBytes can hand them out without copying.
+// that a Mapper can hand them out without copying.
 func (t *Tensor) Mappable() bool { return t.data.file != "" && t.data.stream == nil }
 
-// MapBytes returns the raw bytes of count elements from element first, as
-// a read-only memory map of the file, and the function that releases it.
-// It needs Mappable.
-func (t *Tensor) MapBytes(first, count int64) ([]byte, func(), error) {
-	if !t.Mappable() {
-		return nil, nil, t.errorf("data not in place in a file")
-	}
-	if first < 0 || count < 0 || first+count > t.Len() {
-		return nil, nil, t.errorf("element range [%d, %d) outside %d elements", first, first+count, t.Len())
-	}
-	es := int64(t.DType.Size())
-	b, release, err := mapRange(t.data.file, t.data.offset+es*first, es*count)
-	if err != nil {
-		return nil, nil, t.errorf("mapping data: %w", unwrapPathError(err))
-	}
-	return b, release, nil
-}
-
 // DecodeFloat32 decodes len(dst) elements from raw bytes of this tensor
-// (from MapBytes) into float32 values; the dtype must be Float32Exact.
+// (from Mapper.Bytes) into float32 values; the dtype must be Float32Exact.
 func (t *Tensor) DecodeFloat32(dst []float32, raw []byte) {
 	decode32(dst, raw, t.DType, t.BigEndian)
 }

@@ -65,6 +65,53 @@ type job struct {
 	parts []*acc
 	hist  *errorHistogram // for pairs split into chunks
 	err   error
+	// left is how many of the job's tasks have not finished; the last one
+	// closes the mappers.
+	left int
+	// mappers are each side's file opened for mapping (A, B), opened by
+	// the first task that maps and shared by the job's chunks, so that a
+	// large file is opened once however many chunks read it.
+	mapOnce sync.Once
+	mappers [2]*loaders.Mapper
+	mapErrs [2]error
+}
+
+// mapper returns side's Mapper (0 for A, 1 for B). The first call opens
+// both sides' at once, so that data brought into the page cache as a
+// Mapper opens (loaders.Tensor.NewMapper) is read from both files
+// together.
+func (j *job) mapper(side int) (*loaders.Mapper, error) {
+	j.mapOnce.Do(func() {
+		var wg sync.WaitGroup
+		for i, t := range [2]*loaders.Tensor{j.A, j.B} {
+			if t == nil || !t.Mappable() {
+				j.mapErrs[i] = errors.New("not mappable")
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				j.mappers[i], j.mapErrs[i] = t.NewMapper()
+			}()
+		}
+		wg.Wait()
+	})
+	return j.mappers[side], j.mapErrs[side]
+}
+
+// taskDone counts a finished task; the job's last closes its mappers.
+// Called with j.mu held.
+func (j *job) taskDone() {
+	j.left--
+	if j.left > 0 {
+		return
+	}
+	for i, m := range j.mappers {
+		if m != nil {
+			_ = m.Close()
+			j.mappers[i] = nil
+		}
+	}
 }
 
 type chunkTask struct {
@@ -85,11 +132,13 @@ func runJobs(jobs []*job, workers int, progress func(int64)) {
 		n := j.A.Len()
 		if j.A.FortranOrder != j.B.FortranOrder || !j.A.RandomAccess() || !j.B.RandomAccess() || n <= chunkElems {
 			j.parts = make([]*acc, 1)
+			j.left = 1
 			tasks = append(tasks, chunkTask{job: j, whole: true})
 			continue
 		}
 		chunks := int((n + chunkElems - 1) / chunkElems)
 		j.parts = make([]*acc, chunks)
+		j.left = chunks
 		j.hist = &errorHistogram{}
 		for c := range chunks {
 			first := int64(c) * chunkElems
@@ -157,6 +206,7 @@ func (w *worker) run(tk chunkTask) {
 	c, err := w.compare(tk, hist)
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	defer j.taskDone()
 	if err != nil {
 		if j.err == nil {
 			j.err = err
@@ -246,22 +296,28 @@ type float32Source struct {
 	r       *loaders.Reader
 	buf     []float32
 	pos     int
+	done    *job // a job of its own to finish on close (openWhole), or nil
 }
 
-func openFloat32(t *loaders.Tensor, tk chunkTask, buf []float32) (*float32Source, error) {
+// openFloat32 opens side's tensor (0 for A, 1 for B) of the task's job.
+func openFloat32(tk chunkTask, side int, buf []float32) (*float32Source, error) {
+	t := tk.job.A
+	if side == 1 {
+		t = tk.job.B
+	}
 	first, count := tk.span()
 	// Mapping costs two system calls and a fault per page: worth it for
 	// large reads only; small tensors are read in one go.
-	if t.Float32Native() && count >= mapMinElems {
-		view, release, err := t.MapFloat32(first, count)
-		if err == nil {
-			return &float32Source{view: view, release: release}, nil
-		}
-	}
 	if t.Mappable() && count >= mapMinElems {
-		raw, release, err := t.MapBytes(first, count)
-		if err == nil {
-			return &float32Source{t: t, raw: raw, es: t.DType.Size(), release: release, buf: buf}, nil
+		if m, err := tk.job.mapper(side); err == nil {
+			if t.Float32Native() {
+				if view, release, err := m.Float32(first, count); err == nil {
+					return &float32Source{view: view, release: release}, nil
+				}
+			}
+			if raw, release, err := m.Bytes(first, count); err == nil {
+				return &float32Source{t: t, raw: raw, es: t.DType.Size(), release: release, buf: buf}, nil
+			}
 		}
 	}
 	var r *loaders.Reader
@@ -323,9 +379,25 @@ func mixedSides(sa, sb *float32Source, mode ulpMode) (s32, s16 *float32Source, o
 	return nil, nil, false
 }
 
+// openWhole opens all of tensor t as a source of its own, which closes the
+// file it maps when it is closed.
+func openWhole(t *loaders.Tensor, buf []float32) (*float32Source, error) {
+	j := &job{Job: Job{A: t}, left: 1}
+	s, err := openFloat32(chunkTask{job: j, whole: true}, 0, buf)
+	if err != nil {
+		j.taskDone()
+		return nil, err
+	}
+	s.done = j
+	return s, nil
+}
+
 func (s *float32Source) close() {
 	if s.release != nil {
 		s.release()
+	}
+	if s.done != nil {
+		s.done.taskDone()
 	}
 	if s.r != nil {
 		s.r.Close()
@@ -364,12 +436,12 @@ func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *a
 	if c, ok, err := compareMapped16(tk, hist, key, mode); ok {
 		return c, err
 	}
-	sa, err := openFloat32(j.A, tk, w.buf32A)
+	sa, err := openFloat32(tk, 0, w.buf32A)
 	if err != nil {
 		return nil, err
 	}
 	defer sa.close()
-	sb, err := openFloat32(j.B, tk, w.buf32B)
+	sb, err := openFloat32(tk, 1, w.buf32B)
 	if err != nil {
 		return nil, err
 	}
@@ -445,12 +517,20 @@ func compareMapped16(tk chunkTask, hist *errorHistogram, key ulpKey, mode ulpMod
 		a.BigEndian || b.BigEndian || !a.Mappable() || !b.Mappable() || count < mapMinElems {
 		return nil, false, nil
 	}
-	ra, releaseA, err := a.MapBytes(first, count)
+	ma, err := j.mapper(0)
+	if err != nil {
+		return nil, false, nil
+	}
+	mb, err := j.mapper(1)
+	if err != nil {
+		return nil, false, nil
+	}
+	ra, releaseA, err := ma.Bytes(first, count)
 	if err != nil {
 		return nil, false, nil
 	}
 	defer releaseA()
-	rb, releaseB, err := b.MapBytes(first, count)
+	rb, releaseB, err := mb.Bytes(first, count)
 	if err != nil {
 		return nil, false, nil
 	}

@@ -121,9 +121,9 @@ func TestMixedPairInPlace(t *testing.T) {
 		if ta.DType == loaders.BFloat16 {
 			mode = ulpBFloat16 | ulpRoundB
 		}
-		tk := chunkTask{job: &job{Job: Job{A: ta, B: tb}}, whole: true}
-		sa, errA := openFloat32(ta, tk, make([]float32, pairBufElems))
-		sb, errB := openFloat32(tb, tk, make([]float32, pairBufElems))
+		tk := chunkTask{job: &job{Job: Job{A: ta, B: tb}, left: 1}, whole: true}
+		sa, errA := openFloat32(tk, 0, make([]float32, pairBufElems))
+		sb, errB := openFloat32(tk, 1, make([]float32, pairBufElems))
 		if errA != nil || errB != nil {
 			t.Fatal(errA, errB)
 		}
@@ -132,6 +132,7 @@ func TestMixedPairInPlace(t *testing.T) {
 		}
 		sa.close()
 		sb.close()
+		tk.job.taskDone()
 	}
 }
 

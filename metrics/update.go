@@ -144,7 +144,7 @@ func measureUpdate(j UpdateJob) (*Update, error) {
 	bufLen := int(min(updateBufElems, n))
 	bufs := make([]float32, len(ts)*bufLen) // one allocation, sized to the tensor
 	for i, t := range ts {
-		s, err := openFloat32(t, chunkTask{job: &job{Job: Job{A: t}}, whole: true}, bufs[i*bufLen:(i+1)*bufLen:(i+1)*bufLen])
+		s, err := openWhole(t, bufs[i*bufLen:(i+1)*bufLen:(i+1)*bufLen])
 		if err != nil {
 			return nil, err
 		}

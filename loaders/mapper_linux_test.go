@@ -1,0 +1,112 @@
+package loaders
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// coldCopy copies a fixture into a temporary file and drops its pages from
+// the page cache, as a file not read since boot is.
+func coldCopy(t *testing.T, fixture string) string {
+	t.Helper()
+	data, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), filepath.Base(fixture))
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil { // dirty pages cannot be dropped
+		t.Fatal(err)
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestMapperReadsColdDataThrough maps a tensor whose file is not in the page
+// cache: the Mapper reads it in before any map (the data is then cached,
+// as cachestat reports) and hands out the file's bytes, in pieces and
+// whole.
+func TestMapperReadsColdDataThrough(t *testing.T) {
+	path := coldCopy(t, filepath.Join("..", "testdata", "npy", "f4_big.npy"))
+	ts, _, err := OpenFile(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := ts[0]
+	f, err := openData(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var st unix.Cachestat_t
+	r := unix.CachestatRange{Off: uint64(tn.data.offset), Len: uint64(tn.data.size)}
+	if err := unix.Cachestat(uint(f.fd), &r, &st, 0); err != nil {
+		t.Skipf("cachestat: %v (Linux 6.5 or later): nothing is read ahead", err)
+	}
+	if cached(f, tn.data.offset, tn.data.size) {
+		t.Skip("the file system kept the pages cached: the cold path cannot be reached here")
+	}
+	m, err := tn.NewMapper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.done == nil {
+		t.Fatal("no reading of the cold data was started")
+	}
+	<-m.done // before any map: the pages come from the reading alone
+	if !cached(f, tn.data.offset, tn.data.size) {
+		t.Error("the reading finished but the data is not all in the page cache")
+	}
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := whole[tn.data.offset:]
+	n := tn.Len()
+	for _, span := range [][2]int64{{n / 2, n - n/2}, {0, n / 2}, {0, n}} {
+		b, release, err := m.Bytes(span[0], span[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b, want[4*span[0]:4*(span[0]+span[1])]) {
+			t.Errorf("elements [%d, %d): mapped bytes differ from the file's", span[0], span[0]+span[1])
+		}
+		release()
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMapperCloseStopsReading closes a Mapper while it is still reading a
+// cold file in: Close returns, and a later map is refused, not stuck.
+func TestMapperCloseStopsReading(t *testing.T) {
+	path := coldCopy(t, filepath.Join("..", "testdata", "npy", "f4_big.npy"))
+	ts, _, err := OpenFile(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ts[0].NewMapper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.Bytes(0, 1); err == nil {
+		t.Error("a closed Mapper mapped data")
+	}
+}
