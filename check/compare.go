@@ -40,6 +40,9 @@ type Options struct {
 	// the bytes each finished piece of work read (from several goroutines)
 	// and the one to call when comparing is over.
 	Progress func(total int64) (add func(bytes int64), done func())
+	// Planned, when set, is called once with the number of pairs this
+	// comparison holds (this shard's only), before any is compared.
+	Planned func(pairs int)
 }
 
 // ErrShardFailFast is returned for Options with both Shard and FailFast.
@@ -218,6 +221,9 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options) *compared {
 				}
 			}
 		}
+	}
+	if opts.Planned != nil {
+		opts.Planned(len(res.Tensors))
 	}
 	// Steps in order, with step-less tensors last.
 	steps := grouped.ordered()

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/graphdiff/graphdiff/check"
+	"github.com/graphdiff/graphdiff/internal/words"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/report"
@@ -192,11 +193,34 @@ func compareRun(opts *compareOptions) error {
 		bar := startProgress(opts.Stderr, opts.terminal(opts.Stderr) && format == report.Text, total)
 		return bar.add, bar.finish
 	}
+	if copts.Shard == (loaders.Shard{}) {
+		copts.Planned = func(pairs int) { adviseShards(opts.Stderr, pairs) }
+	}
 	full, err := check.Runs(opts.A, opts.B, copts)
 	if err != nil {
 		return err
 	}
 	return writeComparison(full, format, reports, report.TextOptions{Top: opts.Top, TableOnPass: opts.set["top"]}, opts.terminal, opts.Stdout)
+}
+
+// pairsPerProcess is how many tensor pairs one comparison holds within
+// 256 MiB of resident memory: each pair's results, names and the values
+// kept for diagnosis take about 4 KiB (bench/costs.sh measures it: 221 MiB
+// at 50,000 pairs of 256 float32 and 430 MiB at 100,000, page cache
+// warm).
+var pairsPerProcess = 50_000 // a variable so tests can lower it
+
+// adviseShards tells the user on w how to shard a comparison of more pairs
+// than pairsPerProcess: memory grows linearly with the pairs, and shards
+// each hold their part.
+func adviseShards(w io.Writer, pairs int) {
+	if pairs <= pairsPerProcess {
+		return
+	}
+	k := (pairs + pairsPerProcess - 1) / pairsPerProcess
+	fmt.Fprintf(w, "graphdiff: %s to compare: about %d MiB in one process (some 4 KiB a pair); "+
+		"to stay under 256 MiB, compare in %d shards (--shard 1/%d ... --shard %d/%d, each with --report json=FILE) "+
+		"and combine them with graphdiff merge\n", words.Plural(pairs, "pair"), pairs*4/1024+20, k, k, k, k)
 }
 
 // writeComparison writes the report files and the report on stdout, and

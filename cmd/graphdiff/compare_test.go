@@ -239,3 +239,30 @@ func TestLoadErrorOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestShardAdvice compares a run of more pairs than one process should
+// hold (the bound lowered for the test): stderr says how many shards to
+// compare in and how, and a shard of the same comparison is not told.
+func TestShardAdvice(t *testing.T) {
+	defer func(n int) { pairsPerProcess = n }(pairsPerProcess)
+	_, out, _ := run("compare", "--format", "json", eagerRun, graphRun)
+	var doc struct{ Summary struct{ Pairs int } }
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Summary.Pairs < 10 {
+		t.Fatalf("%v: %d pairs", err, doc.Summary.Pairs)
+	}
+	pairs := doc.Summary.Pairs
+	pairsPerProcess = (pairs + 2) / 3 // three shards' worth
+	code, _, stderr := run("compare", eagerRun, graphRun)
+	want := fmt.Sprintf("graphdiff: %d pairs to compare", pairs)
+	if code != 0 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "compare in 3 shards (--shard 1/3 ... --shard 3/3") ||
+		!strings.Contains(stderr, "graphdiff merge") {
+		t.Errorf("exit %d, stderr %q: want advice of 3 shards, starting %q", code, stderr, want)
+	}
+	if _, _, stderr := run("compare", eagerRun, graphRun, "--shard", "1/3"); strings.Contains(stderr, "shards") {
+		t.Errorf("a shard was advised to shard: %q", stderr)
+	}
+	pairsPerProcess = pairs
+	if _, _, stderr := run("compare", eagerRun, graphRun); stderr != "" {
+		t.Errorf("a run within the bound was advised: %q", stderr)
+	}
+}
