@@ -1,12 +1,15 @@
 #!/usr/bin/python3
 """Write the inputs of graphdiff's load benchmark with numpy.
 
-    /usr/bin/python3 bench/make_load.py DIR [GIB]
+    /usr/bin/python3 bench/make_load.py DIR [GIB [STEPS...]]
 
 DIR receives:
   many/a, many/b   two runs of 500 steps x 100 tensors (50,000 pairs),
                    step_NNNNNN/grads/layer_NN.weight.npy, 256 float32 each;
                    b = a with element 7 of every tensor + 1e-3
+  many_S/a, many_S/b
+                   the same with S steps (S x 100 pairs), for each S given
+                   after GIB (bench/costs.sh uses 1000 and 2000)
   huge_a.npy,      one float32 file of GIB GiB (default 8), written in chunks of
   huge_b.npy       2**24 elements through np.lib.format.open_memmap:
                    a[i] = (i mod 2**24) mod 1000 / 1000; b = a + 1e-3 where
@@ -21,12 +24,12 @@ import sys
 import numpy as np
 
 
-def many(out):
+def many(out, steps=500, name="many"):
     for run in ("a", "b"):
-        if os.path.exists(os.path.join(out, "many", run, "step_000499")):
+        if os.path.exists(os.path.join(out, name, run, f"step_{steps - 1:06d}")):
             continue
-        for step in range(500):
-            d = os.path.join(out, "many", run, f"step_{step:06d}", "grads")
+        for step in range(steps):
+            d = os.path.join(out, name, run, f"step_{step:06d}", "grads")
             os.makedirs(d, exist_ok=True)
             for k in range(100):
                 x = np.random.default_rng(step * 100 + k).standard_normal(256).astype(np.float32)
@@ -58,4 +61,6 @@ if __name__ == "__main__":
     gib = int(sys.argv[2]) if len(sys.argv) > 2 else 8
     os.makedirs(out, exist_ok=True)
     many(out)
+    for steps in sys.argv[3:]:
+        many(out, int(steps), f"many_{int(steps)}")
     huge(out, gib)

@@ -1,6 +1,8 @@
 """Evict files from the page cache and read them back in.
 
     /usr/bin/python3 bench/recache.py PATH...   (files, or directories walked)
+    /usr/bin/python3 bench/recache.py --evict PATH...   (evict only: the files
+                                                  are then read cold)
 
 How a file's pages sit in the page cache changes what mapping it costs: on
 Linux, pages read back through readahead come in large folios, pages left
@@ -24,11 +26,13 @@ def files(paths):
 
 def main():
     buf = bytearray(1 << 20)
-    for p in files(sys.argv[1:]):
+    args = sys.argv[1:]
+    evict_only = args[:1] == ["--evict"]
+    for p in files(args[1:] if evict_only else args):
         fd = os.open(p, os.O_RDONLY)
         try:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            while os.readv(fd, [buf]) > 0:
+            while not evict_only and os.readv(fd, [buf]) > 0:
                 pass
         finally:
             os.close(fd)
