@@ -193,11 +193,8 @@ func compareRun(opts *compareOptions) error {
 		bar := startProgress(opts.Stderr, opts.terminal(opts.Stderr) && format == report.Text, total)
 		return bar.add, bar.finish
 	}
-	copts.Planned = func(pairs int) {
-		tuneGC(pairs)
-		if copts.Shard == (loaders.Shard{}) {
-			adviseShards(opts.Stderr, pairs)
-		}
+	if copts.Shard == (loaders.Shard{}) {
+		copts.Planned = func(pairs int) { adviseShards(opts.Stderr, pairs) }
 	}
 	full, err := check.Runs(opts.A, opts.B, copts)
 	if err != nil {

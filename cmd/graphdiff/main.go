@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/metrics"
 	"syscall"
+	"time"
 
 	"github.com/graphdiff/graphdiff/report"
 )
@@ -27,40 +29,43 @@ const exitInterrupted = 130
 // with GOGC 25 (16,000 pairs: 0.37 s against 0.47 s).
 const softMemoryLimit = 160 << 20
 
-// largeGCPercent is the collector's target for comparisons whose live heap
-// would approach softMemoryLimit (tuneGC): a collection starts once the
-// heap has grown by 25% over what the last one left live, so the heap
-// stays within 1.25× the live size, and since each collection comes after
-// a quarter of the live heap has been allocated, collecting costs a fixed
-// share of the work however many pairs there are: time stays linear in
-// the pairs. Near a fixed limit, collections come ever more often: under
-// the 160 MiB limit alone, 100,000 pairs took 2.8× the time of 50,000.
+// largeGCPercent is the collector's target once the live heap nears
+// softMemoryLimit (watchHeap): a collection starts once the heap has grown
+// by 25% over what the last one left live, so the heap stays within 1.25×
+// the live size, and since each collection comes after a quarter of the
+// live heap has been allocated, collecting costs a fixed share of the work
+// however large the live heap: time stays linear in the number of pairs.
+// Near a fixed limit, collections come ever more often: under the 160 MiB
+// limit alone, 100,000 pairs took 2.8× the time of 50,000.
 const largeGCPercent = 25
 
-// largeRunPairs is the number of pairs past which tuneGC switches to
-// largeGCPercent: the live heap grows by about 2.3 KiB a pair (results,
-// names and the values kept for diagnosis), and under the limit
-// collections cost less than at GOGC 25 only while the live heap is below
-// 0.8 of it (limit − live > live/4), which 40,000 pairs stay under.
-const largeRunPairs = 40_000
+// switchLive is the live heap past which watchHeap turns to
+// largeGCPercent: under the limit a collection comes after limit − live
+// bytes of allocation, at GOGC 25 after live/4, so the limit costs less
+// only while live < 0.8 × limit. The heap is then 1.25 × 0.8 × limit =
+// limit either way: the switch neither grows nor shrinks it.
+const switchLive = softMemoryLimit / 5 * 4
 
-// gcTuned is set when graphdiff chose the collector's settings (neither
-// GOGC nor GOMEMLIMIT was set).
-var gcTuned bool
-
-// tuneGC sets the collector for a comparison of n pairs (see
-// largeGCPercent), unless the environment chose its settings.
-func tuneGC(n int) {
-	if gcTuned && n > largeRunPairs {
-		debug.SetGCPercent(largeGCPercent)
-		debug.SetMemoryLimit(math.MaxInt64)
+// watchHeap reads the live heap every 10 ms and, once it passes
+// switchLive, sets the collector to largeGCPercent without a limit.
+func watchHeap() {
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for range tick.C {
+		metrics.Read(live)
+		if live[0].Value.Kind() == metrics.KindUint64 && live[0].Value.Uint64() > switchLive {
+			debug.SetGCPercent(largeGCPercent)
+			debug.SetMemoryLimit(math.MaxInt64)
+			return
+		}
 	}
 }
 
 func main() {
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(softMemoryLimit)
-		gcTuned = true
+		go watchHeap()
 	}
 	stopOnSignal()
 	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
