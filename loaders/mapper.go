@@ -28,7 +28,10 @@ type Mapper struct {
 	cond *sync.Cond
 	// ready is the file offset up to which the data has been read in; the
 	// data's end when nothing is left to read.
-	ready   int64
+	ready int64
+	// asked is the largest offset a map has started at: the reading stays
+	// within readAhead of it.
+	asked   int64
 	stopped bool          // Close was called
 	done    chan struct{} // closed when the reading goroutine returns; nil without one
 }
@@ -45,7 +48,7 @@ func (t *Tensor) NewMapper() (*Mapper, error) {
 	m := &Mapper{t: t, f: f}
 	m.cond = sync.NewCond(&m.mu)
 	start, end := t.data.offset, t.data.offset+t.data.size
-	m.ready = end
+	m.ready, m.asked = end, start
 	if !cached(f, start, t.data.size) {
 		m.ready = start
 		m.done = make(chan struct{})
@@ -64,16 +67,32 @@ func (m *Mapper) isStopped() bool {
 	return m.stopped
 }
 
+// setReady records that the data before offset end has been read in, then
+// waits while the reading is more than readAhead past the last map asked
+// for: pages read too far ahead could be evicted before they are compared.
 func (m *Mapper) setReady(end int64) {
 	m.mu.Lock()
 	m.ready = max(m.ready, end)
-	m.mu.Unlock()
 	m.cond.Broadcast()
+	for m.ready-m.asked > readAhead && !m.stopped {
+		m.cond.Wait()
+	}
+	m.mu.Unlock()
 }
 
-// waitReady waits until the data before file offset end has been read in.
-func (m *Mapper) waitReady(end int64) {
+// readAhead is how far past the last map asked for the reading of data not
+// in the page cache may go: several chunks of a comparison (at most
+// 32 MiB each), few enough to stay cached until they are compared.
+const readAhead = 256 << 20
+
+// waitReady records a map asked for from file offset start and waits
+// until the data before offset end has been read in.
+func (m *Mapper) waitReady(start, end int64) {
 	m.mu.Lock()
+	if start > m.asked {
+		m.asked = start
+		m.cond.Broadcast()
+	}
 	for m.ready < end && !m.stopped {
 		m.cond.Wait()
 	}
@@ -116,7 +135,7 @@ func (m *Mapper) Bytes(first, count int64) ([]byte, func(), error) {
 	}
 	es := int64(t.DType.Size())
 	off, n := t.data.offset+es*first, es*count
-	m.waitReady(off + n)
+	m.waitReady(off, off+n)
 	b, release, err := mapRange(m.f, off, n)
 	if err != nil {
 		return nil, nil, t.errorf("mapping data: %w", unwrapPathError(err))
