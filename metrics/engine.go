@@ -121,8 +121,19 @@ type chunkTask struct {
 	whole        bool
 }
 
+// smallReadersPerWorker is how many goroutines per worker compare pairs:
+// pieces of at least mapMinElems elements (mapped, bound by memory) are
+// compared by at most workers at a time, while small tensors, whose
+// reading (an open, a pread and a close each) waits on the file system
+// more than on the processor, also use the other goroutines. With one per
+// worker, 2 × 16,000 files of 4 KiB took 0.40 s on 2 cores, with two
+// 0.36 s, with four no less.
+const smallReadersPerWorker = 2
+
 // runJobs compares every job, splitting large pairs that can be read at
-// any offset into chunks, on up to workers goroutines.
+// any offset into chunks: pieces of at least mapMinElems elements on at
+// most workers goroutines at a time, smaller ones on up to
+// smallReadersPerWorker × workers.
 func runJobs(jobs []*job, workers int, progress func(int64)) {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
@@ -146,15 +157,24 @@ func runJobs(jobs []*job, workers int, progress func(int64)) {
 		}
 	}
 	next := make(chan chunkTask)
+	// workers slots for pieces that are mapped (memory-bound work); small
+	// tensors, read with pread, go without one
+	slots := make(chan struct{}, workers)
 	var wg sync.WaitGroup
-	for range min(workers, max(len(tasks), 1)) {
+	for range min(smallReadersPerWorker*workers, max(len(tasks), 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			w := newWorker()
 			defer workerPool.Put(w)
 			for tk := range next {
-				w.run(tk)
+				if _, count := tk.span(); count >= mapMinElems {
+					slots <- struct{}{}
+					w.run(tk)
+					<-slots
+				} else {
+					w.run(tk)
+				}
 				if progress != nil {
 					_, count := tk.span()
 					progress(int64(tk.job.A.DType.Size()+tk.job.B.DType.Size()) * count)
