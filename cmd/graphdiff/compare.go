@@ -94,7 +94,7 @@ that could not be read (the other pairs are still compared and reported).`,
 	f.BoolVar(&opts.FailFast, "fail-fast", false, "stop after the first step with a failing tensor")
 	f.BoolVar(&opts.Strict, "strict", false, "fail on warnings too: structured differences inside the thresholds")
 	f.BoolVar(&opts.FailOnDTypeChange, "fail-on-dtype-change", false, "fail pairs whose two sides are stored in different dtypes (default: compare them in the coarser)")
-	f.IntVarP(&opts.Jobs, "jobs", "j", runtime.NumCPU(), "files and chunks compared in parallel (tensors under 1 MiB: twice as many)")
+	f.IntVarP(&opts.Jobs, "jobs", "j", runtime.NumCPU(), "files and chunks compared in parallel (tensors under 262,144 elements: twice as many)")
 	f.StringVar(&opts.Shard, "shard", "", "compare only shard I of N of the pairs (I/N, e.g. 2/8); combine the shards' JSON reports with graphdiff merge")
 	f.IntVar(&opts.Top, "top", 20, "text output: how many tensors to list, worst first (0: all)")
 	opts.load.register(c)
