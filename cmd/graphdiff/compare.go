@@ -205,9 +205,9 @@ func compareRun(opts *compareOptions) error {
 
 // pairsPerProcess is how many tensor pairs one comparison holds within
 // 256 MiB of resident memory: each pair's results, names and the values
-// kept for diagnosis take about 4 KiB (bench/costs.sh measures it: 221 MiB
-// at 50,000 pairs of 256 float32 and 430 MiB at 100,000, page cache
-// warm).
+// kept for diagnosis take about 3.2 KiB of live heap, and the heap may
+// grow to 1.5× that between collections (see main.go): bench/costs.sh
+// measured 226 MiB at 50,000 pairs of 256 float32 and 483 MiB at 100,000.
 var pairsPerProcess = 50_000 // a variable so tests can lower it
 
 // adviseShards tells the user on w how to shard a comparison of more pairs
@@ -218,9 +218,9 @@ func adviseShards(w io.Writer, pairs int) {
 		return
 	}
 	k := (pairs + pairsPerProcess - 1) / pairsPerProcess
-	fmt.Fprintf(w, "graphdiff: %s to compare: about %d MiB in one process (some 4 KiB a pair); "+
+	fmt.Fprintf(w, "graphdiff: %s to compare: about %d MiB in one process (some 5 KiB a pair); "+
 		"to stay under 256 MiB, compare in %d shards (--shard 1/%d ... --shard %d/%d, each with --report json=FILE) "+
-		"and combine them with graphdiff merge\n", words.Plural(pairs, "pair"), pairs*4/1024+20, k, k, k, k)
+		"and combine them with graphdiff merge\n", words.Plural(pairs, "pair"), pairs*5/1024, k, k, k, k)
 }
 
 // writeComparison writes the report files and the report on stdout, and
