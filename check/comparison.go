@@ -66,7 +66,7 @@ func (c *compared) heads() diagnose.Heads {
 	var reads []*read
 	for _, w := range diagnose.PlanSamples(c.result.Tensors) {
 		if o, ok := c.kept[w.Pair]; ok && len(o.HeadA) >= w.N && len(o.HeadB) >= w.N {
-			heads[w.Pair] = diagnose.Head{A: o.HeadA[:w.N], B: o.HeadB[:w.N]}
+			heads[w.Pair] = diagnose.Head{A32: o.HeadA[:w.N], B32: o.HeadB[:w.N]}
 			continue
 		}
 		if e, ok := c.pairs[w.Pair]; ok && e.a != nil && e.b != nil {

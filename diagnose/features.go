@@ -62,8 +62,8 @@ func takeSamples(r *judge.Result, heads Heads) *sampleSet {
 	for k, ms := range byKey {
 		total := 0
 		for _, m := range ms {
-			if h, ok := heads[m.t]; ok && len(h.A) == len(h.B) {
-				total += min(m.want, len(h.A))
+			if n, same := heads[m.t].sides(); same {
+				total += min(m.want, n)
 			}
 		}
 		if total == 0 {
@@ -71,9 +71,9 @@ func takeSamples(r *judge.Result, heads Heads) *sampleSet {
 		}
 		va, vb := make(vec, 0, total), make(vec, 0, total)
 		for _, m := range ms {
-			if h, ok := heads[m.t]; ok && len(h.A) == len(h.B) {
-				n := min(m.want, len(h.A))
-				va, vb = append(va, h.A[:n]...), append(vb, h.B[:n]...)
+			h := heads[m.t] // the zero Head of a pair without one adds nothing
+			if n, same := h.sides(); same {
+				va, vb = h.appendTo(va, vb, min(m.want, n))
 			}
 		}
 		s.a[k], s.b[k] = va, vb
@@ -88,9 +88,31 @@ func takeSamples(r *judge.Result, heads Heads) *sampleSet {
 }
 
 // Head is the leading values, in storage order, of both sides of a pair
-// (complex values as re, im).
+// (complex values as re, im): A and B, or, for values that are all
+// float32 (as a comparison keeps them), A32 and B32 with A and B nil.
 type Head struct {
-	A, B []float64
+	A, B     []float64
+	A32, B32 []float32
+}
+
+// sides returns the number of values on each side, and whether the two
+// sides hold the same number.
+func (h Head) sides() (int, bool) {
+	if h.A == nil && h.B == nil {
+		return len(h.A32), len(h.A32) == len(h.B32)
+	}
+	return len(h.A), len(h.A) == len(h.B)
+}
+
+// appendTo appends the first n values of each side to va and vb.
+func (h Head) appendTo(va, vb vec, n int) (vec, vec) {
+	if h.A == nil && h.B == nil {
+		for i := range n {
+			va, vb = append(va, float64(h.A32[i])), append(vb, float64(h.B32[i]))
+		}
+		return va, vb
+	}
+	return append(va, h.A[:n]...), append(vb, h.B[:n]...)
 }
 
 // Heads are the leading values read for diagnosis, by pair (the pairs of

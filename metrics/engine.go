@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -37,8 +38,10 @@ type Outcome struct {
 	Metrics *Metrics
 	Err     error
 	// HeadA and HeadB are the first Job.Heads values of each side, or nil
-	// (see Job.Heads).
-	HeadA, HeadB []float64
+	// (see Job.Heads). They are kept only where the pair is read as
+	// float32, whose values they hold exactly in half the memory of
+	// float64: a run of many pairs keeps many heads.
+	HeadA, HeadB []float32
 }
 
 // Pairs compares every job on up to workers goroutines (all CPUs when
@@ -519,10 +522,7 @@ func (j *job) keepHeads(va, vb []float32) {
 		return
 	}
 	n := min(j.Heads, len(va))
-	j.out.HeadA, j.out.HeadB = make([]float64, n), make([]float64, n)
-	for i := range n {
-		j.out.HeadA[i], j.out.HeadB[i] = float64(va[i]), float64(vb[i])
-	}
+	j.out.HeadA, j.out.HeadB = slices.Clone(va[:n]), slices.Clone(vb[:n])
 }
 
 // compareMapped16 compares a pair of large bfloat16 or float16 tensors of
