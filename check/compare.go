@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/graphdiff/graphdiff/curve"
 	"github.com/graphdiff/graphdiff/diagnose"
@@ -63,7 +64,13 @@ func Runs(pathA, pathB string, opts Options) (*Comparison, error) {
 			return nil, ErrShardFailFast
 		}
 	}
-	a, b, err := loadBoth(pathA, pathB, opts.Load)
+	// Runs are read a step at a time (each small file opened once), except
+	// for a shard, which reports only its pairs' files but must not lose
+	// the errors of the others' (shard 1 reports them all, as discovery
+	// finds them), and for a progress bar, whose total is known once every
+	// file's header is read.
+	deferred := deferReading && opts.Shard == (loaders.Shard{}) && opts.Progress == nil
+	a, b, err := loadBoth(pathA, pathB, opts.Load, deferred)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +82,12 @@ func Runs(pathA, pathB string, opts Options) (*Comparison, error) {
 		}
 		loaders.PairSingleFiles(a, baseline)
 	}
-	c := compareRuns(a, b, baseline, opts)
+	c, ok := compareRuns(a, b, baseline, opts, !deferred)
+	if !ok { // a later step holds a coarser precision than the first
+		again := opts
+		again.Planned = nil // told already
+		c, _ = compareRuns(a, b, baseline, again, true)
+	}
 	var cv *curve.Result
 	if opts.Shard.Index <= 1 { // shard 1 carries the curve
 		cv = runCurves(a, b, opts.Load, c.result.ComputeDType, c.result.ModelDType)
@@ -86,20 +98,28 @@ func Runs(pathA, pathB string, opts Options) (*Comparison, error) {
 // loadBoth loads the runs at pathA and pathB at the same time: the walk of
 // a directory is serial, and one run's walk overlaps the other's opening of
 // files. An error of run A is reported before one of run B.
-func loadBoth(pathA, pathB string, lo loaders.Options) (a, b *loaders.Run, err error) {
+func loadBoth(pathA, pathB string, lo loaders.Options, deferred bool) (a, b *loaders.Run, err error) {
+	load := loaders.Load
+	if deferred {
+		load = loaders.LoadDeferred
+	}
 	var errB error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		b, errB = loaders.Load(pathB, lo)
+		b, errB = load(pathB, lo)
 	}()
-	a, err = loaders.Load(pathA, lo)
+	a, err = load(pathA, lo)
 	<-done
 	if err == nil {
 		err = errB
 	}
 	return a, b, err
 }
+
+// deferReading makes Runs read runs a step at a time (see compareRuns);
+// a variable so tests can compare with reading every file first.
+var deferReading = true
 
 // compared is a comparison of two loaded runs: the judged result, the
 // entries of its pairs (to read samples from) and the leading values the
@@ -123,22 +143,22 @@ var keepHeads = true
 // baseline, when not nil), pair by pair and step by step, and judges each
 // pair and the whole run. opts.Progress, when set, is told the bytes of
 // the pairs this comparison reads (both sides), and is done when they are.
-func compareRuns(a, b, baseline *loaders.Run, opts Options) *compared {
+//
+// Entries of a and b that are Deferred (loaders.LoadDeferred) are read a
+// step at a time, just before the step is compared, so that each small
+// file is opened once; upfront reads them all before comparing, as Load
+// would have. What must be known of every tensor before the first pair is
+// compared is then taken from the first steps read: the model's precision
+// (modelDType) from the first step that holds a gradient or a parameter,
+// and the samples diagnosis keeps (diagnose.PlanSamples) from the shapes
+// of the tensors of the same name read so far. A later step that holds a
+// coarser gradient or parameter dtype makes compareRuns return false, and
+// the caller compares again with upfront set; a plan that later steps do
+// not follow costs only a read of the samples it missed (compared.heads).
+func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*compared, bool) {
 	res := &judge.Result{A: a.Root, B: b.Root, Shard: opts.Shard}
 	out := &compared{result: res, pairs: map[*judge.TensorResult]pairEntries{}, kept: map[*judge.TensorResult]metrics.Outcome{}}
-	compute := manifestCompute(a, b)
-	res.ComputeDType = compute
-	if c := opts.Resolver.Overrides.ComputeDType; c != loaders.Invalid {
-		res.ComputeDType = c
-	}
-	res.ModelDType = modelDType(a, b)
-	if res.ComputeDType == loaders.Invalid {
-		// the model's precision: a bf16 model's float32 loss carries bf16 noise
-		compute = res.ModelDType
-	}
 	res.Rules = opts.Resolver.Run()
-	ctx := judge.NewContext(res.ComputeDType, res.ModelDType, res.Rules)
-	updates := newUpdateIndex(a, b)
 	var noise map[pairKey]*loaders.Entry
 	if baseline != nil {
 		noise = map[pairKey]*loaders.Entry{}
@@ -152,7 +172,7 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options) *compared {
 	// pair (and the pair's shard), not with discovery's.
 	unreadA, unreadB := unreadableByKey(a), unreadableByKey(b)
 	attached := map[error]bool{}
-	var grouped stepGroups // pairs to compare, by step
+	var held []loaders.Pair // the pairs of this shard, in pairing order
 	for _, p := range loaders.PairRuns(a, b) {
 		key := pairKey{Step: p.Step, Name: p.Name}
 		if u := unreadB[key]; p.B == nil && u != nil {
@@ -161,76 +181,140 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options) *compared {
 		if u := unreadA[key]; p.A == nil && u != nil {
 			attached[u.Err] = true
 		}
-		if !opts.Shard.Holds(p.Step, p.Name) {
-			continue
+		if opts.Shard.Holds(p.Step, p.Name) {
+			held = append(held, p)
 		}
-		t := &judge.TensorResult{Name: p.Name, Step: p.Step, Kind: p.Kind}
-		if p.A != nil {
-			t.A = p.A.Meta()
+	}
+	ts := make([]*judge.TensorResult, len(held))
+	order := make(map[*judge.TensorResult]int, len(held))
+	for i, p := range held {
+		ts[i] = &judge.TensorResult{Name: p.Name, Step: p.Step, Kind: p.Kind}
+		order[ts[i]] = i
+	}
+	units := stepUnits(held) // indexes into held, step by step, in comparison order
+
+	rd := &stepReader{a: a, b: b, held: held, units: units, failed: map[*loaders.Entry]error{}, late: map[*loaders.Run][]error{}}
+	if upfront {
+		for u := range units {
+			rd.read(u)
 		}
-		if p.B != nil {
-			t.B = p.B.Meta()
+	} else if len(units) > 0 {
+		rd.read(0)
+		if u := slices.IndexFunc(units, rd.holdsWeights); u >= 0 {
+			rd.read(u)
 		}
-		out.pairs[t] = pairEntries{p.A, p.B}
+	}
+
+	compute := manifestCompute(a, b)
+	res.ComputeDType = compute
+	if c := opts.Resolver.Overrides.ComputeDType; c != loaders.Invalid {
+		res.ComputeDType = c
+	}
+	res.ModelDType = modelDType(a, b)
+	if res.ComputeDType == loaders.Invalid {
+		// the model's precision: a bf16 model's float32 loss carries bf16 noise
+		compute = res.ModelDType
+	}
+	ctx := judge.NewContext(res.ComputeDType, res.ModelDType, res.Rules)
+	updates := newUpdateIndex(a, b)
+
+	// classify decides what can be said of pair i before comparing it (its
+	// entries read), and reports whether it is to be compared.
+	var results []*judge.TensorResult // in the order classified
+	classify := func(i int) bool {
+		p, t := held[i], ts[i]
+		key := pairKey{Step: p.Step, Name: p.Name}
+		pa, pb := rd.live(p.A), rd.live(p.B)
+		errA, errB := rd.failed[p.A], rd.failed[p.B]
+		if u := unreadA[key]; p.A == nil && u != nil {
+			errA = u.Err
+		}
+		if u := unreadB[key]; p.B == nil && u != nil {
+			errB = u.Err
+		}
+		if pa == nil && pb == nil {
+			return false // neither run could read it: both errors are discovery's
+		}
+		t.A, t.B = nil, nil
+		if pa != nil {
+			t.A = pa.Meta()
+		}
+		if pb != nil {
+			t.B = pb.Meta()
+		}
+		out.pairs[t] = pairEntries{pa, pb}
 		switch {
-		case p.B == nil && unreadB[key] != nil:
-			t.Status, t.Err = judge.StatusError, unreadB[key].Err
+		case pb == nil && errB != nil:
+			t.Status, t.Err = judge.StatusError, errB
 			t.Reasons = []string{"could not be read in " + b.Root}
-		case p.A == nil && unreadA[key] != nil:
-			t.Status, t.Err = judge.StatusError, unreadA[key].Err
+			attached[errB] = true
+		case pa == nil && errA != nil:
+			t.Status, t.Err = judge.StatusError, errA
 			t.Reasons = []string{"could not be read in " + a.Root}
-		case p.B == nil:
+			attached[errA] = true
+		case pb == nil:
 			t.Status = judge.StatusMissing
 			t.Reasons = []string{"not in " + b.Root}
-		case p.A == nil:
+		case pa == nil:
 			t.Status = judge.StatusExtra
 			t.Reasons = []string{"not in " + a.Root}
 		default:
 			t.Settings = opts.Resolver.Resolve(p.Name, p.Kind, t.A.Effective(), t.B.Effective(), compute)
 			if t.Settings.Ignore {
 				res.Ignored = append(res.Ignored, t)
-				continue
+				return false
 			}
 		}
-		res.Tensors = append(res.Tensors, t)
+		results = append(results, t)
 		if t.Status != "" {
-			continue
+			return false
 		}
-		if !slices.Equal(p.A.Shape, p.B.Shape) {
+		if !slices.Equal(pa.Shape, pb.Shape) {
 			t.Status = judge.StatusShapeMismatch
 			t.Reasons = []string{fmt.Sprintf("shape %s in %s, %s in %s",
-				loaders.FormatShape(p.A.Shape), a.Root, loaders.FormatShape(p.B.Shape), b.Root)}
-			continue
+				loaders.FormatShape(pa.Shape), a.Root, loaders.FormatShape(pb.Shape), b.Root)}
+			return false
 		}
-		if p.A.DType.Components() != p.B.DType.Components() {
+		if pa.DType.Components() != pb.DType.Components() {
 			t.Status = judge.StatusDTypeMismatch
-			t.Reasons = []string{fmt.Sprintf("dtype %s in %s, %s in %s", p.A.DType, a.Root, p.B.DType, b.Root)}
-			continue
+			t.Reasons = []string{fmt.Sprintf("dtype %s in %s, %s in %s", pa.DType, a.Root, pb.DType, b.Root)}
+			return false
 		}
-		grouped.add(t)
+		return true
 	}
-	if opts.Shard.ReportsDiscovery() {
-		runs := []*loaders.Run{a, b}
-		if baseline != nil {
-			runs = append(runs, baseline)
+	groups := make([][]*judge.TensorResult, len(units)) // the pairs to compare, unit by unit
+	classified := make([]bool, len(units))
+	// prepare reads unit u and classifies its pairs, once; false when the
+	// unit holds a coarser gradient or parameter than the precision taken.
+	prepare := func(u int) bool {
+		if classified[u] {
+			return true
 		}
-		for _, r := range runs {
-			for _, err := range r.Errors {
-				if !attached[err] {
-					res.Errors = append(res.Errors, err)
-				}
+		rd.read(u)
+		if coarser(rd.weightDType(u), res.ModelDType) {
+			return false
+		}
+		for _, i := range units[u] {
+			if classify(i) {
+				groups[u] = append(groups[u], ts[i])
 			}
 		}
+		classified[u] = true
+		return true
 	}
+	if upfront {
+		for u := range units {
+			prepare(u)
+		}
+	}
+
 	if opts.Planned != nil {
-		opts.Planned(len(res.Tensors))
+		opts.Planned(len(held))
 	}
-	// Steps in order, with step-less tensors last.
-	steps := grouped.ordered()
 	var progress func(int64) // nil: no progress to report
 	if opts.Progress != nil {
 		var total int64
-		for _, group := range steps {
+		for _, group := range groups { // all classified: a progress bar comes with upfront
 			for _, t := range group {
 				total += out.pairs[t].a.Size() + out.pairs[t].b.Size()
 			}
@@ -241,12 +325,21 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options) *compared {
 	}
 	heads := map[*judge.TensorResult]int{}
 	if keepHeads {
-		for _, w := range diagnose.PlanSamples(slices.Concat(steps...)) {
+		plan := slices.Concat(groups...)
+		if !upfront {
+			plan = rd.provisional(ts)
+		}
+		for _, w := range diagnose.PlanSamples(plan) {
 			heads[w.Pair] = w.N
 		}
 	}
 
-	for i, group := range steps {
+	var weights []*loaders.Entry // the last step's parameters, held for the next one's updates
+	for u := range units {
+		if !prepare(u) {
+			return nil, false
+		}
+		group := groups[u]
 		var jobs []metrics.Job
 		var owners []*judge.TensorResult
 		var isNoise []bool
@@ -276,51 +369,90 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options) *compared {
 			}
 		}
 		measureUpdates(updates, group, out.pairs, opts.Jobs)
+		weights = rd.release(u, weights)
+		if len(group) == 0 {
+			continue
+		}
 		facts := judgeStep(group, ctx)
 		res.Steps = append(res.Steps, facts)
 		ctx = ctx.Next(facts)
-		failed := false
-		for _, t := range group {
-			failed = failed || t.Failed()
+		if !opts.FailFast || !slices.ContainsFunc(group, (*judge.TensorResult).Failed) {
+			continue
 		}
-		if opts.FailFast && failed && i+1 < len(steps) {
+		// the later steps are read for their pairs that are not compared
+		// (missing, extra, unreadable), which the report still lists
+		for v := u + 1; v < len(units); v++ {
+			if !prepare(v) {
+				return nil, false
+			}
+			rd.release(v, nil)
+		}
+		if later := slices.Concat(groups[u+1:]...); len(later) > 0 {
 			step := group[0].Step
 			res.StoppedAfterStep = &step
-			for _, later := range steps[i+1:] {
-				res.NotCompared += len(later)
-				res.Tensors = removeAll(res.Tensors, later)
-			}
+			res.NotCompared = len(later)
+			results = removeAll(results, later)
 			break
+		}
+	}
+	slices.SortStableFunc(results, func(x, y *judge.TensorResult) int { return order[x] - order[y] })
+	slices.SortStableFunc(res.Ignored, func(x, y *judge.TensorResult) int { return order[x] - order[y] })
+	res.Tensors = results
+
+	if opts.Shard.ReportsDiscovery() {
+		runs := []*loaders.Run{a, b}
+		if baseline != nil {
+			runs = append(runs, baseline)
+		}
+		for _, r := range runs {
+			errs := r.Errors
+			if late := rd.late[r]; len(late) > 0 {
+				errs = slices.Concat(errs, late)
+				sort.SliceStable(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+			}
+			for _, err := range errs {
+				if !attached[err] {
+					res.Errors = append(res.Errors, err)
+				}
+			}
 		}
 	}
 	res.Verdict, res.FirstDivergence = judge.Run(res.Tensors, res.Errors)
 	res.CheckSomethingCompared(fmt.Sprintf("%s holds %s, %s %s; %s ignored by the policy",
-		a.Root, plural(len(a.Entries), "tensor"), b.Root, plural(len(b.Entries), "tensor"), plural(len(res.Ignored), "pair")))
-	return out
+		a.Root, plural(rd.entries(a), "tensor"), b.Root, plural(rd.entries(b), "tensor"), plural(len(res.Ignored), "pair")))
+	return out, true
 }
 
 // modelDType returns the precision the model computes in when neither the
 // flags nor the manifests say: the coarsest (largest epsilon) floating-point
-// dtype either run stores a parameter or a gradient in, as the training
-// program had it (its original dtype where a manifest gives one); Invalid
-// when the runs hold neither. A
-// model kept in bfloat16 computes in bfloat16, so its float32 loss and
-// outputs carry bfloat16 noise and are compared at bfloat16; a float32
-// model changes nothing.
+// dtype either run stores a parameter or a gradient in (weightDType);
+// Invalid when the runs hold neither. A model kept in bfloat16 computes in
+// bfloat16, so its float32 loss and outputs carry bfloat16 noise and are
+// compared at bfloat16; a float32 model changes nothing. Deferred entries
+// not read yet count for nothing.
 func modelDType(runs ...*loaders.Run) loaders.DType {
-	d := loaders.Invalid
+	var es []*loaders.Entry
 	for _, r := range runs {
-		for _, e := range r.Entries {
-			if e.Kind != loaders.KindGrad && e.Kind != loaders.KindParam {
-				continue
-			}
-			t := e.DType
-			if e.Original != loaders.Invalid {
-				t = e.Original
-			}
-			if t.IsFloat() && tolerances.Epsilon(t) > tolerances.Epsilon(d) {
-				d = t
-			}
+		es = append(es, r.Entries...)
+	}
+	return weightDType(es)
+}
+
+// weightDType returns the coarsest floating-point dtype of the gradients
+// and parameters among es, as the training program had them (their
+// original dtype where a manifest gives one); Invalid when there are none.
+func weightDType(es []*loaders.Entry) loaders.DType {
+	d := loaders.Invalid
+	for _, e := range es {
+		if e.Kind != loaders.KindGrad && e.Kind != loaders.KindParam {
+			continue
+		}
+		t := e.DType
+		if e.Original != loaders.Invalid {
+			t = e.Original
+		}
+		if t.IsFloat() && tolerances.Epsilon(t) > tolerances.Epsilon(d) {
+			d = t
 		}
 	}
 	return d

@@ -126,7 +126,7 @@ func mustRuns(t testing.TB, a, b *loaders.Run, opts Options, baseline ...*loader
 	if len(baseline) > 0 {
 		base = baseline[0]
 	}
-	return compareRuns(a, b, base, opts).result
+	return compareLoaded(a, b, base, opts).result
 }
 
 // TestFilesChangeAfterDiscovery removes one file and truncates another
@@ -191,4 +191,10 @@ func TestBaselineThatMeasuresNothing(t *testing.T) {
 			t.Errorf("baseline %s: identical %v, want %v", tc.baseline, c.BaselineIdentical, tc.want)
 		}
 	}
+}
+
+// compareLoaded compares runs that Load read (none deferred).
+func compareLoaded(a, b, baseline *loaders.Run, opts Options) *compared {
+	c, _ := compareRuns(a, b, baseline, opts, true)
+	return c
 }

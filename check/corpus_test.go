@@ -155,7 +155,7 @@ func TestModelPrecision(t *testing.T) {
 		dir := fixture("corpus", tc.scenario)
 		var opts Options
 		opts.Resolver.Overrides.ComputeDType = tc.compute
-		c := compareRuns(load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph")), nil, opts)
+		c := compareLoaded(load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph")), nil, opts)
 		losses := 0
 		for _, p := range c.result.Tensors {
 			if p.Kind != loaders.KindLoss || p.A == nil {

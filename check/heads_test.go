@@ -35,7 +35,7 @@ func TestHeadsFromTheComparison(t *testing.T) {
 		if !reflect.DeepEqual(got.Causes, read.Causes) || !reflect.DeepEqual(got.Warnings, read.Warnings) {
 			t.Errorf("%s: with the comparison's heads\n%+v\nreading the files\n%+v", dir, got.Causes, read.Causes)
 		}
-		c := compareRuns(load(t, pathA), load(t, pathB), nil, Options{})
+		c := compareLoaded(load(t, pathA), load(t, pathB), nil, Options{})
 		for _, w := range diagnose.PlanSamples(c.result.Tensors) {
 			planned++
 			if o, ok := c.kept[w.Pair]; ok && len(o.HeadA) >= w.N {

@@ -36,7 +36,7 @@ func snapshot(ts []*judge.TensorResult) string {
 func TestStagesLeaveTheirInputs(t *testing.T) {
 	dir := fixture("scenarios", "stale_input")
 	a, b := load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph"))
-	c := compareRuns(a, b, nil, Options{})
+	c := compareLoaded(a, b, nil, Options{})
 	if c.result.Verdict != judge.Fail {
 		t.Fatalf("verdict %s", c.result.Verdict)
 	}
@@ -53,7 +53,7 @@ func TestStagesLeaveTheirInputs(t *testing.T) {
 	var parts []*judge.Result
 	var partsBefore []string
 	for i := 1; i <= 3; i++ {
-		p := compareRuns(a, b, nil, Options{Shard: loaders.Shard{Index: i, Count: 3}}).result
+		p := compareLoaded(a, b, nil, Options{Shard: loaders.Shard{Index: i, Count: 3}}).result
 		parts, partsBefore = append(parts, p), append(partsBefore, snapshot(p.Tensors))
 	}
 	merged, warning, err := Merge(parts, false, loaders.Options{})

@@ -150,10 +150,17 @@ func readCurveDir(dir string, opts CurveOptions) (*Curve, error) {
 // TensorBoard event files that Load's walk found below it.
 func CurveOf(run *Run, opts CurveOptions) (*Curve, error) {
 	dir := run.Root
+	var losses []*Entry
+	for _, e := range run.Entries {
+		if e.Kind == KindLoss {
+			losses = append(losses, e)
+		}
+	}
+	Resolve(losses) // deferred ones that cannot be read are left out, as Load leaves them
 	var perStep []*Entry
 	var whole *Entry
-	for _, e := range run.Entries {
-		if e.Kind != KindLoss {
+	for _, e := range losses {
+		if e.Deferred() {
 			continue
 		}
 		switch {

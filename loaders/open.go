@@ -123,6 +123,12 @@ func OpenFile(path string, opts Options) (tensors []*Tensor, memberErrs []error,
 		n, _ := f.ReadAt(head, 0)
 		format = sniff(head[:n])
 	}
+	return listOpen(f, size, path, format, opts)
+}
+
+// listOpen lists the tensors of the file of size bytes that f has open,
+// as OpenFile does, and closes f.
+func listOpen(f *dataFile, size int64, path string, format Format, opts Options) (tensors []*Tensor, memberErrs []error, fatal error) {
 	// Listing reads through the descriptor already open (the first open
 	// the reader asks for); reads of the data, later, open the file anew.
 	var listing atomic.Pointer[dataFile]

@@ -32,6 +32,9 @@ type Entry struct {
 	// File is the file's path relative to the run root, '/'-separated.
 	File string
 	*Tensor
+
+	// deferred is set while the file is not read (see LoadDeferred).
+	deferred *deferral
 }
 
 // Run is a dump directory, or a single file, as discovered.
@@ -105,12 +108,17 @@ const maxDepth = 64
 // Symbolic links are followed; a link back to a directory being walked is
 // reported as a loop.
 func Load(root string, opts Options) (*Run, error) {
+	return load(root, opts, false)
+}
+
+// load is Load, and LoadDeferred with deferNPY.
+func load(root string, opts Options, deferNPY bool) (*Run, error) {
 	st, err := os.Stat(root)
 	if err != nil {
 		return nil, &Error{Path: root, Err: unwrapPathError(err)}
 	}
 	run := &Run{Root: root}
-	d := &discovery{run: run, opts: opts, seen: map[stepName]string{}, walked: map[any]string{}}
+	d := &discovery{run: run, opts: opts, deferNPY: deferNPY, seen: map[stepName]string{}, walked: map[any]string{}}
 	if !st.IsDir() {
 		tensors, errs, err := OpenFile(root, opts)
 		if err != nil {
@@ -126,6 +134,10 @@ func Load(root string, opts Options) (*Run, error) {
 	if m, err := ReadManifest(filepath.Join(root, ManifestName)); err == nil {
 		run.Manifest = m
 		d.overrides, _ = m.overrides()
+		d.namedFiles = map[string]bool{}
+		for key := range d.overrides {
+			d.namedFiles[key[0]] = true
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		run.Errors = append(run.Errors, err)
 	}
@@ -155,10 +167,13 @@ type stepName struct {
 }
 
 type discovery struct {
-	run       *Run
-	opts      Options
-	overrides map[[2]string]*manifestOverride
-	seen      map[stepName]string // name and step -> file that gave them
+	run      *Run
+	opts     Options
+	deferNPY bool // list .npy files by name (LoadDeferred)
+	// namedFiles are the files the manifest names.
+	namedFiles map[string]bool
+	overrides  map[[2]string]*manifestOverride
+	seen       map[stepName]string // name and step -> file that gave them
 	// walked holds the directories walked (dirKey): each is walked once,
 	// however many symbolic links lead to it.
 	walked map[any]string
@@ -315,6 +330,7 @@ type foundFile struct {
 	tensors         []*Tensor
 	errs            []error // errors about parts of the file
 	err             error   // the file as a whole could not be read
+	deferred        bool    // not opened (LoadDeferred)
 }
 
 // openAll opens the files' headers, several at a time: with thousands of
@@ -323,9 +339,16 @@ type foundFile struct {
 func (d *discovery) openAll(files []foundFile) {
 	parallel.For(len(files), runtime.GOMAXPROCS(0)*openersPerCPU, func(i int) {
 		f := &files[i]
+		if d.deferNPY && FormatOf(f.full) == FormatNPY && !d.named(f.rel) {
+			f.deferred = true
+			return
+		}
 		f.tensors, f.errs, f.err = OpenFile(f.full, d.fileOptions(f.rel))
 	})
 }
+
+// named reports whether a manifest entry names the file at rel.
+func (d *discovery) named(rel string) bool { return d.namedFiles[rel] }
 
 // openersPerCPU is how many files are opened at once per processor.
 const openersPerCPU = 2
@@ -347,6 +370,12 @@ func stem(file string) string { return strings.TrimSuffix(file, filepath.Ext(fil
 // addFile records what opening one file gave, in the order of the walk.
 func (d *discovery) addFile(f *foundFile) {
 	full, rel, name, step := f.full, f.rel, f.name, f.step
+	if f.deferred {
+		t := &Tensor{Name: stem(filepath.Base(full)), Path: full}
+		d.add(&Entry{Name: name, Step: step, Kind: KindOf(name), File: rel, Tensor: t,
+			deferred: &deferral{full: full, opts: d.fileOptions(rel)}}, nil)
+		return
+	}
 	tensors, errs, err := f.tensors, f.errs, f.err
 	container := FormatOf(full) != FormatNPY
 	unreadable := func(name string, err error) {

@@ -50,6 +50,9 @@ type dataRef struct {
 	// file is the path of the file holding the data when it can be
 	// memory-mapped (a file on disk, the bytes in place).
 	file string
+	// held are the file's bytes, read with the header, until released
+	// (see Resolve); nil when they were not held.
+	held *heldBytes
 }
 
 // opener opens the container file for random access.

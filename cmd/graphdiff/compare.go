@@ -189,9 +189,13 @@ func compareRun(opts *compareOptions) error {
 			return &usageError{err: errors.New("--fail-fast cannot be combined with --shard: a shard cannot see the other shards' failures")}
 		}
 	}
-	copts.Progress = func(total int64) (func(int64), func()) {
-		bar := startProgress(opts.Stderr, opts.terminal(opts.Stderr) && format == report.Text, total)
-		return bar.add, bar.finish
+	if opts.terminal(opts.Stderr) && format == report.Text {
+		// a bar needs every file's header read before comparing: not
+		// asked for where none would show
+		copts.Progress = func(total int64) (func(int64), func()) {
+			bar := startProgress(opts.Stderr, true, total)
+			return bar.add, bar.finish
+		}
 	}
 	if copts.Shard == (loaders.Shard{}) {
 		copts.Planned = func(pairs int) { adviseShards(opts.Stderr, pairs) }

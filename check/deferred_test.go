@@ -1,0 +1,238 @@
+package check
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// describe prints what a comparison says: every pair with its description
+// and metrics, the steps' facts, errors, verdict, causes and curve.
+func describe(c *Comparison) string {
+	var b strings.Builder
+	r := c.Result
+	fmt.Fprintf(&b, "verdict %s compute %s model %s not compared %d\n", r.Verdict, r.ComputeDType, r.ModelDType, r.NotCompared)
+	if r.StoppedAfterStep != nil {
+		fmt.Fprintf(&b, "stopped after %d\n", *r.StoppedAfterStep)
+	}
+	if d := r.FirstDivergence; d != nil {
+		fmt.Fprintf(&b, "first divergence %s at %d\n", d.Name, d.Step)
+	}
+	b.WriteString(pairsByValue(r.Tensors))
+	b.WriteString("ignored\n" + pairsByValue(r.Ignored))
+	for _, s := range r.Steps {
+		fmt.Fprintf(&b, "%+v\n", s)
+	}
+	for _, err := range r.Errors {
+		fmt.Fprintf(&b, "error %v\n", err)
+	}
+	fmt.Fprintf(&b, "causes %+v\nwarnings %+v\n", c.Causes, c.Warnings)
+	if c.Curve != nil {
+		cv := *c.Curve
+		if cv.FirstDivergentStep != nil {
+			fmt.Fprintf(&b, "curve diverges at %v\n", *cv.FirstDivergentStep)
+		}
+		cv.FirstDivergentStep = nil
+		fmt.Fprintf(&b, "curve %+v\n", cv)
+	}
+	return b.String()
+}
+
+// pairsByValue prints pairs with what their pointers point to.
+func pairsByValue(ts []*judge.TensorResult) string {
+	var b strings.Builder
+	for _, t := range ts {
+		c := *t
+		c.A, c.B, c.Metrics, c.Noise, c.Update = nil, nil, nil, nil, nil
+		fmt.Fprintf(&b, "%+v", c)
+		if t.A != nil {
+			fmt.Fprintf(&b, " A %+v", *t.A)
+		}
+		if t.B != nil {
+			fmt.Fprintf(&b, " B %+v", *t.B)
+		}
+		if t.Metrics != nil {
+			fmt.Fprintf(&b, " metrics %+v", *t.Metrics)
+		}
+		if t.Noise != nil {
+			fmt.Fprintf(&b, " noise %+v", *t.Noise)
+		}
+		if t.Update != nil {
+			fmt.Fprintf(&b, " update %+v", *t.Update)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// bothWays compares the runs at a and b reading them a step at a time,
+// then reading every file first, and returns both descriptions.
+func bothWays(t *testing.T, a, b string, opts Options) (stepwise, upfront string) {
+	t.Helper()
+	defer func(v bool) { deferReading = v }(deferReading)
+	for _, d := range []bool{true, false} {
+		deferReading = d
+		c, err := Runs(a, b, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d {
+			stepwise = describe(c)
+		} else {
+			upfront = describe(c)
+		}
+	}
+	return stepwise, upfront
+}
+
+// TestStepwiseReadingChangesNothing compares real runs, and runs built of
+// unreadable files, reading them a step at a time (each file opened once)
+// and reading every file first: every pair, metric, step, error, cause
+// and curve is the same.
+func TestStepwiseReadingChangesNothing(t *testing.T) {
+	var dirs []string
+	for _, root := range []string{"corpus", "scenarios"} {
+		filepath.WalkDir(fixture(root), func(path string, d os.DirEntry, err error) error {
+			if err == nil && d.Name() == "label.json" {
+				dirs = append(dirs, filepath.Dir(path))
+			}
+			return err
+		})
+	}
+	if len(dirs) < 100 {
+		t.Fatalf("%d scenarios, want the corpus's and testdata/scenarios'", len(dirs))
+	}
+	for _, dir := range dirs {
+		opts := []Options{{}}
+		if strings.HasSuffix(dir, "stale_input") {
+			opts = append(opts, Options{FailFast: true}, Options{Baseline: filepath.Join(dir, "eager")})
+		}
+		for _, o := range opts {
+			s, u := bothWays(t, filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), o)
+			if s != u {
+				t.Errorf("%s (fail-fast %v, baseline %q): read a step at a time:\n%s\nread first:\n%s", dir, o.FailFast, o.Baseline, s, u)
+			}
+		}
+	}
+}
+
+// TestStepwiseReadingOfUnreadableFiles: files that cannot be read, in one
+// run or both, at the first step or a later one, give the same pairs and
+// errors read a step at a time as read first; and a run whose later step
+// holds a coarser gradient than its first is judged at that precision.
+func TestStepwiseReadingOfUnreadableFiles(t *testing.T) {
+	bad, err := filepath.Glob(fixture("bad", "*.npy"))
+	if err != nil || len(bad) < 10 {
+		t.Fatalf("%d bad .npy files (%v)", len(bad), err)
+	}
+	good := fixture("dtypes", "float16_float32.npy")   // float32
+	coarse := fixture("dtypes", "float16_bits.npy")    // float16, same shape
+	large := fixture("dtypes", "bfloat16_float32.npy") // 256 KiB: read past its header later
+	loss := fixture("scenarios", "stale_input", "eager", "step_000000", "loss.npy")
+	root := t.TempDir()
+	put := func(run, step, name, from string) {
+		t.Helper()
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(root, run, step, filepath.Dir(name))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, run, step, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, step := range []string{"step_0", "step_1"} {
+		for _, run := range []string{"a", "b"} {
+			put(run, step, "loss.npy", loss)
+			put(run, step, "grads/w.npy", good)
+			put(run, step, "outputs/big.npy", large)
+		}
+		for i, f := range bad {
+			name := fmt.Sprintf("outputs/bad%02d.npy", i)
+			switch i % 3 {
+			case 0: // unreadable in both runs
+				put("a", step, name, f)
+				put("b", step, name, f)
+			case 1: // unreadable in b only
+				put("a", step, name, good)
+				put("b", step, name, f)
+			default: // unreadable in a, missing from b
+				put("a", step, name, f)
+			}
+		}
+	}
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for _, o := range []Options{{}, {FailFast: true}} {
+		if s, u := bothWays(t, a, b, o); s != u {
+			t.Errorf("fail-fast %v: read a step at a time:\n%s\nread first:\n%s", o.FailFast, s, u)
+		}
+	}
+
+	for _, run := range []string{"a", "b"} {
+		put(run, "step_1", "grads/w.npy", coarse)
+	}
+	s, u := bothWays(t, a, b, Options{})
+	if s != u {
+		t.Errorf("coarser later gradient: read a step at a time:\n%s\nread first:\n%s", s, u)
+	}
+	if !strings.Contains(s, "model float16") {
+		t.Errorf("a float16 gradient at step 1 after float32 at step 0: want the model judged at float16:\n%s", s)
+	}
+}
+
+// TestDeferredEntriesReadOnce: LoadDeferred lists an .npy run without
+// reading it, Resolve reads each entry, and a small file's data is then
+// read from memory: the comparison still reads it after the file is gone.
+func TestDeferredEntriesReadOnce(t *testing.T) {
+	dir := t.TempDir()
+	step := filepath.Join(dir, "step_1")
+	if err := os.MkdirAll(step, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(fixture("scenarios", "stale_input", "eager", "step_000000", "loss.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(step, "loss.npy")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run, err := loaders.LoadDeferred(dir, loaders.Options{})
+	if err != nil || len(run.Entries) != 1 {
+		t.Fatalf("LoadDeferred: %v, %d entries", err, len(run.Entries))
+	}
+	e := run.Entries[0]
+	if !e.Deferred() || e.Name != "loss" || e.Step != 1 || e.Kind != loaders.KindLoss {
+		t.Fatalf("entry %+v: want a deferred loss at step 1", e)
+	}
+	if errs := loaders.Resolve(run.Entries); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	if e.Deferred() || e.DType != loaders.Float32 || e.Len() != 1 {
+		t.Fatalf("resolved entry: deferred %v, %s, %d elements", e.Deferred(), e.DType, e.Len())
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Open()
+	if err != nil {
+		t.Fatalf("reading held data after the file is gone: %v", err)
+	}
+	v := make([]float64, 1)
+	if n, err := r.Read(v); n != 1 || err != nil {
+		t.Fatalf("read %d values, %v", n, err)
+	}
+	r.Close()
+	e.Release()
+	if _, err := e.Open(); err == nil {
+		t.Error("released data of a removed file read without error")
+	}
+}
