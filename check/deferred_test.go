@@ -170,9 +170,18 @@ func TestStepwiseReadingOfUnreadableFiles(t *testing.T) {
 		}
 	}
 	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	before := openDescriptors(t)
 	for _, o := range []Options{{}, {FailFast: true}} {
 		if s, u := bothWays(t, a, b, o); s != u {
 			t.Errorf("fail-fast %v: read a step at a time:\n%s\nread first:\n%s", o.FailFast, s, u)
+		}
+	}
+	if after := openDescriptors(t); after > before {
+		t.Errorf("%d descriptors open after comparing, %d before: kept descriptors leak", after, before)
+	}
+	for _, files := range [][2]string{{good, large}, {good, bad[0]}, {bad[0], bad[1]}, {large, large}} {
+		if s, u := bothWays(t, files[0], files[1], Options{}); s != u {
+			t.Errorf("%s vs %s: read a step at a time:\n%s\nread first:\n%s", files[0], files[1], s, u)
 		}
 	}
 
@@ -235,4 +244,14 @@ func TestDeferredEntriesReadOnce(t *testing.T) {
 	if _, err := e.Open(); err == nil {
 		t.Error("released data of a removed file read without error")
 	}
+}
+
+// openDescriptors counts the process's open descriptors (Linux), or
+// returns 0 where /proc/self/fd is not there.
+func openDescriptors(t *testing.T) int {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	return len(fds)
 }

@@ -41,7 +41,9 @@ type stepReader struct {
 	done   map[int]bool // units read
 }
 
-// read reads the deferred entries of unit u, once.
+// read reads the deferred entries of unit u, once. (Reading the next unit
+// while one is compared was tried: on 2 cores, where reading and
+// comparing both keep the processors busy, it changed no time.)
 func (r *stepReader) read(u int) {
 	if r.done == nil {
 		r.done = map[int]bool{}
@@ -149,8 +151,8 @@ func (r *stepReader) provisional(ts []*judge.TensorResult) []*judge.TensorResult
 
 // release drops the data that unit u's entries hold in memory, and that of
 // prev; it returns the unit's parameters, whose data it leaves for the
-// next unit's updates (pass them as prev then). Losses are left: the loss
-// curve reads them.
+// next unit's updates (pass them as prev then). Losses held in memory are
+// left: the loss curve reads them.
 func (r *stepReader) release(u int, prev []*loaders.Entry) (params []*loaders.Entry) {
 	for _, e := range prev {
 		e.Release()
@@ -158,7 +160,9 @@ func (r *stepReader) release(u int, prev []*loaders.Entry) (params []*loaders.En
 	for _, i := range r.units[u] {
 		for _, e := range []*loaders.Entry{r.held[i].A, r.held[i].B} {
 			switch {
-			case r.live(e) == nil, e.Kind == loaders.KindLoss:
+			case r.live(e) == nil:
+			case e.Kind == loaders.KindLoss && e.Held():
+				// left for the loss curve
 			case e.Kind == loaders.KindParam:
 				params = append(params, e)
 			default:

@@ -16,8 +16,8 @@ import (
 // name only, and Resolve, called on the entries of one step just before
 // they are compared, opens each file once: a small file (up to heldMax
 // bytes) is read whole, header and data in one read, and its data is held
-// in memory until Release; a larger one has its header read and its data
-// read (or mapped) when compared, as after Load.
+// in memory until Release; a larger one has its header read and the
+// descriptor kept for the read (or mapping) of its data.
 //
 // The name, step and kind of an .npy file come from its path, so runs can
 // be paired before any file is opened; containers (.npz, .safetensors,
@@ -33,6 +33,14 @@ const heldMax = 64 << 10
 // small files than that has the rest read when compared.
 const heldBudget = 64 << 20
 
+// keptMax is the most descriptors one Resolve call keeps open, from the
+// read of a large file's header to the read of its data (so that it too is
+// opened once). A process starts with room for 64 descriptors; each
+// doubling of that table past it waits for an RCU grace period in Linux
+// (fs/file.c, expand_fdtable), 5–20 ms each measured here, more than
+// opening a few hundred files again costs.
+const keptMax = 32
+
 // deferral is what a deferred entry needs to be read: its file and the
 // options to read it with.
 type deferral struct {
@@ -40,16 +48,12 @@ type deferral struct {
 	opts Options
 }
 
-// heldBytes are a small file's bytes, read with its header and kept until
-// released.
-type heldBytes struct{ b atomic.Pointer[[]byte] }
-
-// LoadDeferred is Load, except that the .npy files found in a directory
-// that no manifest entry names are listed by their paths only: their
-// entries are Deferred, with the name, step, kind and file of the entry
-// set and the tensor's description empty, until Resolve reads them. A
-// single file, and containers, are read as Load reads them. Errors of
-// deferred files come from Resolve, not in Run.Errors.
+// LoadDeferred is Load, except that the .npy files of a directory that no
+// manifest entry names are listed by their paths only: their entries are
+// Deferred, with the entry's name, step, kind and file set and the
+// tensor's description empty, until Resolve reads them (their errors come
+// from Resolve, not in Run.Errors). A single .npy file given as the run is
+// read as Resolve reads it, at once; containers as Load reads them.
 func LoadDeferred(root string, opts Options) (*Run, error) {
 	return load(root, opts, true)
 }
@@ -60,41 +64,54 @@ func (e *Entry) Deferred() bool { return e.deferred != nil }
 
 // Resolve reads the files of the deferred entries among es, several at a
 // time, each opened once: a small file's data is held in memory until
-// Release, within heldBudget bytes. It returns one error per entry (nil
+// Release, within heldBudget bytes; a larger file's descriptor is kept
+// for the first read of its data, for up to keptMax files (Release closes
+// it if no read took it). It returns one error per entry (nil
 // where the entry was read, or was not deferred): the error, an *Error
 // naming the file, is what Load would have reported for the file, and
 // the entry stays Deferred.
 func Resolve(es []*Entry) []error {
 	errs := make([]error, len(es))
-	var held atomic.Int64
+	var held, kept atomic.Int64
 	parallel.For(len(es), runtime.GOMAXPROCS(0)*openersPerCPU, func(i int) {
 		e := es[i]
 		if e.deferred == nil {
 			return
 		}
-		t, err := readNPYOnce(e.deferred.full, e.deferred.opts, &held)
+		t, err := readNPYOnce(e.deferred.full, e.deferred.opts, &held, &kept)
 		if err != nil {
 			errs[i] = err
 			return
 		}
 		t.Name = e.Tensor.Name
-		e.Tensor, e.deferred = t, nil
+		*e.Tensor, e.deferred = *t, nil // in place: one Tensor per entry
 	})
 	return errs
 }
 
-// Release drops the data a resolved entry holds in memory; later reads
-// open its file.
+// Held reports whether the entry's data is held in memory (see Resolve).
+func (e *Entry) Held() bool { return e.Tensor != nil && e.data.heldBytes() != nil }
+
+// Release drops the data a resolved entry holds in memory, and closes the
+// descriptor kept for its first read if no read took it; later reads open
+// its file.
 func (e *Entry) Release() {
-	if e.Tensor != nil && e.data.held != nil {
-		e.data.held.b.Store(nil)
+	if e.Tensor == nil {
+		return
+	}
+	if e.data.held != nil {
+		e.data.held.Store(nil)
+	}
+	if f := e.data.takeKept(); f != nil {
+		f.Close()
 	}
 }
 
 // readNPYOnce reads the .npy file at path through one descriptor: whole
-// when it is small and held has room, its header only otherwise (the data
-// is then read by a later open, as OpenFile's tensors are).
-func readNPYOnce(path string, opts Options, held *atomic.Int64) (*Tensor, error) {
+// when it is small and held has room; its header only otherwise, keeping
+// the descriptor open for the read of the data while kept is under
+// keptMax (a later read opens the file again, as OpenFile's tensors do).
+func readNPYOnce(path string, opts Options, held, kept *atomic.Int64) (*Tensor, error) {
 	f, err := openData(path)
 	if err != nil {
 		return nil, &Error{Path: path, Err: unwrapPathError(err)}
@@ -108,11 +125,19 @@ func readNPYOnce(path string, opts Options, held *atomic.Int64) (*Tensor, error)
 		f.Close()
 		return nil, &Error{Path: path, Err: errors.New("is a directory")}
 	case size > heldMax || held.Add(size) > heldBudget:
-		ts, _, err := listOpen(f, size, path, FormatNPY, opts)
+		t, err := readNPY(func() (io.ReaderAt, io.Closer, error) { return f, io.NopCloser(nil), nil }, 0, size, path, "", opts)
 		if err != nil {
+			f.Close()
 			return nil, err
 		}
-		return ts[0], nil
+		t.data.open, t.data.file = fileOpener(path), path
+		if kept.Add(1) > keptMax {
+			f.Close()
+			return t, nil
+		}
+		t.data.kept = new(atomic.Pointer[dataFile])
+		t.data.kept.Store(f)
+		return t, nil
 	}
 	buf := make([]byte, size)
 	n, err := f.ReadAt(buf, 0)
@@ -122,19 +147,18 @@ func readNPYOnce(path string, opts Options, held *atomic.Int64) (*Tensor, error)
 	}
 	// n < size: the file shrank since its size was read; the header check
 	// says what is missing
-	hb := &heldBytes{}
 	whole := buf[:n]
-	hb.b.Store(&whole)
-	open := func() (io.ReaderAt, io.Closer, error) {
-		if b := hb.b.Load(); b != nil {
-			return bytes.NewReader(*b), io.NopCloser(nil), nil
-		}
-		return fileOpener(path)()
+	h, err := readNPYHeader(bytes.NewReader(whole), int64(n))
+	if err != nil {
+		return nil, &Error{Path: path, Err: err}
 	}
-	t, err := readNPY(open, 0, int64(n), path, "", opts)
+	t, err := npyTensor(h, int64(n), path, "", opts)
 	if err != nil {
 		return nil, err
 	}
-	t.data.file, t.data.held = path, hb // in place in the file: can be mapped
+	// in place in the file: can be mapped, and read again once released
+	t.data = dataRef{open: fileOpener(path), offset: h.DataOffset, size: int64(n) - h.DataOffset, file: path,
+		held: new(atomic.Pointer[[]byte])}
+	t.data.held.Store(&whole)
 	return t, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -193,6 +194,66 @@ func FuzzTFEvents(f *testing.F) {
 		}
 		if len(scalars) > len(data)/8 {
 			t.Fatalf("%d scalars from %d bytes", len(scalars), len(data))
+		}
+	})
+}
+
+// FuzzResolve checks that a run read a step at a time reads any .npy file
+// as Load does: Resolve of a deferred entry gives the description OpenFile
+// gives, or the same error, and the same values, whether the file is small
+// enough to be held in memory or read through its kept descriptor.
+func FuzzResolve(f *testing.F) {
+	for _, p := range []string{"npy/*.npy", "bad/*.npy", "dtypes/float8_*_bits.npy"} {
+		files, _ := filepath.Glob(fixture(p))
+		for _, file := range files {
+			if data, err := os.ReadFile(file); err == nil && len(data) <= maxSeed {
+				f.Add(data, false)
+				f.Add(data, true)
+			}
+		}
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte, large bool) {
+		if large && len(data) <= heldMax { // the path of files not held
+			data = append(data, make([]byte, heldMax+1-len(data))...)
+		}
+		step := filepath.Join(dir, "step_1")
+		if err := os.MkdirAll(step, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(step, "x.npy")
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		opts := Options{V1: Float8E4M3FN}
+		want, _, wantErr := OpenFile(file, opts)
+		run, err := LoadDeferred(dir, opts)
+		if err != nil || len(run.Entries) != 1 || !run.Entries[0].Deferred() {
+			t.Fatalf("LoadDeferred: %v, entries %v", err, run.Entries)
+		}
+		e := run.Entries[0]
+		gotErr := Resolve(run.Entries)[0]
+		defer e.Release()
+		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Fatalf("Resolve: error %v; OpenFile: %v", gotErr, wantErr)
+		}
+		if gotErr != nil {
+			return
+		}
+		w := want[0]
+		if e.DType != w.DType || e.Descr != w.Descr || e.FortranOrder != w.FortranOrder || e.BigEndian != w.BigEndian ||
+			len(e.Shape) != len(w.Shape) || e.Size() != w.Size() {
+			t.Fatalf("Resolve: %s %s %v; OpenFile: %s %s %v", e.Descr, e.DType, e.Shape, w.Descr, w.DType, w.Shape)
+		}
+		got, gerr := readAllValues(e.Tensor)
+		exp, werr := readAllValues(w)
+		if (gerr == nil) != (werr == nil) || len(got) != len(exp) {
+			t.Fatalf("values: %d (%v) against %d (%v)", len(got), gerr, len(exp), werr)
+		}
+		for i := range got {
+			if math.Float64bits(got[i]) != math.Float64bits(exp[i]) {
+				t.Fatalf("value %d: %v against %v", i, got[i], exp[i])
+			}
 		}
 	})
 }

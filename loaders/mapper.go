@@ -41,9 +41,12 @@ func (t *Tensor) NewMapper() (*Mapper, error) {
 	if !t.Mappable() {
 		return nil, t.errorf("data not in place in a file")
 	}
-	f, err := openData(t.data.file)
-	if err != nil {
-		return nil, t.errorf("mapping data: %w", unwrapPathError(err))
+	f := t.data.takeKept()
+	if f == nil {
+		var err error
+		if f, err = openData(t.data.file); err != nil {
+			return nil, t.errorf("mapping data: %w", unwrapPathError(err))
+		}
 	}
 	m := &Mapper{t: t, f: f}
 	m.cond = sync.NewCond(&m.mu)

@@ -120,6 +120,18 @@ func load(root string, opts Options, deferNPY bool) (*Run, error) {
 	run := &Run{Root: root}
 	d := &discovery{run: run, opts: opts, deferNPY: deferNPY, seen: map[stepName]string{}, walked: map[any]string{}}
 	if !st.IsDir() {
+		if deferNPY && FormatOf(root) == FormatNPY {
+			// read now, through the descriptor its data is read with
+			name := stem(filepath.Base(root))
+			e := &Entry{Name: name, Step: NoStep, Kind: KindOf(name), File: filepath.Base(root),
+				Tensor: &Tensor{Name: name, Path: root}, deferred: &deferral{full: root, opts: opts}}
+			if err := Resolve([]*Entry{e})[0]; err != nil {
+				run.Errors = []error{err}
+			} else {
+				d.add(e, nil)
+			}
+			return run, nil
+		}
 		tensors, errs, err := OpenFile(root, opts)
 		if err != nil {
 			errs = append(errs, err)

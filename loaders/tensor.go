@@ -1,11 +1,13 @@
 package loaders
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // Tensor is one array found in a file: its description and where its bytes
@@ -50,9 +52,34 @@ type dataRef struct {
 	// file is the path of the file holding the data when it can be
 	// memory-mapped (a file on disk, the bytes in place).
 	file string
-	// held are the file's bytes, read with the header, until released
-	// (see Resolve); nil when they were not held.
-	held *heldBytes
+	// held are the file's bytes (the whole file: offset applies), read
+	// with the header and kept until released (see Resolve); nil when
+	// they were not held.
+	held *atomic.Pointer[[]byte]
+	// kept is the descriptor the header was read through, kept open for
+	// the first read of the data (Open, OpenRange or NewMapper take it);
+	// nil when none was kept.
+	kept *atomic.Pointer[dataFile]
+}
+
+// takeKept returns the descriptor kept open for the first read of the
+// data, nil when there is none (any more).
+func (d *dataRef) takeKept() *dataFile {
+	if d.kept == nil {
+		return nil
+	}
+	return d.kept.Swap(nil)
+}
+
+// heldBytes returns the file's bytes when they are held, nil otherwise.
+func (d *dataRef) heldBytes() []byte {
+	if d.held == nil {
+		return nil
+	}
+	if b := d.held.Load(); b != nil {
+		return *b
+	}
+	return nil
 }
 
 // opener opens the container file for random access.
@@ -98,9 +125,17 @@ func (t *Tensor) OpenRange(first, count int64) (*Reader, error) {
 	if first < 0 || count < 0 || first+count > t.Len() {
 		return nil, t.errorf("element range [%d, %d) outside %d elements", first, first+count, t.Len())
 	}
-	ra, closer, err := t.data.open()
-	if err != nil {
-		return nil, t.errorf("%w", err)
+	var ra io.ReaderAt
+	var closer io.Closer
+	if b := t.data.heldBytes(); b != nil {
+		ra, closer = bytes.NewReader(b), io.NopCloser(nil)
+	} else if f := t.data.takeKept(); f != nil {
+		ra, closer = f, f
+	} else {
+		var err error
+		if ra, closer, err = t.data.open(); err != nil {
+			return nil, t.errorf("%w", err)
+		}
 	}
 	es := int64(t.DType.Size())
 	sr := io.NewSectionReader(ra, t.data.offset+first*es, count*es)
