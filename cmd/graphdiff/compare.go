@@ -208,11 +208,13 @@ func compareRun(opts *compareOptions) error {
 }
 
 // pairsPerProcess is how many tensor pairs one comparison holds within
-// 256 MiB of resident memory: each pair's results, names and the values
-// kept for diagnosis take about 3.2 KiB of live heap, and the heap may
-// grow to 1.5× that between collections (see main.go): bench/costs.sh
-// measured 226 MiB at 50,000 pairs of 256 float32 and 483 MiB at 100,000.
-var pairsPerProcess = 50_000 // a variable so tests can lower it
+// 256 MiB of resident memory, with a margin for the machine's noise: each
+// pair's results, names and the values kept for diagnosis take about
+// 3 KiB of live heap, and the heap may grow to 1.5× that between
+// collections (see main.go). bench/costs.sh measured 189–199 MiB at
+// 40,000 pairs of 256 float32, 219–254 MiB at 50,000 and 466 MiB at
+// 100,000.
+var pairsPerProcess = 40_000 // a variable so tests can lower it
 
 // adviseShards tells the user on w how to shard a comparison of more pairs
 // than pairsPerProcess: memory grows linearly with the pairs, and shards
