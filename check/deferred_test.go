@@ -107,6 +107,11 @@ func TestStepwiseReadingChangesNothing(t *testing.T) {
 	if len(dirs) < 100 {
 		t.Fatalf("%d scenarios, want the corpus's and testdata/scenarios'", len(dirs))
 	}
+	for _, dir := range dirs[:10] {
+		if s, u := inspectBothWays(t, filepath.Join(dir, "graph")); s != u {
+			t.Errorf("inspect %s: read a step at a time:\n%s\nread first:\n%s", dir, s, u)
+		}
+	}
 	for _, dir := range dirs {
 		opts := []Options{{}}
 		if strings.HasSuffix(dir, "stale_input") {
@@ -178,6 +183,11 @@ func TestStepwiseReadingOfUnreadableFiles(t *testing.T) {
 	}
 	if after := openDescriptors(t); after > before {
 		t.Errorf("%d descriptors open after comparing, %d before: kept descriptors leak", after, before)
+	}
+	for _, path := range []string{a, b, bad[0], large} {
+		if s, u := inspectBothWays(t, path); s != u {
+			t.Errorf("inspect %s: read a step at a time:\n%s\nread first:\n%s", path, s, u)
+		}
 	}
 	for _, files := range [][2]string{{good, large}, {good, bad[0]}, {bad[0], bad[1]}, {large, large}} {
 		if s, u := bothWays(t, files[0], files[1], Options{}); s != u {
@@ -254,4 +264,31 @@ func openDescriptors(t *testing.T) int {
 		return 0
 	}
 	return len(fds)
+}
+
+// inspectBothWays inspects the run at path reading it a step at a time,
+// then reading every file first, and returns both reports as text.
+func inspectBothWays(t *testing.T, path string) (stepwise, upfront string) {
+	t.Helper()
+	defer func(v bool) { deferReading = v }(deferReading)
+	for _, d := range []bool{true, false} {
+		deferReading = d
+		ins, err := Inspect(path, loaders.Options{}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, ts := range ins.Tensors {
+			fmt.Fprintf(&b, "%+v std %v\n", ts, ts.Std())
+		}
+		for _, err := range ins.Errors {
+			fmt.Fprintf(&b, "error %v\n", err)
+		}
+		if d {
+			stepwise = b.String()
+		} else {
+			upfront = b.String()
+		}
+	}
+	return stepwise, upfront
 }

@@ -34,29 +34,61 @@ type Inspection struct {
 // summarizes every tensor with up to jobs goroutines. It fails only when
 // path does not exist or a directory cannot be listed; unreadable files
 // and tensors are listed in the Inspection.
+//
+// A run's .npy files are read a step at a time, each opened once (see
+// loaders.LoadDeferred): the summaries are those of a run Load read.
 func Inspect(path string, lo loaders.Options, jobs int) (Inspection, error) {
-	run, err := loaders.Load(path, lo)
+	load := loaders.Load
+	if deferReading {
+		load = loaders.LoadDeferred
+	}
+	run, err := load(path, lo)
 	if err != nil {
 		return Inspection{}, err
 	}
 	return inspect(run, jobs), nil
 }
 
-// inspect summarizes every tensor of a loaded run.
+// inspect summarizes every tensor of a loaded run, a step at a time.
 func inspect(run *loaders.Run, jobs int) Inspection {
 	ins := Inspection{Root: run.Root, Manifest: run.Manifest, Errors: append([]error(nil), run.Errors...)}
-	tensors := make([]*loaders.Tensor, len(run.Entries))
-	for i, e := range run.Entries {
-		tensors[i] = e.Tensor
-	}
-	sums, errs := metrics.Summarize(tensors, jobs)
-	for i, e := range run.Entries {
-		if errs[i] != nil {
-			ins.Errors = append(ins.Errors, errs[i])
-			continue
+	for _, step := range entriesByStep(run.Entries) {
+		for _, err := range loaders.Resolve(step) {
+			if err != nil {
+				ins.Errors = append(ins.Errors, err) // as Load reports the file
+			}
 		}
-		ins.Tensors = append(ins.Tensors, TensorSummary{Name: e.Name, Step: e.Step, Kind: e.Kind, Meta: *e.Meta(), Summary: sums[i]})
+		var read []*loaders.Entry
+		var tensors []*loaders.Tensor
+		for _, e := range step {
+			if !e.Deferred() {
+				read, tensors = append(read, e), append(tensors, e.Tensor)
+			}
+		}
+		sums, errs := metrics.Summarize(tensors, jobs)
+		for i, e := range read {
+			if errs[i] != nil {
+				ins.Errors = append(ins.Errors, errs[i])
+			} else {
+				ins.Tensors = append(ins.Tensors, TensorSummary{Name: e.Name, Step: e.Step, Kind: e.Kind, Meta: *e.Meta(), Summary: sums[i]})
+			}
+			e.Release()
+		}
 	}
 	sort.SliceStable(ins.Errors, func(i, j int) bool { return ins.Errors[i].Error() < ins.Errors[j].Error() })
 	return ins
+}
+
+// entriesByStep splits entries, sorted by step, into runs of one step.
+func entriesByStep(es []*loaders.Entry) [][]*loaders.Entry {
+	var out [][]*loaders.Entry
+	for i := 0; i < len(es); {
+		j := i + 1
+		for j < len(es) && es[j].Step == es[i].Step {
+			j++
+		}
+		out = append(out, es[i:j])
+		i = j
+	}
+	return out
 }
