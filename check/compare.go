@@ -186,10 +186,8 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 		}
 	}
 	ts := make([]*judge.TensorResult, len(held))
-	order := make(map[*judge.TensorResult]int, len(held))
 	for i, p := range held {
 		ts[i] = &judge.TensorResult{Name: p.Name, Step: p.Step, Kind: p.Kind}
-		order[ts[i]] = i
 	}
 	units := stepUnits(held) // indexes into held, step by step, in comparison order
 
@@ -220,7 +218,8 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 
 	// classify decides what can be said of pair i before comparing it (its
 	// entries read), and reports whether it is to be compared.
-	var results []*judge.TensorResult // in the order classified
+	listed := make([]byte, len(held)) // per pair: inResult, or ignored
+	const inResult, ignored = 1, 2
 	classify := func(i int) bool {
 		p, t := held[i], ts[i]
 		key := pairKey{Step: p.Step, Name: p.Name}
@@ -261,11 +260,11 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 		default:
 			t.Settings = opts.Resolver.Resolve(p.Name, p.Kind, t.A.Effective(), t.B.Effective(), compute)
 			if t.Settings.Ignore {
-				res.Ignored = append(res.Ignored, t)
+				listed[i] = ignored
 				return false
 			}
 		}
-		results = append(results, t)
+		listed[i] = inResult
 		if t.Status != "" {
 			return false
 		}
@@ -283,6 +282,7 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 		return true
 	}
 	groups := make([][]*judge.TensorResult, len(units)) // the pairs to compare, unit by unit
+	toCompare := make([]bool, len(held))                // by pair: in groups
 	classified := make([]bool, len(units))
 	// prepare reads unit u and classifies its pairs, once; false when the
 	// unit holds a coarser gradient or parameter than the precision taken.
@@ -297,6 +297,7 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 		for _, i := range units[u] {
 			if classify(i) {
 				groups[u] = append(groups[u], ts[i])
+				toCompare[i] = true
 			}
 		}
 		classified[u] = true
@@ -391,13 +392,24 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 			step := group[0].Step
 			res.StoppedAfterStep = &step
 			res.NotCompared = len(later)
-			results = removeAll(results, later)
+			for _, v := range units[u+1:] {
+				for _, i := range v {
+					if toCompare[i] {
+						listed[i] = 0
+					}
+				}
+			}
 			break
 		}
 	}
-	slices.SortStableFunc(results, func(x, y *judge.TensorResult) int { return order[x] - order[y] })
-	slices.SortStableFunc(res.Ignored, func(x, y *judge.TensorResult) int { return order[x] - order[y] })
-	res.Tensors = results
+	for i, t := range ts { // in pairing order
+		switch listed[i] {
+		case inResult:
+			res.Tensors = append(res.Tensors, t)
+		case ignored:
+			res.Ignored = append(res.Ignored, t)
+		}
+	}
 
 	if opts.Shard.ReportsDiscovery() {
 		runs := []*loaders.Run{a, b}
@@ -472,20 +484,6 @@ func manifestCompute(runs ...*loaders.Run) loaders.DType {
 		}
 	}
 	return d
-}
-
-func removeAll(ts []*judge.TensorResult, drop []*judge.TensorResult) []*judge.TensorResult {
-	gone := map[*judge.TensorResult]bool{}
-	for _, t := range drop {
-		gone[t] = true
-	}
-	out := ts[:0]
-	for _, t := range ts {
-		if !gone[t] {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // unreadableByKey indexes a run's unreadable tensors by step and name.

@@ -22,12 +22,16 @@ func newUpdateIndex(a, b *loaders.Run) *updateIndex {
 	x := &updateIndex{a: map[pairKey]*loaders.Entry{}, b: map[pairKey]*loaders.Entry{},
 		steps: map[string][]int{}, grads: map[pairKey]*loaders.Entry{}}
 	for _, e := range a.Entries {
-		switch {
-		case e.Step == loaders.NoStep:
-		case e.Kind == loaders.KindParam:
+		if e.Step != loaders.NoStep && e.Kind == loaders.KindParam {
 			x.a[pairKey{e.Step, e.Name}] = e
 			x.steps[e.Name] = append(x.steps[e.Name], e.Step)
-		case e.Kind == loaders.KindGrad:
+		}
+	}
+	if len(x.a) == 0 { // no parameter, no update to measure
+		return x
+	}
+	for _, e := range a.Entries {
+		if e.Step != loaders.NoStep && e.Kind == loaders.KindGrad {
 			x.grads[pairKey{e.Step, loaders.Subject(e.Name)}] = e
 		}
 	}

@@ -225,7 +225,7 @@ func adviseShards(w io.Writer, pairs int) {
 	}
 	k := (pairs + pairsPerProcess - 1) / pairsPerProcess
 	fmt.Fprintf(w, "graphdiff: %s to compare: about %d MiB in one process (some 5 KiB a pair); "+
-		"to stay under 256 MiB, compare in %d shards (--shard 1/%d ... --shard %d/%d, each with --report json=FILE) "+
+		"to stay under 256 MiB with room to spare, compare in %d shards (--shard 1/%d ... --shard %d/%d, each with --report json=FILE) "+
 		"and combine them with graphdiff merge\n", words.Plural(pairs, "pair"), pairs*5/1024, k, k, k, k)
 }
 
