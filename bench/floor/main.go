@@ -9,13 +9,17 @@
 //	floor files DIR...   open, read (up to 64 KiB) and close every file
 //	                     under the directories once, on all cores (the
 //	                     per-file cost of many small tensors)
+//	floor fresh DIR...   as files, but each file read into a buffer of
+//	                     its own size, newly allocated (what keeping each
+//	                     file's bytes costs in the allocator and the page
+//	                     faults of a growing heap)
 //	floor opens DIR...   only open and close every file, on all cores,
 //	                     the directories listed beforehand (what no reader
 //	                     of the files can avoid)
 //
 // It prints the elapsed time inside the process, the median of 3 rounds;
-// for files and opens the listing of the directories is timed in files
-// only.
+// for files, fresh and opens the listing of the directories is timed in
+// files and fresh only.
 package main
 
 import (
@@ -36,8 +40,8 @@ func main() {
 	if len(os.Args) > 1 {
 		mode = os.Args[1]
 	}
-	if len(os.Args) < 3 || (mode == "map" && len(os.Args) != 4) || (mode != "map" && mode != "files" && mode != "opens") {
-		fmt.Fprintln(os.Stderr, "usage: floor map A B | floor files DIR... | floor opens DIR...")
+	if len(os.Args) < 3 || (mode == "map" && len(os.Args) != 4) || (mode != "map" && mode != "files" && mode != "fresh" && mode != "opens") {
+		fmt.Fprintln(os.Stderr, "usage: floor map A B | floor files DIR... | floor fresh DIR... | floor opens DIR...")
 		os.Exit(2)
 	}
 	var listed []string
@@ -52,7 +56,9 @@ func main() {
 		case "map":
 			what = mapped(os.Args[2], os.Args[3])
 		case "files":
-			what = files(os.Args[2:])
+			what = files(os.Args[2:], false)
+		case "fresh":
+			what = files(os.Args[2:], true)
 		default:
 			what = opens(listed)
 		}
@@ -151,18 +157,31 @@ func list(dirs []string) []string {
 	return paths
 }
 
-func files(dirs []string) string {
+// files opens, reads and closes every file under dirs; with fresh, each
+// into a new buffer of the file's size (fstat), kept until all are read.
+func files(dirs []string, fresh bool) string {
 	paths := list(dirs)
+	kept := make([][]byte, len(paths))
 	parallel(func(w, workers int) {
 		buf := make([]byte, 64<<10)
 		for i := w; i < len(paths); i += workers {
 			fd, err := syscall.Open(paths[i], syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 			check(err)
-			_, err = syscall.Pread(fd, buf, 0)
+			b := buf
+			if fresh {
+				var st syscall.Stat_t
+				check(syscall.Fstat(fd, &st))
+				b = make([]byte, min(st.Size, 64<<10))
+				kept[i] = b
+			}
+			_, err = syscall.Pread(fd, b, 0)
 			check(err)
 			check(syscall.Close(fd))
 		}
 	})
+	if fresh {
+		return fmt.Sprintf("opened and read %d files, each into a new buffer", len(paths))
+	}
 	return fmt.Sprintf("opened and read %d files", len(paths))
 }
 
