@@ -107,6 +107,17 @@ func TestStepwiseReadingChangesNothing(t *testing.T) {
 	if len(dirs) < 100 {
 		t.Fatalf("%d scenarios, want the corpus's and testdata/scenarios'", len(dirs))
 	}
+	// a manifest that names a file (read first) beside files read a step
+	// at a time, containers, a flat run, two precisions
+	for _, pair := range [][2]string{{"tree", "tree"}, {"flat", "flat"}, {"mlp_fp32", "mlp_bf16"}} {
+		a, b := fixture("runs", pair[0]), fixture("runs", pair[1])
+		if s, u := bothWays(t, a, b, Options{}); s != u {
+			t.Errorf("%s vs %s: read a step at a time:\n%s\nread first:\n%s", a, b, s, u)
+		}
+		if s, u := inspectBothWays(t, a); s != u {
+			t.Errorf("inspect %s: read a step at a time:\n%s\nread first:\n%s", a, s, u)
+		}
+	}
 	for _, dir := range dirs[:10] {
 		if s, u := inspectBothWays(t, filepath.Join(dir, "graph")); s != u {
 			t.Errorf("inspect %s: read a step at a time:\n%s\nread first:\n%s", dir, s, u)
