@@ -189,17 +189,21 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 	for i, p := range held {
 		ts[i] = &judge.TensorResult{Name: p.Name, Step: p.Step, Kind: p.Kind}
 	}
-	units := stepUnits(held) // indexes into held, step by step, in comparison order
+	order := make([]int, len(held))
+	for i := range order {
+		order[i] = i
+	}
+	units := bySteps(order, func(i int) int { return held[i].Step }) // indexes into held, step by step
 
-	rd := &stepReader{a: a, b: b, held: held, units: units, failed: map[*loaders.Entry]error{}, late: map[*loaders.Run][]error{}}
+	rd := &stepReader{held: held, units: units, failed: map[*loaders.Entry]error{}, read: make([]bool, len(units))}
 	if upfront {
 		for u := range units {
-			rd.read(u)
+			rd.readUnit(u)
 		}
 	} else if len(units) > 0 {
-		rd.read(0)
+		rd.readUnit(0)
 		if u := slices.IndexFunc(units, rd.holdsWeights); u >= 0 {
-			rd.read(u)
+			rd.readUnit(u)
 		}
 	}
 
@@ -223,7 +227,7 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 	classify := func(i int) bool {
 		p, t := held[i], ts[i]
 		key := pairKey{Step: p.Step, Name: p.Name}
-		pa, pb := rd.live(p.A), rd.live(p.B)
+		pa, pb := live(p.A), live(p.B)
 		errA, errB := rd.failed[p.A], rd.failed[p.B]
 		if u := unreadA[key]; p.A == nil && u != nil {
 			errA = u.Err
@@ -290,7 +294,7 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 		if classified[u] {
 			return true
 		}
-		rd.read(u)
+		rd.readUnit(u)
 		if coarser(rd.weightDType(u), res.ModelDType) {
 			return false
 		}
@@ -413,13 +417,14 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 
 	if opts.Shard.ReportsDiscovery() {
 		runs := []*loaders.Run{a, b}
+		late := [][]error{rd.errorsOf(true), rd.errorsOf(false)} // of files read a step at a time
 		if baseline != nil {
 			runs = append(runs, baseline)
 		}
-		for _, r := range runs {
+		for k, r := range runs {
 			errs := r.Errors
-			if late := rd.late[r]; len(late) > 0 {
-				errs = slices.Concat(errs, late)
+			if k < len(late) && len(late[k]) > 0 {
+				errs = slices.Concat(errs, late[k])
 				sort.SliceStable(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 			}
 			for _, err := range errs {
@@ -431,7 +436,7 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 	}
 	res.Verdict, res.FirstDivergence = judge.Run(res.Tensors, res.Errors)
 	res.CheckSomethingCompared(fmt.Sprintf("%s holds %s, %s %s; %s ignored by the policy",
-		a.Root, plural(rd.entries(a), "tensor"), b.Root, plural(rd.entries(b), "tensor"), plural(len(res.Ignored), "pair")))
+		a.Root, plural(rd.readable(a), "tensor"), b.Root, plural(rd.readable(b), "tensor"), plural(len(res.Ignored), "pair")))
 	return out, true
 }
 

@@ -112,15 +112,15 @@ func mergeResults(parts []*judge.Result) (*judge.Result, error) {
 // the facts of its own part of each step only.
 func rejudge(res *judge.Result) {
 	ctx := judge.NewContext(res.ComputeDType, res.ModelDType, res.Rules)
-	var grouped stepGroups
+	var judged []*judge.TensorResult
 	for _, t := range res.Tensors {
 		if t.Metrics == nil || (t.Status != judge.StatusMatch && t.Status != judge.StatusMismatch && t.Status != judge.StatusDTypeMismatch) {
 			continue
 		}
 		t.Status, t.Reasons = "", nil
-		grouped.add(t)
+		judged = append(judged, t)
 	}
-	for _, g := range grouped.ordered() {
+	for _, g := range bySteps(judged, func(t *judge.TensorResult) int { return t.Step }) {
 		facts := judgeStep(g, ctx)
 		res.Steps = append(res.Steps, facts)
 		ctx = ctx.Next(facts)

@@ -1,77 +1,76 @@
 package check
 
 import (
-	"sort"
+	"iter"
 
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/tolerances"
 )
 
-// stepUnits groups the indexes of pairs by step, in comparison order: steps
-// ascending, step-less pairs last; each unit keeps the pairing order.
-func stepUnits(pairs []loaders.Pair) [][]int {
-	index := map[int]int{}
-	var units [][]int
-	for i, p := range pairs {
-		u, ok := index[p.Step]
-		if !ok {
-			u = len(units)
-			index[p.Step] = u
-			units = append(units, nil)
-		}
-		units[u] = append(units[u], i)
-	}
-	sort.SliceStable(units, func(i, j int) bool {
-		return judge.StepOrder(pairs[units[i][0]].Step) < judge.StepOrder(pairs[units[j][0]].Step)
-	})
-	return units
-}
-
 // stepReader reads the deferred entries of a comparison's pairs, a step
 // (unit) at a time, and remembers those that could not be read.
 type stepReader struct {
-	a, b  *loaders.Run
 	held  []loaders.Pair
-	units [][]int
+	units [][]int // indexes into held, step by step
 	// failed are the entries that could not be read, with the error Load
-	// would have given; late are those errors by run.
+	// would have given.
 	failed map[*loaders.Entry]error
-	late   map[*loaders.Run][]error
-	done   map[int]bool // units read
+	read   []bool // by unit
 }
 
-// read reads the deferred entries of unit u, once. (Reading the next unit
-// while one is compared was tried: on 2 cores, where reading and
-// comparing both keep the processors busy, it changed no time.)
-func (r *stepReader) read(u int) {
-	if r.done == nil {
-		r.done = map[int]bool{}
+// entries yields the entries of unit u's pairs, each with whether it is of
+// the first run (A).
+func (r *stepReader) entries(u int) iter.Seq2[*loaders.Entry, bool] {
+	return func(yield func(*loaders.Entry, bool) bool) {
+		for _, i := range r.units[u] {
+			if e := r.held[i].A; e != nil && !yield(e, true) {
+				return
+			}
+			if e := r.held[i].B; e != nil && !yield(e, false) {
+				return
+			}
+		}
 	}
-	if r.done[u] {
+}
+
+// readUnit reads the deferred entries of unit u, once. (Reading the next
+// unit while one is compared was tried: on 2 cores, where reading and
+// comparing both keep the processors busy, it changed no time.)
+func (r *stepReader) readUnit(u int) {
+	if r.read[u] {
 		return
 	}
-	r.done[u] = true
+	r.read[u] = true
 	var es []*loaders.Entry
-	var runs []*loaders.Run
-	for _, i := range r.units[u] {
-		if e := r.held[i].A; e != nil && e.Deferred() {
-			es, runs = append(es, e), append(runs, r.a)
-		}
-		if e := r.held[i].B; e != nil && e.Deferred() {
-			es, runs = append(es, e), append(runs, r.b)
+	for e := range r.entries(u) {
+		if e.Deferred() {
+			es = append(es, e)
 		}
 	}
 	for k, err := range loaders.Resolve(es) {
 		if err != nil {
 			r.failed[es[k]] = err
-			r.late[runs[k]] = append(r.late[runs[k]], err)
 		}
 	}
 }
 
+// errorsOf returns the errors of the entries of run A (a) or B that could
+// not be read.
+func (r *stepReader) errorsOf(a bool) []error {
+	var errs []error
+	for u := range r.units {
+		for e, isA := range r.entries(u) {
+			if err := r.failed[e]; err != nil && isA == a {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errs
+}
+
 // live returns e when it is there and read, nil otherwise.
-func (r *stepReader) live(e *loaders.Entry) *loaders.Entry {
+func live(e *loaders.Entry) *loaders.Entry {
 	if e == nil || e.Deferred() {
 		return nil
 	}
@@ -92,11 +91,9 @@ func (r *stepReader) holdsWeights(unit []int) bool {
 // of unit u that were read (see weightDType).
 func (r *stepReader) weightDType(u int) loaders.DType {
 	var es []*loaders.Entry
-	for _, i := range r.units[u] {
-		for _, e := range []*loaders.Entry{r.held[i].A, r.held[i].B} {
-			if r.live(e) != nil {
-				es = append(es, e)
-			}
+	for e := range r.entries(u) {
+		if live(e) != nil {
+			es = append(es, e)
 		}
 	}
 	return weightDType(es)
@@ -118,7 +115,7 @@ func (r *stepReader) provisional(ts []*judge.TensorResult) []*judge.TensorResult
 		switch {
 		case e == nil:
 			return nil
-		case r.live(e) != nil:
+		case live(e) != nil:
 			m := e.Meta()
 			if first[e.Name] == nil {
 				first[e.Name] = m
@@ -157,24 +154,23 @@ func (r *stepReader) release(u int, prev []*loaders.Entry) (params []*loaders.En
 	for _, e := range prev {
 		e.Release()
 	}
-	for _, i := range r.units[u] {
-		for _, e := range []*loaders.Entry{r.held[i].A, r.held[i].B} {
-			switch {
-			case r.live(e) == nil:
-			case e.Kind == loaders.KindLoss && e.Held():
-				// left for the loss curve
-			case e.Kind == loaders.KindParam:
-				params = append(params, e)
-			default:
-				e.Release()
-			}
+	for e := range r.entries(u) {
+		switch {
+		case live(e) == nil:
+		case e.Kind == loaders.KindLoss && e.Held():
+			// left for the loss curve
+		case e.Kind == loaders.KindParam:
+			params = append(params, e)
+		default:
+			e.Release()
 		}
 	}
 	return params
 }
 
-// entries counts the entries of run that could be read, or were not tried.
-func (r *stepReader) entries(run *loaders.Run) int {
+// readable counts the entries of run that could be read, or were not
+// tried.
+func (r *stepReader) readable(run *loaders.Run) int {
 	n := len(run.Entries)
 	for _, e := range run.Entries {
 		if r.failed[e] != nil {

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 
@@ -110,30 +111,22 @@ func judgeStep(group []*judge.TensorResult, c judge.Context) judge.StepFacts {
 	return facts
 }
 
-// stepGroups groups pairs by step.
-type stepGroups struct {
-	groups [][]*judge.TensorResult
-	index  map[int]int
-}
-
-func (s *stepGroups) add(t *judge.TensorResult) {
-	if s.index == nil {
-		s.index = map[int]int{}
+// bySteps groups items by their step, in comparison order: steps
+// ascending, step-less items last; each group keeps the items' order.
+func bySteps[T any](items []T, step func(T) int) [][]T {
+	index := map[int]int{}
+	var groups [][]T
+	for _, it := range items {
+		g, ok := index[step(it)]
+		if !ok {
+			g = len(groups)
+			index[step(it)] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], it)
 	}
-	i, ok := s.index[t.Step]
-	if !ok {
-		i = len(s.groups)
-		s.index[t.Step] = i
-		s.groups = append(s.groups, nil)
-	}
-	s.groups[i] = append(s.groups[i], t)
-}
-
-// ordered returns the groups in step order, step-less pairs last; each
-// group keeps the order its pairs were added in.
-func (s *stepGroups) ordered() [][]*judge.TensorResult {
-	sort.SliceStable(s.groups, func(i, j int) bool {
-		return judge.StepOrder(s.groups[i][0].Step) < judge.StepOrder(s.groups[j][0].Step)
+	slices.SortStableFunc(groups, func(x, y []T) int {
+		return cmp.Compare(judge.StepOrder(step(x[0])), judge.StepOrder(step(y[0])))
 	})
-	return s.groups
+	return groups
 }

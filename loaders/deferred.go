@@ -127,41 +127,39 @@ func readNPYOnce(path string, opts Options, held, kept *atomic.Int64) (*Tensor, 
 	case dir:
 		f.Close()
 		return nil, &Error{Path: path, Err: errors.New("is a directory")}
-	case size > heldMax || held.Add(size) > heldBudget:
-		t, err := readNPY(func() (io.ReaderAt, io.Closer, error) { return f, io.NopCloser(nil), nil }, 0, size, path, "", opts)
-		if err != nil {
-			f.Close()
-			return nil, err
+	}
+	var ra io.ReaderAt = f
+	var whole []byte // the file, when it is held
+	if size <= heldMax && held.Add(size) <= heldBudget {
+		buf := make([]byte, size)
+		n, err := f.ReadAt(buf, 0)
+		f.Close()
+		if err != nil && err != io.EOF {
+			return nil, &Error{Path: path, Err: unwrapPathError(err)}
 		}
-		t.data.open, t.data.file = fileOpener(path), path
-		if kept.Add(1) > keptMax {
+		// n < size: the file shrank since its size was read; the header
+		// check says what is missing
+		whole, size = buf[:n], int64(n)
+		ra = bytes.NewReader(whole)
+	}
+	t, err := describeNPY(ra, 0, size, path, "", opts)
+	if err != nil {
+		if whole == nil {
 			f.Close()
-			return t, nil
 		}
-		t.data.kept = new(atomic.Pointer[dataFile])
-		t.data.kept.Store(f)
-		return t, nil
-	}
-	buf := make([]byte, size)
-	n, err := f.ReadAt(buf, 0)
-	f.Close()
-	if err != nil && err != io.EOF {
-		return nil, &Error{Path: path, Err: unwrapPathError(err)}
-	}
-	// n < size: the file shrank since its size was read; the header check
-	// says what is missing
-	whole := buf[:n]
-	h, err := readNPYHeader(bytes.NewReader(whole), int64(n))
-	if err != nil {
-		return nil, &Error{Path: path, Err: err}
-	}
-	t, err := npyTensor(h, int64(n), path, "", opts)
-	if err != nil {
 		return nil, err
 	}
 	// in place in the file: can be mapped, and read again once released
-	t.data = dataRef{open: fileOpener(path), offset: h.DataOffset, size: int64(n) - h.DataOffset, file: path,
-		held: new(atomic.Pointer[[]byte])}
-	t.data.held.Store(&whole)
+	t.data.open, t.data.file = fileOpener(path), path
+	switch {
+	case whole != nil:
+		t.data.held = new(atomic.Pointer[[]byte])
+		t.data.held.Store(&whole)
+	case kept.Add(1) <= keptMax:
+		t.data.kept = new(atomic.Pointer[dataFile])
+		t.data.kept.Store(f)
+	default:
+		f.Close()
+	}
 	return t, nil
 }

@@ -7,12 +7,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapFlags are the flags of a mapping beyond MAP_SHARED: MAP_POPULATE asks
-// mmap to enter the whole range into the page tables.
-func mapFlags() int { return syscall.MAP_POPULATE }
-
-// populate does nothing: mmap populates (mapFlags).
-func populate([]byte) {}
+// mapPopulate asks mmap to enter the whole range into the page tables.
+const mapPopulate = syscall.MAP_POPULATE
 
 // cached reports whether all of bytes [off, off+n) of f are in the page
 // cache, as cachestat(2) (Linux 6.5) tells; true where it cannot tell.

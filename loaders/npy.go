@@ -256,19 +256,30 @@ func elementCount(shape []int, es int) (elems, bytes int64, err error) {
 	return elems, elems * int64(es), nil
 }
 
-// readNPY reads the header of the .npy data at [base, base+size) of the
-// file that open opens and returns its tensor. path and member name it in
-// errors.
 // npyHeadRead is how many bytes the first read of an .npy file asks for:
 // numpy pads headers to a multiple of 64 bytes, most fit in 256.
 const npyHeadRead = 512
 
+// readNPY reads the header of the .npy data at [base, base+size) of the
+// file that open opens and returns its tensor. path and member name it in
+// errors.
 func readNPY(open opener, base, size int64, path, member string, opts Options) (*Tensor, error) {
 	ra, closer, err := open()
 	if err != nil {
 		return nil, &Error{Path: path, Member: member, Err: err}
 	}
 	defer closer.Close()
+	t, err := describeNPY(ra, base, size, path, member, opts)
+	if err != nil {
+		return nil, err
+	}
+	t.data.open = open
+	return t, nil
+}
+
+// describeNPY reads the header of the .npy data at [base, base+size) of ra
+// and returns its tensor, with where its data lies but no way to open it.
+func describeNPY(ra io.ReaderAt, base, size int64, path, member string, opts Options) (*Tensor, error) {
 	// Buffered: the preamble and the header in one read.
 	h, err := readNPYHeader(bufio.NewReaderSize(io.NewSectionReader(ra, base, size), npyHeadRead), size)
 	if err != nil {
@@ -278,7 +289,7 @@ func readNPY(open opener, base, size int64, path, member string, opts Options) (
 	if err != nil {
 		return nil, err
 	}
-	t.data = dataRef{open: open, offset: base + h.DataOffset, size: size - h.DataOffset}
+	t.data = dataRef{offset: base + h.DataOffset, size: size - h.DataOffset}
 	return t, nil
 }
 

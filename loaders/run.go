@@ -385,7 +385,7 @@ func (d *discovery) addFile(f *foundFile) {
 	if f.deferred {
 		t := &Tensor{Name: stem(filepath.Base(full)), Path: full}
 		d.add(&Entry{Name: name, Step: step, Kind: KindOf(name), File: rel, Tensor: t,
-			deferred: &deferral{full: full, opts: d.fileOptions(rel)}}, nil)
+			deferred: &deferral{full: full, opts: d.opts}}, nil) // no manifest entry names it
 		return
 	}
 	tensors, errs, err := f.tensors, f.errs, f.err

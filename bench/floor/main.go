@@ -161,7 +161,10 @@ func list(dirs []string) []string {
 // into a new buffer of the file's size (fstat), kept until all are read.
 func files(dirs []string, fresh bool) string {
 	paths := list(dirs)
-	kept := make([][]byte, len(paths))
+	var kept [][]byte
+	if fresh {
+		kept = make([][]byte, len(paths))
+	}
 	parallel(func(w, workers int) {
 		buf := make([]byte, 64<<10)
 		for i := w; i < len(paths); i += workers {
