@@ -128,7 +128,6 @@ func readNPYOnce(path string, opts Options, held, kept *atomic.Int64) (*Tensor, 
 		f.Close()
 		return nil, &Error{Path: path, Err: errors.New("is a directory")}
 	}
-	var ra io.ReaderAt = f
 	var whole []byte // the file, when it is held
 	if size <= heldMax && held.Add(size) <= heldBudget {
 		buf := make([]byte, size)
@@ -140,9 +139,13 @@ func readNPYOnce(path string, opts Options, held, kept *atomic.Int64) (*Tensor, 
 		// n < size: the file shrank since its size was read; the header
 		// check says what is missing
 		whole, size = buf[:n], int64(n)
-		ra = bytes.NewReader(whole)
 	}
-	t, err := describeNPY(ra, 0, size, path, "", opts)
+	var t *Tensor
+	if whole != nil {
+		t, err = describeNPYFrom(bytes.NewReader(whole), 0, size, path, "", opts)
+	} else {
+		t, err = describeNPY(f, 0, size, path, "", opts)
+	}
 	if err != nil {
 		if whole == nil {
 			f.Close()

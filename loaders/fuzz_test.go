@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -254,6 +255,41 @@ func FuzzResolve(f *testing.F) {
 			if math.Float64bits(got[i]) != math.Float64bits(exp[i]) {
 				t.Fatalf("value %d: %v against %v", i, got[i], exp[i])
 			}
+		}
+	})
+}
+
+// FuzzNPYHeaderText checks that the fast reading of headers as numpy writes
+// them (parseCanonical) agrees with the general literal parser on every
+// header it accepts. Seeds are the headers of the .npy fixtures.
+func FuzzNPYHeaderText(f *testing.F) {
+	for _, p := range []string{"npy/*.npy", "bad/*.npy", "dtypes/*.npy"} {
+		files, _ := filepath.Glob(fixture(p))
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil || len(data) < 10 || !bytes.HasPrefix(data, npyMagic) {
+				continue
+			}
+			start, n := 10, int(binary.LittleEndian.Uint16(data[8:]))
+			if data[6] != 1 && len(data) >= 12 {
+				start, n = 12, int(binary.LittleEndian.Uint32(data[8:]))
+			}
+			if n >= 0 && n <= maxSeed && start+n <= len(data) {
+				f.Add(string(data[start : start+n]))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		descr, fortran, shape, ok := parseCanonical(text)
+		if !ok {
+			return
+		}
+		var h npyHeader
+		if err := h.parseLiteral(text); err != nil {
+			t.Fatalf("read fast as %q %v %v, but the literal parser says: %v", descr, fortran, shape, err)
+		}
+		if h.Descr != descr || h.Fortran != fortran || !slices.Equal(h.Shape, shape) || shape == nil {
+			t.Fatalf("read fast as %q %v %v, by the literal parser as %q %v %v", descr, fortran, shape, h.Descr, h.Fortran, h.Shape)
 		}
 	})
 }

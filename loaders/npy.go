@@ -97,6 +97,15 @@ func readNPYHeader(r io.Reader, size int64) (npyHeader, error) {
 
 // parseDict fills the header from the dict literal text.
 func (h *npyHeader) parseDict(text string) error {
+	if descr, fortran, shape, ok := parseCanonical(text); ok {
+		h.Descr, h.Fortran, h.Shape = descr, fortran, shape
+		return nil
+	}
+	return h.parseLiteral(text)
+}
+
+// parseLiteral is parseDict through the general Python literal parser.
+func (h *npyHeader) parseLiteral(text string) error {
 	p := &pyParser{s: text}
 	v, err := p.value()
 	if err != nil {
@@ -159,6 +168,87 @@ func (h *npyHeader) parseDict(text string) error {
 		return errors.New("header must have exactly the keys 'descr', 'fortran_order' and 'shape'")
 	}
 	return nil
+}
+
+// parseCanonical reads a header exactly as numpy writes one for a plain
+// dtype (format.py's _write_array_header: the keys sorted, each followed by
+// ", ", then "}", spaces and "\n"):
+//
+//	{'descr': '<f4', 'fortran_order': False, 'shape': (64, 32), }
+//
+// It reports false for anything else, and the general parser decides:
+// a descr holding other than letters, digits and <>|=, an integer with a
+// leading zero or more than 18 digits, other spacing, other key order, more
+// than MaxDims dimensions. What it accepts, the general parser reads the
+// same (FuzzNPYHeaderText checks this); a run of thousands of small files
+// spends most of its header time here, without the general parser's
+// allocations.
+func parseCanonical(text string) (descr string, fortran bool, shape []int, ok bool) {
+	rest, found := strings.CutPrefix(text, "{'descr': '")
+	if !found {
+		return "", false, nil, false
+	}
+	i := 0
+	for i < len(rest) && i <= 8 && descrByte(rest[i]) {
+		i++
+	}
+	if i == 0 || i > 8 {
+		return "", false, nil, false
+	}
+	descr = rest[:i]
+	if rest, found = strings.CutPrefix(rest[i:], "', 'fortran_order': "); !found {
+		return "", false, nil, false
+	}
+	switch {
+	case strings.HasPrefix(rest, "False"):
+		rest = rest[len("False"):]
+	case strings.HasPrefix(rest, "True"):
+		fortran, rest = true, rest[len("True"):]
+	default:
+		return "", false, nil, false
+	}
+	if rest, found = strings.CutPrefix(rest, ", 'shape': ("); !found {
+		return "", false, nil, false
+	}
+	var dims [MaxDims]int
+	n := 0
+	for len(rest) > 0 && rest[0] != ')' {
+		j := 0
+		for j < len(rest) && j <= 18 && rest[j] >= '0' && rest[j] <= '9' {
+			j++
+		}
+		if j == 0 || j > 18 || j > 1 && rest[0] == '0' || n == MaxDims {
+			return "", false, nil, false
+		}
+		d, err := strconv.Atoi(rest[:j])
+		if err != nil || d > math.MaxInt32*(1<<31) {
+			return "", false, nil, false
+		}
+		dims[n], n, rest = d, n+1, rest[j:]
+		switch {
+		case strings.HasPrefix(rest, ", "):
+			rest = rest[2:]
+		case strings.HasPrefix(rest, ",)"):
+			rest = rest[1:]
+		case strings.HasPrefix(rest, ")") && n > 1:
+		default: // (5) is not a tuple
+			return "", false, nil, false
+		}
+	}
+	if rest, found = strings.CutPrefix(rest, "), }"); !found {
+		return "", false, nil, false
+	}
+	if strings.TrimRight(rest, " \n") != "" {
+		return "", false, nil, false
+	}
+	shape = make([]int, n) // never nil: () is a shape
+	copy(shape, dims[:n])
+	return descr, fortran, shape, true
+}
+
+// descrByte reports whether c may appear in a plain dtype descr ("<f4").
+func descrByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("<>|=", c) >= 0
 }
 
 func hasKey(d pyDict, k string) bool {
@@ -281,7 +371,13 @@ func readNPY(open opener, base, size int64, path, member string, opts Options) (
 // and returns its tensor, with where its data lies but no way to open it.
 func describeNPY(ra io.ReaderAt, base, size int64, path, member string, opts Options) (*Tensor, error) {
 	// Buffered: the preamble and the header in one read.
-	h, err := readNPYHeader(bufio.NewReaderSize(io.NewSectionReader(ra, base, size), npyHeadRead), size)
+	return describeNPYFrom(bufio.NewReaderSize(io.NewSectionReader(ra, base, size), npyHeadRead), base, size, path, member, opts)
+}
+
+// describeNPYFrom is describeNPY reading the header from r, which starts at
+// base: a file's bytes already in memory need no buffer and no more reads.
+func describeNPYFrom(r io.Reader, base, size int64, path, member string, opts Options) (*Tensor, error) {
+	h, err := readNPYHeader(r, size)
 	if err != nil {
 		return nil, &Error{Path: path, Member: member, Err: err}
 	}

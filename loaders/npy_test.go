@@ -1,9 +1,11 @@
 package loaders
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -170,5 +172,45 @@ func TestIndex(t *testing.T) {
 	}
 	if got := (&Tensor{}).Index(0); len(got) != 0 {
 		t.Errorf("0-d index = %v", got)
+	}
+}
+
+// TestNumpyHeadersReadFast checks that every header numpy wrote for the
+// fixtures (all plain dtypes, orders, versions and shapes from () to 3-d)
+// takes the fast path, which is what keeps thousands of small files cheap,
+// and that the fast path refuses what it must leave to the literal parser.
+func TestNumpyHeadersReadFast(t *testing.T) {
+	files, err := filepath.Glob(fixture("npy", "*.npy"))
+	if err != nil || len(files) < 30 {
+		t.Fatalf("fixtures: %d, %v", len(files), err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start, n := 10, int(binary.LittleEndian.Uint16(data[8:]))
+		if data[6] != 1 {
+			start, n = 12, int(binary.LittleEndian.Uint32(data[8:]))
+		}
+		if _, _, _, ok := parseCanonical(string(data[start : start+n])); !ok {
+			t.Errorf("%s: header %q not read by the fast path", file, data[start:start+n])
+		}
+	}
+	for _, text := range []string{
+		"{'descr': '<f4', 'fortran_order': False, 'shape': (5), }\n",           // not a tuple
+		"{'descr': '<f4', 'fortran_order': False, 'shape': (05,), }\n",         // leading zero
+		"{'descr': '<f4', 'fortran_order': False, 'shape': (1_0,), }\n",        // underscore
+		"{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }\n",         // negative
+		"{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1, }\n",  // extra key
+		"{'descr': '<f4', 'shape': (1,), 'fortran_order': False, }\n",          // key order
+		"{'descr': '<f\\x34', 'fortran_order': False, 'shape': (1,), }\n",      // escape
+		"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }\n", // structured
+		"{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }\t\n",        // tab
+		"{'descr': '<f4', 'fortran_order': False, 'shape': (9999999999999999999,), }\n",
+	} {
+		if _, _, _, ok := parseCanonical(text); ok {
+			t.Errorf("fast path read %q", text)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Tensor is one array found in a file: its description and where its bytes
@@ -357,4 +358,35 @@ func (r *Reader) ReadFloat32(dst []float32) (int, error) {
 	}
 	decode32(dst[:n], raw, r.t.DType, r.t.BigEndian)
 	return n, err
+}
+
+// HeldBytes returns the raw bytes of count elements from element first
+// when the tensor's file is held in memory (see Resolve), without copying
+// them; ok is false when it is not held or the range lies outside the
+// tensor. The bytes are shared: they must not be modified.
+func (t *Tensor) HeldBytes(first, count int64) (b []byte, ok bool) {
+	whole := t.data.heldBytes()
+	if whole == nil || first < 0 || count < 0 || first+count > t.Len() {
+		return nil, false
+	}
+	es := int64(t.DType.Size())
+	off := t.data.offset + first*es
+	if off+count*es > int64(len(whole)) {
+		return nil, false
+	}
+	return whole[off : off+count*es : off+count*es], true
+}
+
+// HeldFloat32 is HeldBytes as float32 values, for float32 data stored as
+// this machine stores it (little-endian) at an address aligned for it;
+// ok is false otherwise.
+func (t *Tensor) HeldFloat32(first, count int64) ([]float32, bool) {
+	if t.DType != Float32 || t.BigEndian || !nativeLittleEndian {
+		return nil, false
+	}
+	b, ok := t.HeldBytes(first, count)
+	if !ok || len(b) == 0 || uintptr(unsafe.Pointer(&b[0]))%4 != 0 {
+		return nil, false
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), count), true
 }

@@ -329,6 +329,13 @@ func openFloat32(tk chunkTask, side int, buf []float32) (*float32Source, error) 
 		t = tk.job.B
 	}
 	first, count := tk.span()
+	// A file held in memory is read in place, like a map.
+	if view, ok := t.HeldFloat32(first, count); ok {
+		return &float32Source{view: view}, nil
+	}
+	if raw, ok := t.HeldBytes(first, count); ok {
+		return &float32Source{t: t, raw: raw, es: t.DType.Size(), buf: buf}, nil
+	}
 	// Mapping costs two system calls and a fault per page: worth it for
 	// large reads only; small tensors are read in one go.
 	if t.Mappable() && count >= mapMinElems {
