@@ -2,7 +2,10 @@ package loaders
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -73,5 +76,68 @@ func BenchmarkReadNPY(b *testing.B) {
 			}
 		}
 		r.Close()
+	}
+}
+
+// smallRun writes a run of steps x perStep copies of a small numpy-written
+// fixture (step_NNNNNN/grads/layer_NNNN.weight.npy) under dir, the shape
+// of a run that dumps every tensor to a file of its own.
+func smallRun(b *testing.B, dir string, steps, perStep int) {
+	data, err := os.ReadFile(fixture("npy", "f4.npy"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for s := range steps {
+		d := filepath.Join(dir, fmt.Sprintf("step_%06d", s), "grads")
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for t := range perStep {
+			if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("layer_%04d.weight.npy", t)), data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkListSmallFiles lists a run of 8 steps x 2,000 small files by
+// path (LoadDeferred): the part of comparing many small files that comes
+// before any file is opened.
+func BenchmarkListSmallFiles(b *testing.B) {
+	dir := b.TempDir()
+	smallRun(b, dir, 8, 2000)
+	for b.Loop() {
+		r, err := LoadDeferred(dir, Options{})
+		if err != nil || len(r.Entries) != 16000 {
+			b.Fatalf("%v, %d entries", err, len(r.Entries))
+		}
+	}
+}
+
+// BenchmarkResolveSmallFiles reads one step of 2,000 small files listed by
+// path, each opened once (Resolve), and releases them.
+func BenchmarkResolveSmallFiles(b *testing.B) {
+	dir := b.TempDir()
+	smallRun(b, dir, 1, 2000)
+	r, err := LoadDeferred(dir, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		es := make([]*Entry, len(r.Entries))
+		for i, e := range r.Entries {
+			c := *e
+			t := *e.Tensor
+			c.Tensor = &t
+			es[i] = &c
+		}
+		for _, err := range Resolve(es) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, e := range es {
+			e.Release()
+		}
 	}
 }

@@ -54,7 +54,7 @@ var kindWords = map[string]Kind{
 // activation(s) (case ignored), or KindTensor when none is. "fc1.weight" is
 // one component, so a bare parameter name is a tensor, not a param.
 func KindOf(name string) Kind {
-	for _, c := range strings.Split(name, "/") {
+	for c := range strings.SplitSeq(name, "/") {
 		if k, ok := kindWords[strings.ToLower(c)]; ok {
 			return k
 		}

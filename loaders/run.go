@@ -118,7 +118,7 @@ func load(root string, opts Options, deferNPY bool) (*Run, error) {
 		return nil, &Error{Path: root, Err: unwrapPathError(err)}
 	}
 	run := &Run{Root: root}
-	d := &discovery{run: run, opts: opts, deferNPY: deferNPY, seen: map[stepName]string{}, walked: map[any]string{}}
+	d := &discovery{run: run, opts: opts, deferNPY: deferNPY, walked: map[any]string{}}
 	if !st.IsDir() {
 		if deferNPY && FormatOf(root) == FormatNPY {
 			// read now, through the descriptor its data is read with
@@ -140,6 +140,7 @@ func load(root string, opts Options, deferNPY bool) (*Run, error) {
 		for _, t := range tensors {
 			d.add(&Entry{Name: t.Name, Step: NoStep, Kind: KindOf(t.Name), File: filepath.Base(root), Tensor: t}, nil)
 		}
+		d.dedup()
 		run.sort()
 		return run, nil
 	}
@@ -169,6 +170,7 @@ func load(root string, opts Options, deferNPY bool) (*Run, error) {
 				Err: fmt.Errorf("manifest lists %s, which is not a tensor in the run", where)})
 		}
 	}
+	d.dedup()
 	run.sort()
 	return run, nil
 }
@@ -185,7 +187,6 @@ type discovery struct {
 	// namedFiles are the files the manifest names.
 	namedFiles map[string]bool
 	overrides  map[[2]string]*manifestOverride
-	seen       map[stepName]string // name and step -> file that gave them
 	// walked holds the directories walked (dirKey): each is walked once,
 	// however many symbolic links lead to it.
 	walked map[any]string
@@ -215,10 +216,14 @@ func (d *discovery) walk(dir, rel string, stack []os.FileInfo) error {
 		return nil
 	}
 	var files []string
+	clean := filepath.Clean(dir) == dir // below the root, always
 	for _, de := range entries {
-		full := filepath.Join(dir, de.Name())
-		relName := path.Join(rel, de.Name())
 		isDir := de.IsDir()
+		if !isDir && de.Type().IsRegular() && FormatOf(de.Name()) != "" && (rel != "" || de.Name() != ManifestName) {
+			files = append(files, de.Name()) // the common case, without joining its path (addFiles does)
+			continue
+		}
+		full := joinFile(dir, de.Name(), clean)
 		if de.Type()&fs.ModeSymlink != 0 {
 			st, err := os.Stat(full)
 			if err != nil {
@@ -247,7 +252,7 @@ func (d *discovery) walk(dir, rel string, stack []os.FileInfo) error {
 				}
 				d.walked[key] = full
 			}
-			if err := d.walk(full, relName, append(stack, st)); err != nil {
+			if err := d.walk(full, joinClean(rel, de.Name()), append(stack, st)); err != nil {
 				return err
 			}
 		case rel == "" && de.Name() == ManifestName:
@@ -314,6 +319,8 @@ func (d *discovery) addFiles(dir, rel string, files []string) {
 		}
 	}
 	found := make([]foundFile, len(files))
+	prefix := path.Join(path.Join(shards...), path.Join(below...))
+	clean := filepath.Clean(dir) == dir
 	for i, f := range files {
 		name, step := stem(f), dirStep
 		if step == NoStep {
@@ -326,8 +333,8 @@ func (d *discovery) addFiles(dir, rel string, files []string) {
 				name, step = m[1], n
 			}
 		}
-		prefix := path.Join(path.Join(shards...), path.Join(below...))
-		found[i] = foundFile{full: filepath.Join(dir, f), rel: path.Join(rel, f), name: path.Join(prefix, name), step: step}
+		found[i] = foundFile{full: joinFile(dir, f, clean), rel: joinClean(rel, f),
+			name: joinClean(prefix, name), base: stem(f), step: step}
 	}
 	d.openAll(found)
 	for i := range found {
@@ -338,6 +345,7 @@ func (d *discovery) addFiles(dir, rel string, files []string) {
 // foundFile is a tensor file found by the walk, and what opening it gave.
 type foundFile struct {
 	full, rel, name string
+	base            string // the file's name without its extension
 	step            int
 	tensors         []*Tensor
 	errs            []error // errors about parts of the file
@@ -379,13 +387,45 @@ func (d *discovery) fileOptions(rel string) Options {
 
 func stem(file string) string { return strings.TrimSuffix(file, filepath.Ext(file)) }
 
+// joinClean is path.Join(dir, name) for a dir that is clean already
+// (path.Clean(dir) == dir), without Join's cleaning where there is nothing
+// to clean: dir neither "", "." nor ending in '/', and name one element
+// other than "." and "..". A run of many small files joins three names per
+// file.
+func joinClean(dir, name string) string {
+	if dir == "" || dir == "." || dir[len(dir)-1] == '/' || name == "" || name == "." || name == ".." ||
+		strings.IndexByte(name, '/') >= 0 {
+		return path.Join(dir, name)
+	}
+	return dir + "/" + name
+}
+
+// joinFile is filepath.Join(dir, name), through joinClean where it gives
+// the same: dirClean says whether filepath.Clean(dir) == dir.
+func joinFile(dir, name string, dirClean bool) string {
+	if filepath.Separator != '/' || !dirClean {
+		return filepath.Join(dir, name)
+	}
+	return joinClean(dir, name)
+}
+
 // addFile records what opening one file gave, in the order of the walk.
 func (d *discovery) addFile(f *foundFile) {
 	full, rel, name, step := f.full, f.rel, f.name, f.step
 	if f.deferred {
-		t := &Tensor{Name: stem(filepath.Base(full)), Path: full}
-		d.add(&Entry{Name: name, Step: step, Kind: KindOf(name), File: rel, Tensor: t,
-			deferred: &deferral{full: full, opts: d.opts}}, nil) // no manifest entry names it
+		// one allocation for the three: a run may list hundreds of
+		// thousands of files
+		n := &struct {
+			e Entry
+			t Tensor
+			d deferral
+		}{
+			e: Entry{Name: name, Step: step, Kind: KindOf(name), File: rel},
+			t: Tensor{Name: f.base, Path: full},
+			d: deferral{full: full, opts: d.opts},
+		}
+		n.e.Tensor, n.e.deferred = &n.t, &n.d
+		d.add(&n.e, nil) // no manifest entry names it
 		return
 	}
 	tensors, errs, err := f.tensors, f.errs, f.err
@@ -436,14 +476,29 @@ func (d *discovery) add(e *Entry, o *manifestOverride) {
 			return
 		}
 	}
-	key := stepName{e.Step, e.Name}
-	if prev, dup := d.seen[key]; dup {
-		r.Errors = append(r.Errors, &Error{Path: e.Path, Member: e.Member,
-			Err: fmt.Errorf("tensor %q%s also comes from %s; rename one", e.Name, stepSuffix(e.Step), prev)})
-		return
+	r.Entries = append(r.Entries, e) // dedup drops it if an earlier entry has its step and name
+}
+
+// dedup drops each entry whose step and name an earlier entry (in the
+// order found) has, with an error naming both files. Once, after the
+// walk, with the map sized for every entry: a run of hundreds of
+// thousands of small files grows no map entry by entry.
+func (d *discovery) dedup() {
+	r := d.run
+	seen := make(map[stepName]string, len(r.Entries)) // name and step -> file that gave them
+	kept := r.Entries[:0]
+	for _, e := range r.Entries {
+		key := stepName{e.Step, e.Name}
+		if prev, dup := seen[key]; dup {
+			r.Errors = append(r.Errors, &Error{Path: e.Path, Member: e.Member,
+				Err: fmt.Errorf("tensor %q%s also comes from %s; rename one", e.Name, stepSuffix(e.Step), prev)})
+			continue
+		}
+		seen[key] = e.File
+		kept = append(kept, e)
 	}
-	d.seen[key] = e.File
-	r.Entries = append(r.Entries, e)
+	clear(r.Entries[len(kept):])
+	r.Entries = kept
 }
 
 func stepSuffix(step int) string {

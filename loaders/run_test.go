@@ -3,6 +3,7 @@ package loaders
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -190,7 +191,7 @@ func TestUnreadableDirectory(t *testing.T) {
 	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_0/loss.npy")
 	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_1/loss.npy")
 	locked := filepath.Join(dir, "step_1")
-	d := &discovery{run: &Run{Root: dir}, seen: map[stepName]string{}}
+	d := &discovery{run: &Run{Root: dir}}
 	if os.Geteuid() == 0 {
 		if err := d.walk(filepath.Join(locked, "loss.npy"), "step_1", nil); err != nil {
 			t.Fatal(err)
@@ -215,5 +216,21 @@ func TestUnreadableDirectory(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(dir, "missing"), Options{}); err == nil || !strings.Contains(err.Error(), "missing: stat: no such file or directory") {
 		t.Errorf("missing root: %v", err)
+	}
+}
+
+// TestJoinsAsJoinDoes checks the walk's joins against path.Join and
+// filepath.Join for roots given in every form and names of every kind.
+func TestJoinsAsJoinDoes(t *testing.T) {
+	for _, dir := range []string{"", ".", "..", "/", "a", "a/", "./a", "a/./b", "a//b", "../a", "/x/y", "a/.."} {
+		for _, name := range []string{"", ".", "..", "x.npy", ".npy", "..npy", "a/b", "x y"} {
+			if got, want := joinClean(path.Clean(dir), name), path.Join(path.Clean(dir), name); got != want {
+				t.Errorf("joinClean(%q, %q) = %q, want %q", path.Clean(dir), name, got, want)
+			}
+			clean := filepath.Clean(dir) == dir
+			if got, want := joinFile(dir, name, clean), filepath.Join(dir, name); got != want {
+				t.Errorf("joinFile(%q, %q, %v) = %q, want %q", dir, name, clean, got, want)
+			}
+		}
 	}
 }
