@@ -1,7 +1,6 @@
 package loaders
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"runtime"
@@ -142,7 +141,7 @@ func readNPYOnce(path string, opts Options, held, kept *atomic.Int64) (*Tensor, 
 	}
 	var t *Tensor
 	if whole != nil {
-		t, err = describeNPYFrom(bytes.NewReader(whole), 0, size, path, "", opts)
+		t, err = describeHeldNPY(whole, path, opts)
 	} else {
 		t, err = describeNPY(f, 0, size, path, "", opts)
 	}

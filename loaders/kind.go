@@ -67,11 +67,26 @@ func KindOf(name string) Kind {
 // which is how a parameter finds its gradient. A name without a kind word
 // is its own subject.
 func Subject(name string) string {
-	parts := strings.Split(name, "/")
-	for i, c := range parts {
-		if _, ok := kindWords[strings.ToLower(c)]; ok {
-			return strings.Join(append(parts[:i:i], parts[i+1:]...), "/")
+	// without splitting: diagnosis asks for the subject of every pair
+	for start := 0; start <= len(name); {
+		end := strings.IndexByte(name[start:], '/')
+		if end < 0 {
+			end = len(name)
+		} else {
+			end += start
 		}
+		if _, ok := kindWords[strings.ToLower(name[start:end])]; ok {
+			switch {
+			case start == 0 && end == len(name):
+				return ""
+			case start == 0:
+				return name[end+1:]
+			case end == len(name):
+				return name[:start-1]
+			}
+			return name[:start] + name[end+1:]
+		}
+		start = end + 1
 	}
 	return name
 }

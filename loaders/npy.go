@@ -51,48 +51,81 @@ type npyHeader struct {
 // readNPYHeader reads the preamble and header of an .npy stream whose total
 // size is size bytes.
 func readNPYHeader(r io.Reader, size int64) (npyHeader, error) {
-	var h npyHeader
-	var pre [10]byte
-	n, err := io.ReadFull(r, pre[:])
-	switch {
-	case n == 0 && (err == io.EOF || size == 0):
-		return h, errors.New("empty file, not an .npy array")
-	case n >= 6 && !bytes.Equal(pre[:6], npyMagic), n < 6 && !bytes.HasPrefix(npyMagic, pre[:n]):
-		return h, errors.New("not an .npy file (no \\x93NUMPY magic)")
-	case err != nil:
-		return h, fmt.Errorf("file ends inside the .npy preamble (%d bytes)", n)
+	pre := make([]byte, 12)
+	n, err := io.ReadFull(r, pre[:10])
+	if n == 0 && err != io.EOF && size != 0 { // a read that failed outright
+		return npyHeader{}, errors.New("file ends inside the .npy preamble (0 bytes)")
 	}
-	h.Major, h.Minor = pre[6], pre[7]
-	var hlen int64
-	switch h.Major {
-	case 1:
-		hlen = int64(binary.LittleEndian.Uint16(pre[8:]))
-		h.DataOffset = 10
-	case 2, 3:
-		var more [2]byte
-		if _, err := io.ReadFull(r, more[:]); err != nil {
-			return h, errors.New("file ends inside the .npy preamble")
-		}
-		hlen = int64(binary.LittleEndian.Uint32([]byte{pre[8], pre[9], more[0], more[1]}))
-		h.DataOffset = 12
-	default:
-		return h, fmt.Errorf("unsupported .npy format version %d.%d (graphdiff reads 1.0, 2.0 and 3.0)", h.Major, h.Minor)
+	if n == 10 && (pre[6] == 2 || pre[6] == 3) { // a 4-byte header length
+		m, _ := io.ReadFull(r, pre[10:])
+		n += m
 	}
-	if hlen > size-h.DataOffset {
-		return h, fmt.Errorf("header length %d runs past the end of the file (%d bytes)", hlen, size)
-	}
-	if hlen > maxHeaderLen {
-		return h, fmt.Errorf("header length %d exceeds the %d-byte limit", hlen, maxHeaderLen)
+	h, hlen, err := parseNPYPreamble(pre[:n], size)
+	if err != nil {
+		return h, err
 	}
 	buf := make([]byte, hlen)
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return h, fmt.Errorf("file ends inside the .npy header: %w", err)
 	}
-	h.DataOffset += hlen
-	if err := h.parseDict(string(buf)); err != nil {
-		return h, fmt.Errorf("bad .npy header: %w", err)
+	return h, h.parseHeaderText(string(buf), hlen)
+}
+
+// npyHeaderOf is readNPYHeader over a stream held whole in memory.
+func npyHeaderOf(whole []byte) (npyHeader, error) {
+	h, hlen, err := parseNPYPreamble(whole[:min(len(whole), 12)], int64(len(whole)))
+	if err != nil {
+		return h, err
 	}
-	return h, nil
+	// hlen fits: parseNPYPreamble checked it against the size
+	return h, h.parseHeaderText(string(whole[h.DataOffset:h.DataOffset+hlen]), hlen)
+}
+
+// parseNPYPreamble checks the preamble of an .npy stream of size bytes,
+// given its first min(size, 12) bytes (fewer where the stream ended early),
+// and returns the header's length, checked against the size and
+// maxHeaderLen, with the version and the offset of the header text.
+func parseNPYPreamble(pre []byte, size int64) (h npyHeader, hlen int64, err error) {
+	n := len(pre)
+	switch {
+	case n == 0:
+		return h, 0, errors.New("empty file, not an .npy array")
+	case n >= 6 && !bytes.Equal(pre[:6], npyMagic), n < 6 && !bytes.HasPrefix(npyMagic, pre[:n]):
+		return h, 0, errors.New("not an .npy file (no \\x93NUMPY magic)")
+	case n < 10:
+		return h, 0, fmt.Errorf("file ends inside the .npy preamble (%d bytes)", n)
+	}
+	h.Major, h.Minor = pre[6], pre[7]
+	switch h.Major {
+	case 1:
+		hlen = int64(binary.LittleEndian.Uint16(pre[8:]))
+		h.DataOffset = 10
+	case 2, 3:
+		if n < 12 {
+			return h, 0, errors.New("file ends inside the .npy preamble")
+		}
+		hlen = int64(binary.LittleEndian.Uint32(pre[8:]))
+		h.DataOffset = 12
+	default:
+		return h, 0, fmt.Errorf("unsupported .npy format version %d.%d (graphdiff reads 1.0, 2.0 and 3.0)", h.Major, h.Minor)
+	}
+	if hlen > size-h.DataOffset {
+		return h, 0, fmt.Errorf("header length %d runs past the end of the file (%d bytes)", hlen, size)
+	}
+	if hlen > maxHeaderLen {
+		return h, 0, fmt.Errorf("header length %d exceeds the %d-byte limit", hlen, maxHeaderLen)
+	}
+	return h, hlen, nil
+}
+
+// parseHeaderText reads the header's text, of hlen bytes, into h and moves
+// DataOffset past it.
+func (h *npyHeader) parseHeaderText(text string, hlen int64) error {
+	h.DataOffset += hlen
+	if err := h.parseDict(text); err != nil {
+		return fmt.Errorf("bad .npy header: %w", err)
+	}
+	return nil
 }
 
 // parseDict fills the header from the dict literal text.
@@ -371,13 +404,20 @@ func readNPY(open opener, base, size int64, path, member string, opts Options) (
 // and returns its tensor, with where its data lies but no way to open it.
 func describeNPY(ra io.ReaderAt, base, size int64, path, member string, opts Options) (*Tensor, error) {
 	// Buffered: the preamble and the header in one read.
-	return describeNPYFrom(bufio.NewReaderSize(io.NewSectionReader(ra, base, size), npyHeadRead), base, size, path, member, opts)
+	h, err := readNPYHeader(bufio.NewReaderSize(io.NewSectionReader(ra, base, size), npyHeadRead), size)
+	return describeHeader(h, err, base, size, path, member, opts)
 }
 
-// describeNPYFrom is describeNPY reading the header from r, which starts at
-// base: a file's bytes already in memory need no buffer and no more reads.
-func describeNPYFrom(r io.Reader, base, size int64, path, member string, opts Options) (*Tensor, error) {
-	h, err := readNPYHeader(r, size)
+// describeHeldNPY is describeNPY for a file held whole in memory: its
+// header is read in place.
+func describeHeldNPY(whole []byte, path string, opts Options) (*Tensor, error) {
+	h, err := npyHeaderOf(whole)
+	return describeHeader(h, err, 0, int64(len(whole)), path, "", opts)
+}
+
+// describeHeader is describeNPY once the header is read (or failed with
+// err).
+func describeHeader(h npyHeader, err error, base, size int64, path, member string, opts Options) (*Tensor, error) {
 	if err != nil {
 		return nil, &Error{Path: path, Member: member, Err: err}
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/tolerances"
@@ -159,10 +160,12 @@ func runJobs(jobs []*job, workers int, progress func(int64)) {
 			tasks = append(tasks, chunkTask{job: j, chunk: c, first: first, count: min(chunkElems, n-first)})
 		}
 	}
-	next := make(chan chunkTask)
 	// workers slots for pieces that are mapped (memory-bound work); small
-	// tensors, read with pread, go without one
+	// tensors, read with pread, go without one. Each goroutine takes the
+	// next task by an atomic counter: handing thousands of small tasks
+	// over a channel kept one of two processors idle half the time.
 	slots := make(chan struct{}, workers)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(smallReadersPerWorker*workers, max(len(tasks), 1)) {
 		wg.Add(1)
@@ -170,7 +173,8 @@ func runJobs(jobs []*job, workers int, progress func(int64)) {
 			defer wg.Done()
 			w := newWorker()
 			defer workerPool.Put(w)
-			for tk := range next {
+			for i := next.Add(1) - 1; i < int64(len(tasks)); i = next.Add(1) - 1 {
+				tk := tasks[i]
 				if _, count := tk.span(); count >= mapMinElems {
 					slots <- struct{}{}
 					w.run(tk)
@@ -185,10 +189,6 @@ func runJobs(jobs []*job, workers int, progress func(int64)) {
 			}
 		}()
 	}
-	for _, tk := range tasks {
-		next <- tk
-	}
-	close(next)
 	wg.Wait()
 	for _, j := range jobs {
 		j.finish()
