@@ -20,13 +20,17 @@ import (
 // shells report a process killed by SIGINT.
 const exitInterrupted = 130
 
-// softMemoryLimit is the Go heap size past which the garbage collector
-// works harder (see runtime/debug.SetMemoryLimit), the setting graphdiff
-// starts with unless GOGC or GOMEMLIMIT say otherwise. While the live heap
-// stays well below it, collections are rare and cheap: each costs in
-// proportion to the live heap and comes after limit − live bytes of
-// allocation. A comparison of many small files runs 25% faster so than
-// with GOGC 25 (16,000 pairs: 0.37 s against 0.47 s).
+// softMemoryLimit is the Go heap size at which the garbage collector
+// runs (see runtime/debug.SetMemoryLimit): graphdiff starts with the
+// collector otherwise off (GOGC=off), unless GOGC or GOMEMLIMIT say
+// otherwise. While the live heap stays well below the limit, collections
+// are rare and cheap: each costs in proportion to the live heap and comes
+// after limit − live bytes of allocation, and a run that allocates less
+// than the limit in all never collects. The price is a heap that may grow
+// to the limit whatever the live size. A comparison of many small files
+// runs 25% faster so than with GOGC 25 (16,000 pairs: 0.37 s against
+// 0.47 s), and 9% faster than with GOGC 100 under the limit (0.32 s against
+// 0.35 s, peak anonymous memory 153 MiB against 132 MiB).
 const softMemoryLimit = 160 << 20
 
 // largeGCPercent is the collector's target once the live heap nears
@@ -69,6 +73,7 @@ func watchHeap() {
 
 func main() {
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(-1)
 		debug.SetMemoryLimit(softMemoryLimit)
 		go watchHeap()
 	}
