@@ -238,8 +238,10 @@ func TestJoinsAsJoinDoes(t *testing.T) {
 }
 
 // TestReleaseFreesHeldData checks that a released entry's held bytes can be
-// collected while the entry lives on: a comparison keeps every entry to
-// the end, and holds a step's files at a time only if Release lets them go.
+// collected while the entry lives on (once the pool they are recycled
+// through is emptied by two collections): a comparison keeps every entry
+// to the end, and holds a step's files at a time only if Release lets
+// them go.
 func TestReleaseFreesHeldData(t *testing.T) {
 	dir := t.TempDir()
 	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_1/grads/w.npy")
