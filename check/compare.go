@@ -157,7 +157,7 @@ var keepHeads = true
 // not follow costs only a read of the samples it missed (compared.heads).
 func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*compared, bool) {
 	res := &judge.Result{A: a.Root, B: b.Root, Shard: opts.Shard}
-	out := &compared{result: res, pairs: map[*judge.TensorResult]pairEntries{}, kept: map[*judge.TensorResult]metrics.Outcome{}}
+	out := &compared{result: res}
 	res.Rules = opts.Resolver.Run()
 	var noise map[pairKey]*loaders.Entry
 	if baseline != nil {
@@ -186,6 +186,8 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 		}
 	}
 	ts := make([]*judge.TensorResult, len(held))
+	// sized once: a run of many small files grows no map pair by pair
+	out.pairs = make(map[*judge.TensorResult]pairEntries, len(held))
 	for i, p := range held {
 		ts[i] = &judge.TensorResult{Name: p.Name, Step: p.Step, Kind: p.Kind}
 	}
@@ -328,16 +330,19 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 		progress, done = opts.Progress(total)
 		defer done()
 	}
-	heads := map[*judge.TensorResult]int{}
+	var heads map[*judge.TensorResult]int
 	if keepHeads {
 		plan := slices.Concat(groups...)
 		if !upfront {
 			plan = rd.provisional(ts)
 		}
-		for _, w := range diagnose.PlanSamples(plan) {
+		wants := diagnose.PlanSamples(plan)
+		heads = make(map[*judge.TensorResult]int, len(wants))
+		for _, w := range wants {
 			heads[w.Pair] = w.N
 		}
 	}
+	out.kept = make(map[*judge.TensorResult]metrics.Outcome, len(heads))
 
 	var weights []*loaders.Entry // the last step's parameters, held for the next one's updates
 	for u := range units {
