@@ -56,7 +56,7 @@ type sampleSet struct {
 // across steps.
 func takeSamples(r *judge.Result, heads Heads) *sampleSet {
 	s := &sampleSet{a: map[key]vec{}, b: map[key]vec{}, kinds: map[loaders.Kind]bool{}}
-	var byKey map[key][]*sampled
+	var byKey map[key][]sampled
 	s.names, byKey = planSamples(r.Tensors)
 	allSteps := map[int]bool{}
 	for k, ms := range byKey {
@@ -133,7 +133,7 @@ type SampleWant struct {
 // before comparing may hold pairs it then leaves out.
 func PlanSamples(ts []*judge.TensorResult) []SampleWant {
 	_, byKey := planSamples(ts)
-	want := map[*judge.TensorResult]int{}
+	want := make(map[*judge.TensorResult]int, len(ts))
 	for _, ms := range byKey {
 		for _, m := range ms {
 			want[m.t] = m.want
@@ -161,8 +161,8 @@ type sampled struct {
 // min(minPerTensor, its length) values at least, and an equal share of
 // min(sampleBudget, totalSampleBudget / keys) otherwise. names are the
 // names sampled per kind.
-func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, byKey map[key][]*sampled) {
-	byKey = map[key][]*sampled{}
+func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, byKey map[key][]sampled) {
+	byKey = map[key][]sampled{}
 	stepsOf := map[loaders.Kind]map[int]bool{}
 	// parameters-kind tensors without a gradient at a step that has
 	// gradients are buffers (BatchNorm's statistics, a scheduled value):
@@ -172,8 +172,9 @@ func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, byK
 		name string
 	}
 	grads, gradSteps := map[subject]bool{}, map[int]bool{}
+	hasParams := slices.ContainsFunc(ts, func(t *judge.TensorResult) bool { return t.Kind == loaders.KindParam })
 	for _, t := range ts {
-		if t.Kind == loaders.KindGrad {
+		if t.Kind == loaders.KindGrad && hasParams { // only parameters look gradients up
 			grads[subject{t.Step, loaders.Subject(t.Name)}] = true
 			gradSteps[t.Step] = true
 		}
@@ -187,7 +188,7 @@ func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, byK
 		if t.Kind == loaders.KindParam && gradSteps[t.Step] && !grads[subject{t.Step, loaders.Subject(t.Name)}] {
 			k.kind = kindBuffer
 		}
-		byKey[k] = append(byKey[k], &sampled{t: t})
+		byKey[k] = append(byKey[k], sampled{t: t})
 		if stepsOf[k.kind] == nil {
 			stepsOf[k.kind] = map[int]bool{}
 		}
@@ -196,7 +197,12 @@ func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, byK
 	// names common to every step of a kind
 	names = map[loaders.Kind][]string{}
 	for kind, steps := range stepsOf {
-		count := map[string]int{}
+		hint := 0 // the names of one step
+		for k := range steps {
+			hint = len(byKey[key{k, kind}])
+			break
+		}
+		count := make(map[string]int, hint)
 		for k := range steps {
 			for _, m := range byKey[key{k, kind}] {
 				count[m.t.Name]++
@@ -210,10 +216,15 @@ func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, byK
 		sort.Strings(names[kind])
 	}
 	budget := min(sampleBudget, totalSampleBudget/max(1, len(byKey)))
+	commons := map[loaders.Kind]map[string]bool{} // names[kind] as a set, made once per kind
 	for k, ms := range byKey {
-		common := map[string]bool{}
-		for _, n := range names[k.kind] {
-			common[n] = true
+		common := commons[k.kind]
+		if common == nil {
+			common = make(map[string]bool, len(names[k.kind]))
+			for _, n := range names[k.kind] {
+				common[n] = true
+			}
+			commons[k.kind] = common
 		}
 		per := int64(max(minPerTensor, budget/max(1, len(common))))
 		kept := ms[:0]
