@@ -107,8 +107,13 @@ func (h Head) sides() (int, bool) {
 // appendTo appends the first n values of each side to va and vb.
 func (h Head) appendTo(va, vb vec, n int) (vec, vec) {
 	if h.A == nil && h.B == nil {
-		for i := range n {
-			va, vb = append(va, float64(h.A32[i])), append(vb, float64(h.B32[i]))
+		la, lb := len(va), len(vb)
+		va, vb = slices.Grow(va, n)[:la+n], slices.Grow(vb, n)[:lb+n]
+		for i, x := range h.A32[:n] {
+			va[la+i] = float64(x)
+		}
+		for i, x := range h.B32[:n] {
+			vb[lb+i] = float64(x)
 		}
 		return va, vb
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,8 +52,16 @@ type Outcome struct {
 func Pairs(jobs []Job, workers int, progress func(bytes int64)) []Outcome {
 	out := make([]Outcome, len(jobs))
 	js := make([]*job, len(jobs))
+	heads := 0
+	for i := range jobs {
+		heads += 2 * max(jobs[i].Heads, 0)
+	}
+	space := make([]float32, heads) // every job's kept values, one allocation
 	for i := range jobs {
 		js[i] = &job{Job: jobs[i], out: &out[i]}
+		if h := max(jobs[i].Heads, 0); h > 0 {
+			js[i].headSpace, space = space[:2*h:2*h], space[2*h:]
+		}
 	}
 	runJobs(js, workers, progress)
 	return out
@@ -75,9 +82,11 @@ type job struct {
 	// mappers are each side's file opened for mapping (A, B), opened by
 	// the first task that maps and shared by the job's chunks, so that a
 	// large file is opened once however many chunks read it.
-	mapOnce sync.Once
-	mappers [2]*loaders.Mapper
-	mapErrs [2]error
+	// headSpace is room for the values kept (Heads of each side)
+	headSpace []float32
+	mapOnce   sync.Once
+	mappers   [2]*loaders.Mapper
+	mapErrs   [2]error
 }
 
 // mapper returns side's Mapper (0 for A, 1 for B). The first call opens
@@ -529,7 +538,8 @@ func (j *job) keepHeads(va, vb []float32) {
 		return
 	}
 	n := min(j.Heads, len(va))
-	j.out.HeadA, j.out.HeadB = slices.Clone(va[:n]), slices.Clone(vb[:n])
+	j.out.HeadA = append(j.headSpace[:0:n], va[:n]...)
+	j.out.HeadB = append(j.headSpace[n:n:2*n], vb[:n]...)
 }
 
 // compareMapped16 compares a pair of large bfloat16 or float16 tensors of
