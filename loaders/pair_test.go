@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// TestPairRuns pairs a run with a copy that lacks one tensor and has one
-// more: every tensor appears in exactly one pair, none is dropped.
+// TestPairRuns pairs a run with a copy that lacks one tensor and has two
+// more: every tensor appears in exactly one pair, none is dropped, and the
+// pairs are in entry order.
 func TestPairRuns(t *testing.T) {
 	a := t.TempDir()
 	b := t.TempDir()
@@ -20,6 +21,7 @@ func TestPairRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	copyFixture(t, fixture("npy", "f4.npy"), b, "step_1/params/w.npy")
+	copyFixture(t, fixture("npy", "f4.npy"), b, "step_0/params/v.npy") // an extra before a's last step
 	ra, err := Load(a, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +37,7 @@ func TestPairRuns(t *testing.T) {
 	want := []string{
 		"0 loss loss a=true b=true",
 		"0 grad grads/w a=true b=true",
+		"0 param params/v a=false b=true",
 		"1 loss loss a=true b=true",
 		"1 grad grads/w a=true b=false",
 		"1 param params/w a=false b=true",

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -520,6 +521,15 @@ func Less(a, b *Entry) bool {
 }
 
 func (r *Run) sort() {
-	sort.SliceStable(r.Entries, func(i, j int) bool { return Less(r.Entries[i], r.Entries[j]) })
+	// the walk finds most runs in order (steps in directories named in
+	// order, names sorted in each): checked in one pass before sorting
+	if !slices.IsSortedFunc(r.Entries, func(x, y *Entry) int {
+		if Less(x, y) {
+			return -1
+		}
+		return 0
+	}) {
+		sort.SliceStable(r.Entries, func(i, j int) bool { return Less(r.Entries[i], r.Entries[j]) })
+	}
 	sort.SliceStable(r.Errors, func(i, j int) bool { return r.Errors[i].Error() < r.Errors[j].Error() })
 }
