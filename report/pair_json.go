@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -208,46 +209,66 @@ func appendString(b []byte, s string) []byte {
 func indentJSON(dst, src []byte, prefix, indent string) []byte {
 	depth := 0
 	opened := false // the last byte opened an object or array
-	for i := 0; i < len(src); i++ {
+	for i := 0; i < len(src); {
 		c := src[i]
 		if opened {
 			opened = false
 			if c == '}' || c == ']' {
 				depth--
 				dst = append(dst, c)
+				i++
 				continue
 			}
 			dst = newlineJSON(dst, prefix, indent, depth)
 		}
 		switch c {
-		case '"':
+		case '"': // to the quote no odd run of backslashes escapes
 			j := i + 1
-			for ; src[j] != '"'; j++ {
-				if src[j] == '\\' {
-					j++
+			for {
+				j += bytes.IndexByte(src[j:], '"')
+				k := j
+				for src[k-1] == '\\' {
+					k--
 				}
+				if (j-k)%2 == 0 {
+					break
+				}
+				j++
 			}
 			dst = append(dst, src[i:j+1]...)
-			i = j
+			i = j + 1
 		case '{', '[':
 			dst = append(dst, c)
 			depth++
 			opened = true
+			i++
 		case '}', ']':
 			depth--
 			dst = newlineJSON(dst, prefix, indent, depth)
 			dst = append(dst, c)
+			i++
 		case ',':
 			dst = append(dst, ',')
 			dst = newlineJSON(dst, prefix, indent, depth)
+			i++
 		case ':':
 			dst = append(dst, ':', ' ')
-		default:
-			dst = append(dst, c)
+			i++
+		default: // a number or a literal, copied whole
+			j := i + 1
+			for j < len(src) && !structuralJSON[src[j]] {
+				j++
+			}
+			dst = append(dst, src[i:j]...)
+			i = j
 		}
 	}
 	return dst
 }
+
+// structuralJSON marks the bytes that end a number or literal in compact
+// JSON.
+var structuralJSON = [256]bool{'"': true, '{': true, '}': true, '[': true, ']': true, ',': true, ':': true}
 
 func newlineJSON(dst []byte, prefix, indent string, depth int) []byte {
 	dst = append(dst, '\n')
