@@ -2,6 +2,8 @@ package loaders
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"os"
 	"path/filepath"
 	"testing"
@@ -75,5 +77,52 @@ func TestTruncatedAfterDiscovery(t *testing.T) {
 	}
 	if _, err := tn.Open(); err == nil || err.Error() != path+": open: no such file or directory" {
 		t.Errorf("vanished file: %v", err)
+	}
+}
+
+// TestMergePairsAsByName pairs random runs both ways: wherever the one-pass
+// merge answers, its pairs are pairByName's, pair for pair and in order.
+// The runs have steps with and without numbers, names of every kind,
+// tensors in one run only, duplicates, entries out of order, and kinds a
+// manifest set against the name; the merge must also answer for most
+// sorted runs without such kinds (else it would never be used).
+func TestMergePairsAsByName(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	names := []string{"loss", "grads/w", "grads/b", "params/w", "params/b", "x", "outputs/y", "Grads/z"}
+	kinds := []Kind{KindLoss, KindGrad, KindParam, KindTensor, KindOutput}
+	run := func(set bool) *Run {
+		r := &Run{}
+		for range rng.IntN(12) {
+			name := names[rng.IntN(len(names))]
+			e := &Entry{Name: name, Step: rng.IntN(4) - 1, Kind: KindOf(name), Tensor: &Tensor{Name: name}}
+			if set && rng.IntN(4) == 0 {
+				e.Kind = kinds[rng.IntN(len(kinds))]
+			}
+			r.Entries = append(r.Entries, e)
+		}
+		if rng.IntN(5) > 0 {
+			d := &discovery{run: r}
+			d.dedup()
+			r.sort()
+		}
+		return r
+	}
+	merged := 0
+	for range 20000 {
+		set := rng.IntN(3) == 0
+		a, b := run(set), run(set)
+		got, ok := mergePairs(a.Entries, b.Entries)
+		if !ok {
+			continue
+		}
+		if !set {
+			merged++
+		}
+		if want := pairByName(a, b); !slices.Equal(got, want) {
+			t.Fatalf("a %v\nb %v\nmerged  %v\nby name %v", rows(a), rows(b), got, want)
+		}
+	}
+	if merged < 5000 {
+		t.Errorf("the merge answered for %d sorted runs of names' kinds", merged)
 	}
 }
