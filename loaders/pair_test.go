@@ -3,9 +3,9 @@ package loaders
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
