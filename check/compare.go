@@ -447,35 +447,34 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 
 // modelDType returns the precision the model computes in when neither the
 // flags nor the manifests say: the coarsest (largest epsilon) floating-point
-// dtype either run stores a parameter or a gradient in (weightDType);
+// dtype either run stores a parameter or a gradient in (coarserWeight);
 // Invalid when the runs hold neither. A model kept in bfloat16 computes in
 // bfloat16, so its float32 loss and outputs carry bfloat16 noise and are
 // compared at bfloat16; a float32 model changes nothing. Deferred entries
 // not read yet count for nothing.
 func modelDType(runs ...*loaders.Run) loaders.DType {
-	var es []*loaders.Entry
+	d := loaders.Invalid
 	for _, r := range runs {
-		es = append(es, r.Entries...)
+		for _, e := range r.Entries {
+			d = coarserWeight(d, e)
+		}
 	}
-	return weightDType(es)
+	return d
 }
 
-// weightDType returns the coarsest floating-point dtype of the gradients
-// and parameters among es, as the training program had them (their
-// original dtype where a manifest gives one); Invalid when there are none.
-func weightDType(es []*loaders.Entry) loaders.DType {
-	d := loaders.Invalid
-	for _, e := range es {
-		if e.Kind != loaders.KindGrad && e.Kind != loaders.KindParam {
-			continue
-		}
-		t := e.DType
-		if e.Original != loaders.Invalid {
-			t = e.Original
-		}
-		if t.IsFloat() && tolerances.Epsilon(t) > tolerances.Epsilon(d) {
-			d = t
-		}
+// coarserWeight returns the coarser of d and e's floating-point dtype, as
+// the training program had it (its original dtype where a manifest gives
+// one), when e is a gradient or a parameter; d otherwise.
+func coarserWeight(d loaders.DType, e *loaders.Entry) loaders.DType {
+	if e.Kind != loaders.KindGrad && e.Kind != loaders.KindParam {
+		return d
+	}
+	t := e.DType
+	if e.Original != loaders.Invalid {
+		t = e.Original
+	}
+	if t.IsFloat() && tolerances.Epsilon(t) > tolerances.Epsilon(d) {
+		return t
 	}
 	return d
 }

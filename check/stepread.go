@@ -88,15 +88,15 @@ func (r *stepReader) holdsWeights(unit []int) bool {
 }
 
 // weightDType returns the coarsest dtype of the gradients and parameters
-// of unit u that were read (see weightDType).
+// of unit u that were read (see coarserWeight).
 func (r *stepReader) weightDType(u int) loaders.DType {
-	var es []*loaders.Entry
+	d := loaders.Invalid
 	for e := range r.entries(u) {
 		if live(e) != nil {
-			es = append(es, e)
+			d = coarserWeight(d, e)
 		}
 	}
-	return weightDType(es)
+	return d
 }
 
 // coarser reports whether d is coarser (has a larger epsilon) than model.

@@ -255,6 +255,15 @@ func widenBF16(dst []float32, src []uint16) {
 	}
 }
 
+// native32 returns the little-endian float32 values of src as a slice in
+// place, when this machine reads them so and src is aligned for it.
+func native32(src []byte, bigEndian bool) ([]float32, bool) {
+	if bigEndian || !nativeLittleEndian || len(src) < 4 || uintptr(unsafe.Pointer(&src[0]))%4 != 0 {
+		return nil, false
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&src[0])), len(src)/4), true
+}
+
 // native16 returns n little-endian uint16 values of src as a slice in
 // place, when this machine reads them so and src is aligned for it.
 func native16(src []byte, n int, bigEndian bool) ([]uint16, bool) {

@@ -67,15 +67,12 @@ func KindOf(name string) Kind {
 // which is how a parameter finds its gradient. A name without a kind word
 // is its own subject.
 func Subject(name string) string {
-	// without splitting: diagnosis asks for the subject of every pair
-	for start := 0; start <= len(name); {
-		end := strings.IndexByte(name[start:], '/')
-		if end < 0 {
-			end = len(name)
-		} else {
-			end += start
-		}
-		if _, ok := kindWords[strings.ToLower(name[start:end])]; ok {
+	// components in place (diagnosis asks for the subject of every pair),
+	// name[start:end] each
+	start := 0
+	for c := range strings.SplitSeq(name, "/") {
+		end := start + len(c)
+		if _, ok := kindWords[strings.ToLower(c)]; ok {
 			switch {
 			case start == 0 && end == len(name):
 				return ""

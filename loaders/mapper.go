@@ -2,7 +2,6 @@ package loaders
 
 import (
 	"sync"
-	"unsafe"
 )
 
 // Mapper hands out ranges of one tensor's data as read-only memory maps of
@@ -126,14 +125,15 @@ func (m *Mapper) Float32(first, count int64) ([]float32, func(), error) {
 	if err != nil || count == 0 {
 		return nil, release, err
 	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), count), release, nil
+	v, _ := native32(b, false) // Float32Native: little-endian, and aligned in a page-aligned map
+	return v, release, nil
 }
 
 // Bytes returns the raw bytes of count elements from element first, as a
 // read-only memory map, and the function that releases it.
 func (m *Mapper) Bytes(first, count int64) ([]byte, func(), error) {
 	t := m.t
-	if first < 0 || count < 0 || first+count > t.Len() {
+	if !t.inRange(first, count) {
 		return nil, nil, t.errorf("element range [%d, %d) outside %d elements", first, first+count, t.Len())
 	}
 	es := int64(t.DType.Size())

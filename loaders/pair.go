@@ -1,9 +1,6 @@
 package loaders
 
-import (
-	"slices"
-	"sort"
-)
+import "sort"
 
 // Pair is a tensor of two runs matched by name and step. A is nil when the
 // tensor is only in the second run (extra), B when it is only in the first
@@ -36,12 +33,8 @@ func PairRuns(a, b *Run) []Pair {
 // and name the other run has under a kind of another rank (a manifest can
 // set a tensor's kind).
 func mergePairs(as, bs []*Entry) (pairs []Pair, ok bool) {
-	for _, es := range [2][]*Entry{as, bs} {
-		for i := 1; i < len(es); i++ {
-			if !Less(es[i-1], es[i]) {
-				return nil, false
-			}
-		}
+	if !inOrder(as) || !inOrder(bs) {
+		return nil, false
 	}
 	pairs = make([]Pair, 0, max(len(as), len(bs)))
 	var loneA, loneB []*Entry
@@ -95,18 +88,9 @@ func pairByName(a, b *Run) []Pair {
 		}
 		pairs = append(pairs, Pair{Name: e.Name, Step: e.Step, Kind: e.Kind, B: e})
 	}
-	less := func(x, y Pair) bool {
+	sort.SliceStable(pairs, func(i, j int) bool {
+		x, y := pairs[i], pairs[j]
 		return Less(&Entry{Name: x.Name, Step: x.Step, Kind: x.Kind}, &Entry{Name: y.Name, Step: y.Step, Kind: y.Kind})
-	}
-	// in order already when b holds nothing a lacks and a's entries are
-	// sorted: a check in one pass
-	if !slices.IsSortedFunc(pairs, func(x, y Pair) int {
-		if less(x, y) {
-			return -1
-		}
-		return 0
-	}) {
-		sort.SliceStable(pairs, func(i, j int) bool { return less(pairs[i], pairs[j]) })
-	}
+	})
 	return pairs
 }

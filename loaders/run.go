@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -124,8 +123,7 @@ func load(root string, opts Options, deferNPY bool) (*Run, error) {
 		if deferNPY && FormatOf(root) == FormatNPY {
 			// read now, through the descriptor its data is read with
 			name := stem(filepath.Base(root))
-			e := &Entry{Name: name, Step: NoStep, Kind: KindOf(name), File: filepath.Base(root),
-				Tensor: &Tensor{Name: name, Path: root}, deferred: &deferral{full: root, opts: opts}}
+			e := deferredEntry(name, NoStep, filepath.Base(root), name, root, opts)
 			if err := Resolve([]*Entry{e})[0]; err != nil {
 				run.Errors = []error{err}
 			} else {
@@ -219,13 +217,13 @@ func (d *discovery) walk(dir, rel string, stack []os.FileInfo) error {
 	var files []string
 	clean := filepath.Clean(dir) == dir // below the root, always
 	for _, de := range entries {
+		name := de.Name()
+		// joined only where needed: most entries are tensor files, whose
+		// paths addFiles joins
+		fullPath := func() string { return joinFile(dir, name, clean) }
 		isDir := de.IsDir()
-		if !isDir && de.Type().IsRegular() && FormatOf(de.Name()) != "" && (rel != "" || de.Name() != ManifestName) {
-			files = append(files, de.Name()) // the common case, without joining its path (addFiles does)
-			continue
-		}
-		full := joinFile(dir, de.Name(), clean)
 		if de.Type()&fs.ModeSymlink != 0 {
+			full := fullPath()
 			st, err := os.Stat(full)
 			if err != nil {
 				d.run.Errors = append(d.run.Errors, &Error{Path: full, Err: fmt.Errorf("broken symbolic link: %w", unwrapPathError(err))})
@@ -241,6 +239,7 @@ func (d *discovery) walk(dir, rel string, stack []os.FileInfo) error {
 		}
 		switch {
 		case isDir:
+			full := fullPath()
 			st, err := os.Stat(full)
 			if err != nil {
 				d.run.Errors = append(d.run.Errors, &Error{Path: full, Err: unwrapPathError(err)})
@@ -253,17 +252,17 @@ func (d *discovery) walk(dir, rel string, stack []os.FileInfo) error {
 				}
 				d.walked[key] = full
 			}
-			if err := d.walk(full, joinClean(rel, de.Name()), append(stack, st)); err != nil {
+			if err := d.walk(full, joinClean(rel, name), append(stack, st)); err != nil {
 				return err
 			}
-		case rel == "" && de.Name() == ManifestName:
-		case FormatOf(de.Name()) != "":
-			files = append(files, de.Name())
-		case strings.Contains(de.Name(), "tfevents"):
-			d.run.events = append(d.run.events, full)
+		case rel == "" && name == ManifestName:
+		case FormatOf(name) != "":
+			files = append(files, name)
+		case strings.Contains(name, "tfevents"):
+			d.run.events = append(d.run.events, fullPath())
 		}
 	}
-	d.addFiles(dir, rel, files)
+	d.addFiles(dir, rel, clean, files)
 	return nil
 }
 
@@ -300,8 +299,9 @@ func splitDirs(rel string) (shards []string, step int, below []string) {
 	return shards, step, parts[i:]
 }
 
-// addFiles turns the tensor files of one directory into entries.
-func (d *discovery) addFiles(dir, rel string, files []string) {
+// addFiles turns the tensor files of one directory into entries; clean
+// says whether dir is clean (filepath.Clean(dir) == dir).
+func (d *discovery) addFiles(dir, rel string, clean bool, files []string) {
 	shards, dirStep, below := splitDirs(rel)
 	// A bare numeric suffix is a step only if its stem occurs with two or
 	// more numbers here.
@@ -321,7 +321,6 @@ func (d *discovery) addFiles(dir, rel string, files []string) {
 	}
 	found := make([]foundFile, len(files))
 	prefix := path.Join(path.Join(shards...), path.Join(below...))
-	clean := filepath.Clean(dir) == dir
 	for i, f := range files {
 		name, step := stem(f), dirStep
 		if step == NoStep {
@@ -410,23 +409,29 @@ func joinFile(dir, name string, dirClean bool) string {
 	return joinClean(dir, name)
 }
 
+// deferredEntry returns the entry of the .npy file full, not read yet
+// (LoadDeferred): its name, step, file (rel) and tensor name (base) come
+// from its path. Entry, tensor and deferral are one allocation: a run may
+// list hundreds of thousands of files.
+func deferredEntry(name string, step int, rel, base, full string, opts Options) *Entry {
+	n := &struct {
+		e Entry
+		t Tensor
+		d deferral
+	}{
+		e: Entry{Name: name, Step: step, Kind: KindOf(name), File: rel},
+		t: Tensor{Name: base, Path: full},
+		d: deferral{full: full, opts: opts},
+	}
+	n.e.Tensor, n.e.deferred = &n.t, &n.d
+	return &n.e
+}
+
 // addFile records what opening one file gave, in the order of the walk.
 func (d *discovery) addFile(f *foundFile) {
 	full, rel, name, step := f.full, f.rel, f.name, f.step
 	if f.deferred {
-		// one allocation for the three: a run may list hundreds of
-		// thousands of files
-		n := &struct {
-			e Entry
-			t Tensor
-			d deferral
-		}{
-			e: Entry{Name: name, Step: step, Kind: KindOf(name), File: rel},
-			t: Tensor{Name: f.base, Path: full},
-			d: deferral{full: full, opts: d.opts},
-		}
-		n.e.Tensor, n.e.deferred = &n.t, &n.d
-		d.add(&n.e, nil) // no manifest entry names it
+		d.add(deferredEntry(name, step, rel, f.base, full, d.opts), nil) // no manifest entry names it
 		return
 	}
 	tensors, errs, err := f.tensors, f.errs, f.err
@@ -520,15 +525,20 @@ func Less(a, b *Entry) bool {
 	return a.Name < b.Name
 }
 
+// inOrder reports whether es are in strictly ascending order (Less).
+func inOrder(es []*Entry) bool {
+	for i := 1; i < len(es); i++ {
+		if !Less(es[i-1], es[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 func (r *Run) sort() {
 	// the walk finds most runs in order (steps in directories named in
 	// order, names sorted in each): checked in one pass before sorting
-	if !slices.IsSortedFunc(r.Entries, func(x, y *Entry) int {
-		if Less(x, y) {
-			return -1
-		}
-		return 0
-	}) {
+	if !inOrder(r.Entries) {
 		sort.SliceStable(r.Entries, func(i, j int) bool { return Less(r.Entries[i], r.Entries[j]) })
 	}
 	sort.SliceStable(r.Errors, func(i, j int) bool { return r.Errors[i].Error() < r.Errors[j].Error() })

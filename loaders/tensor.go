@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 )
 
 // Tensor is one array found in a file: its description and where its bytes
@@ -123,7 +122,7 @@ func (t *Tensor) OpenRange(first, count int64) (*Reader, error) {
 	if !t.RandomAccess() {
 		return nil, t.errorf("compressed member can only be read from the start")
 	}
-	if first < 0 || count < 0 || first+count > t.Len() {
+	if !t.inRange(first, count) {
 		return nil, t.errorf("element range [%d, %d) outside %d elements", first, first+count, t.Len())
 	}
 	var ra io.ReaderAt
@@ -366,7 +365,7 @@ func (r *Reader) ReadFloat32(dst []float32) (int, error) {
 // tensor. The bytes are shared: they must not be modified.
 func (t *Tensor) HeldBytes(first, count int64) (b []byte, ok bool) {
 	whole := t.data.heldBytes()
-	if whole == nil || first < 0 || count < 0 || first+count > t.Len() {
+	if whole == nil || !t.inRange(first, count) {
 		return nil, false
 	}
 	es := int64(t.DType.Size())
@@ -381,12 +380,17 @@ func (t *Tensor) HeldBytes(first, count int64) (b []byte, ok bool) {
 // this machine stores it (little-endian) at an address aligned for it;
 // ok is false otherwise.
 func (t *Tensor) HeldFloat32(first, count int64) ([]float32, bool) {
-	if t.DType != Float32 || t.BigEndian || !nativeLittleEndian {
+	if t.DType != Float32 {
 		return nil, false
 	}
-	b, ok := t.HeldBytes(first, count)
-	if !ok || len(b) == 0 || uintptr(unsafe.Pointer(&b[0]))%4 != 0 {
-		return nil, false
+	if b, ok := t.HeldBytes(first, count); ok {
+		return native32(b, t.BigEndian)
 	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), count), true
+	return nil, false
+}
+
+// inRange reports whether [first, first+count) is a range of the tensor's
+// elements.
+func (t *Tensor) inRange(first, count int64) bool {
+	return first >= 0 && count >= 0 && first+count <= t.Len()
 }

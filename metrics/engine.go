@@ -79,14 +79,15 @@ type job struct {
 	// left is how many of the job's tasks have not finished; the last one
 	// closes the mappers.
 	left int
+	// headSpace is room for the values kept (Heads of each side).
+	headSpace []float32
+
 	// mappers are each side's file opened for mapping (A, B), opened by
 	// the first task that maps and shared by the job's chunks, so that a
 	// large file is opened once however many chunks read it.
-	// headSpace is room for the values kept (Heads of each side)
-	headSpace []float32
-	mapOnce   sync.Once
-	mappers   [2]*loaders.Mapper
-	mapErrs   [2]error
+	mapOnce sync.Once
+	mappers [2]*loaders.Mapper
+	mapErrs [2]error
 }
 
 // mapper returns side's Mapper (0 for A, 1 for B). The first call opens
