@@ -56,12 +56,17 @@ func (t *Tensor) NewMapper() (*Mapper, error) {
 		m.done = make(chan struct{})
 		go func() {
 			defer close(m.done)
-			readThrough(f, start, t.data.size, m.isStopped, m.setReady)
+			readThrough(f, start, t.data.size, readThroughPiece, m.isStopped, m.setReady)
 			m.setReady(end) // all read, or what is left faults in
 		}()
 	}
 	return m, nil
 }
+
+// readThroughPiece is the most bytes one sendfile call of readThrough
+// asks for, and the range whose caching it checks at once: the
+// granularity at which mapped pieces wait for the reading.
+const readThroughPiece = 8 << 20
 
 func (m *Mapper) isStopped() bool {
 	m.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -108,5 +109,63 @@ func TestMapperCloseStopsReading(t *testing.T) {
 	}
 	if _, _, err := m.Bytes(0, 1); err == nil {
 		t.Error("a closed Mapper mapped data")
+	}
+}
+
+// TestReadThroughReadsOnlyWhatIsEvicted reads a file whose pages are all
+// cached but those of one piece: only that piece is read, the others are
+// passed over (each piece reported done all the same), and the file ends
+// all in the cache.
+func TestReadThroughReadsOnlyWhatIsEvicted(t *testing.T) {
+	const piece, pieces = 64 << 10, 6
+	path := filepath.Join(t.TempDir(), "data.bin")
+	if err := os.WriteFile(path, bytes.Repeat([]byte{7}, piece*pieces), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := openData(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Fsync(f.fd); err != nil { // dirty pages cannot be dropped
+		t.Fatal(err)
+	}
+	var st unix.Cachestat_t
+	if err := unix.Cachestat(uint(f.fd), &unix.CachestatRange{Len: piece * pieces}, &st, 0); err != nil {
+		t.Skipf("cachestat: %v (Linux 6.5 or later): nothing is read ahead", err)
+	}
+	// all evicted, then all read back but piece 2, without readahead
+	if err := unix.Fadvise(f.fd, 0, 0, unix.FADV_DONTNEED); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Fadvise(f.fd, 0, 0, unix.FADV_RANDOM); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, piece)
+	for k := range int64(pieces) {
+		if k == 2 {
+			continue
+		}
+		if _, err := f.ReadAt(buf, k*piece); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cached(f, 2*piece, piece) || !cached(f, 0, 2*piece) || !cached(f, 3*piece, 3*piece) {
+		t.Skip("the file system did not evict or keep pages as asked: a file cached but for one piece cannot be made here")
+	}
+	if err := unix.Fadvise(f.fd, 0, 0, unix.FADV_NORMAL); err != nil {
+		t.Fatal(err)
+	}
+	var ends []int64
+	read := readThrough(f, 0, piece*pieces, piece, func() bool { return false }, func(end int64) { ends = append(ends, end) })
+	if read != piece {
+		t.Errorf("read %d bytes through, want %d (the evicted piece alone)", read, piece)
+	}
+	want := []int64{piece, 2 * piece, 3 * piece, 4 * piece, 5 * piece, 6 * piece}
+	if !slices.Equal(ends, want) {
+		t.Errorf("progress reported %v, want %v", ends, want)
+	}
+	if !cached(f, 0, piece*pieces) {
+		t.Error("the reading finished but the file is not all in the page cache")
 	}
 }

@@ -9,4 +9,4 @@ const mapPopulate = 0
 func cached(*dataFile, int64, int64) bool { return true }
 
 // readThrough is never called on these systems.
-func readThrough(*dataFile, int64, int64, func() bool, func(int64)) {}
+func readThrough(*dataFile, int64, int64, int64, func() bool, func(int64)) int64 { return 0 }

@@ -24,27 +24,35 @@ func cached(f *dataFile, off, n int64) bool {
 
 // readThrough reads bytes [off, off+n) of f through the page cache, as
 // read(2) does, in order, without copying them out (sendfile to
-// /dev/null), calling progress with the end of what it has read after
-// each piece, until stop says so. It returns at the first error: what is
-// left then comes in as the mapping faults.
-func readThrough(f *dataFile, off, n int64, stop func() bool, progress func(end int64)) {
+// /dev/null), piece bytes at a time, calling progress with the end of what
+// it has read after each piece, until stop says so. A piece already all in
+// the cache (cached) is passed over unread: a file mostly cached, with
+// some pages evicted, costs a cachestat per piece and a read of the
+// pieces that lost pages, not a pass over all of it. It returns the bytes
+// it read, and at the first error: what is left then comes in as the
+// mapping faults.
+func readThrough(f *dataFile, off, n, piece int64, stop func() bool, progress func(end int64)) (read int64) {
 	null, err := unix.Open(os.DevNull, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return
+		return 0
 	}
 	defer unix.Close(null)
 	for o := off; o < off+n && !stop(); {
-		m, err := unix.Sendfile(null, f.fd, &o, int(min(off+n-o, readThroughPiece)))
+		size := min(off+n-o, piece)
+		if cached(f, o, size) {
+			o += size
+			progress(o)
+			continue
+		}
+		m, err := unix.Sendfile(null, f.fd, &o, int(size))
 		if err == unix.EINTR || err == unix.EAGAIN {
 			continue
 		}
 		if err != nil || m == 0 {
-			return
+			return read
 		}
+		read += int64(m)
 		progress(o)
 	}
+	return read
 }
-
-// readThroughPiece is the most bytes one sendfile call of readThrough
-// asks for: the granularity at which mapped pieces wait for the reading.
-const readThroughPiece = 8 << 20
