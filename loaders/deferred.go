@@ -45,10 +45,9 @@ const heldBudget = 32 << 20
 // opening a few hundred files again costs.
 const keptMax = 32
 
-// deferral is what a deferred entry needs to be read: its file and the
-// options to read it with.
+// deferral is what a deferred entry needs to be read besides its file
+// (the tensor's Path): the options to read it with.
 type deferral struct {
-	full string
 	opts Options
 }
 
@@ -82,7 +81,7 @@ func Resolve(es []*Entry) []error {
 		if e.deferred == nil {
 			return
 		}
-		t, err := readNPYOnce(e.deferred.full, e.deferred.opts, &held, &kept)
+		t, err := readNPYOnce(e.Tensor.Path, e.deferred.opts, &held, &kept)
 		if err != nil {
 			errs[i] = err
 			return

@@ -333,8 +333,11 @@ func (d *discovery) addFiles(dir, rel string, clean bool, files []string) {
 				name, step = m[1], n
 			}
 		}
-		found[i] = foundFile{full: joinFile(dir, f, clean), rel: joinClean(rel, f),
-			name: joinClean(prefix, name), base: stem(f), step: step}
+		// rel, name and base are parts of full where they can be: one
+		// string per file stays alive, not four
+		full := joinFile(dir, f, clean)
+		found[i] = foundFile{full: full, rel: joinIn(full, f, rel, f),
+			name: joinIn(full, f, prefix, name), base: joinIn(full, f, "", stem(f)), step: step}
 	}
 	d.openAll(found)
 	for i := range found {
@@ -400,6 +403,25 @@ func joinClean(dir, name string) string {
 	return dir + "/" + name
 }
 
+// joinIn returns joinClean(dir, x) for an x that begins f, the last
+// element of full: the part of full that spells it when full ends with
+// dir + "/" + f (or with f, for a dir of "" or "."), a new string
+// otherwise.
+func joinIn(full, f, dir, x string) string {
+	start := len(full) - len(f)
+	if !strings.HasPrefix(f, x) || !strings.HasSuffix(full, f) || x == "" || x == "." || x == ".." ||
+		strings.IndexByte(x, '/') >= 0 {
+		return joinClean(dir, x)
+	}
+	if dir == "" || dir == "." {
+		return full[start : start+len(x)]
+	}
+	if dir[len(dir)-1] != '/' && start > len(dir) && full[start-1] == '/' && full[start-1-len(dir):start-1] == dir {
+		return full[start-1-len(dir) : start+len(x)]
+	}
+	return joinClean(dir, x)
+}
+
 // joinFile is filepath.Join(dir, name), through joinClean where it gives
 // the same: dirClean says whether filepath.Clean(dir) == dir.
 func joinFile(dir, name string, dirClean bool) string {
@@ -421,7 +443,7 @@ func deferredEntry(name string, step int, rel, base, full string, opts Options) 
 	}{
 		e: Entry{Name: name, Step: step, Kind: KindOf(name), File: rel},
 		t: Tensor{Name: base, Path: full},
-		d: deferral{full: full, opts: opts},
+		d: deferral{opts: opts},
 	}
 	n.e.Tensor, n.e.deferred = &n.t, &n.d
 	return &n.e

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 	"weak"
 )
 
@@ -224,15 +225,45 @@ func TestUnreadableDirectory(t *testing.T) {
 // TestJoinsAsJoinDoes checks the walk's joins against path.Join and
 // filepath.Join for roots given in every form and names of every kind.
 func TestJoinsAsJoinDoes(t *testing.T) {
-	for _, dir := range []string{"", ".", "..", "/", "a", "a/", "./a", "a/./b", "a//b", "../a", "/x/y", "a/.."} {
+	for _, dir := range []string{"", ".", "..", "/", "a", "a/", "./a", "a/./b", "a//b", "../a", "/x/y", "a/..", "/r/x/y", "r/b/a"} {
 		for _, name := range []string{"", ".", "..", "x.npy", ".npy", "..npy", "a/b", "x y"} {
 			if got, want := joinClean(path.Clean(dir), name), path.Join(path.Clean(dir), name); got != want {
 				t.Errorf("joinClean(%q, %q) = %q, want %q", path.Clean(dir), name, got, want)
 			}
 			clean := filepath.Clean(dir) == dir
-			if got, want := joinFile(dir, name, clean), filepath.Join(dir, name); got != want {
-				t.Errorf("joinFile(%q, %q, %v) = %q, want %q", dir, name, clean, got, want)
+			full := joinFile(dir, name, clean)
+			if want := filepath.Join(dir, name); full != want {
+				t.Errorf("joinFile(%q, %q, %v) = %q, want %q", dir, name, clean, full, want)
 			}
+			for _, under := range []string{path.Clean(dir), "", ".", "a", "b/a", "y", "x/y"} {
+				for _, x := range []string{name, stem(name), "x", "", "."} {
+					if got, want := joinIn(full, name, under, x), joinClean(under, x); got != want {
+						t.Errorf("joinIn(%q, %q, %q, %q) = %q, want %q", full, name, under, x, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestJoinInSharesThePath checks that the names of a file in the usual
+// layout are parts of its path, not strings of their own: a run of many
+// small files keeps one string per file.
+func TestJoinInSharesThePath(t *testing.T) {
+	full := "/runs/a/step_000123/grads/layer_07.weight.npy"
+	f := "layer_07.weight.npy"
+	start := uintptr(unsafe.Pointer(unsafe.StringData(full)))
+	for _, c := range []struct{ dir, x, want string }{
+		{"step_000123/grads", f, "step_000123/grads/layer_07.weight.npy"},
+		{"grads", "layer_07.weight", "grads/layer_07.weight"},
+		{"", "layer_07.weight", "layer_07.weight"},
+		{"grads", "layer_07", "grads/layer_07"}, // a step suffix cut off the stem
+	} {
+		got := joinIn(full, f, c.dir, c.x)
+		p := uintptr(unsafe.Pointer(unsafe.StringData(got)))
+		if got != c.want || p < start || p+uintptr(len(got)) > start+uintptr(len(full)) {
+			t.Errorf("joinIn(%q, %q) = %q (part of the path: %v), want %q, part of the path", c.dir, c.x, got,
+				p >= start && p+uintptr(len(got)) <= start+uintptr(len(full)), c.want)
 		}
 	}
 }
