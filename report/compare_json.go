@@ -540,7 +540,7 @@ func compareJSON(w io.Writer, r *check.Comparison) error {
 		_, err := w.Write(append(head, '\n'))
 		return err
 	}
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriterSize(w, writeBuffer)
 	bw.Write(head[:i])
 	bw.WriteString("\n  \"tensors\": [\n    ")
 	marshalPairs(r.Tensors, partial, func(k int, b []byte) {
@@ -554,6 +554,11 @@ func compareJSON(w io.Writer, r *check.Comparison) error {
 	bw.WriteByte('\n')
 	return bw.Flush()
 }
+
+// writeBuffer is the size of the buffer the pairs are written through: a
+// write per 256 KiB, not per 4 KiB as bufio's default would (16,000 pairs
+// are 21 MB of JSON: some 80 writes instead of 5,300).
+const writeBuffer = 256 << 10
 
 // pairBatch is how many pairs one goroutine of marshalPairs encodes at a
 // time.
