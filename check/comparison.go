@@ -56,7 +56,8 @@ func finish(r *judge.Result, heads diagnose.Heads, cv *curve.Result, strict bool
 // enough, read from the files elsewhere. A pair that cannot be read, or
 // whose two sides give different counts, has none.
 func (c *compared) heads() diagnose.Heads {
-	heads := diagnose.Heads{}
+	wants := diagnose.PlanSamples(c.result.Tensors)
+	heads := make(diagnose.Heads, len(wants)) // sized once: 100,000 pairs grow no map
 	type read struct {
 		want   diagnose.SampleWant
 		e      pairEntries
@@ -64,7 +65,7 @@ func (c *compared) heads() diagnose.Heads {
 		ok     bool
 	}
 	var reads []*read
-	for _, w := range diagnose.PlanSamples(c.result.Tensors) {
+	for _, w := range wants {
 		if o, ok := c.kept[w.Pair]; ok && len(o.HeadA) >= w.N && len(o.HeadB) >= w.N {
 			heads[w.Pair] = diagnose.Head{A32: o.HeadA[:w.N], B32: o.HeadB[:w.N]}
 			continue
