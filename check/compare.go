@@ -92,7 +92,8 @@ func Runs(pathA, pathB string, opts Options) (*Comparison, error) {
 	if opts.Shard.Index <= 1 { // shard 1 carries the curve
 		cv = runCurves(a, b, opts.Load, c.result.ComputeDType, c.result.ModelDType)
 	}
-	return finish(c.result, c.heads(), cv, opts.Strict), nil
+	plan, heads := c.heads()
+	return finish(c.result, plan, heads, cv, opts.Strict), nil
 }
 
 // loadBoth loads the runs at pathA and pathB at the same time: the walk of

@@ -38,11 +38,12 @@ type pairKey struct {
 	Name string
 }
 
-// finish diagnoses a result from the heads read for it; with strict,
+// finish diagnoses a result from the heads read for it as plan says (nil:
+// planned again); with strict,
 // warnings fail a passing verdict and lead the causes (all but
 // noise_drift, which is rounding noise the rules explain).
-func finish(r *judge.Result, heads diagnose.Heads, cv *curve.Result, strict bool) *Comparison {
-	diag := diagnose.Diagnose(r, heads)
+func finish(r *judge.Result, plan *diagnose.Plan, heads diagnose.Heads, cv *curve.Result, strict bool) *Comparison {
+	diag := diagnose.DiagnosePlanned(r, plan, heads)
 	if strict && r.Verdict == judge.Pass && slices.ContainsFunc(diag.Warnings, func(c diagnose.Cause) bool { return c.ID != diagnose.NoiseDrift }) {
 		r.Verdict = judge.Fail
 		diag.Causes = append(diag.Warnings, diag.Causes...)
@@ -51,12 +52,13 @@ func finish(r *judge.Result, heads diagnose.Heads, cv *curve.Result, strict bool
 		BaselineIdentical: judge.BaselineMeasuresNothing(r.Tensors)}
 }
 
-// heads returns the leading values diagnosis samples (diagnose.PlanSamples
-// over the finished pairs): those the comparison kept where it kept
+// heads returns the plan of diagnosis' samples over the finished pairs
+// and the leading values it asks for: those the comparison kept where it kept
 // enough, read from the files elsewhere. A pair that cannot be read, or
 // whose two sides give different counts, has none.
-func (c *compared) heads() diagnose.Heads {
-	wants := diagnose.PlanSamples(c.result.Tensors)
+func (c *compared) heads() (*diagnose.Plan, diagnose.Heads) {
+	plan := diagnose.NewPlan(c.result.Tensors)
+	wants := plan.Wants()
 	heads := make(diagnose.Heads, len(wants)) // sized once: 100,000 pairs grow no map
 	type read struct {
 		want   diagnose.SampleWant
@@ -88,7 +90,7 @@ func (c *compared) heads() diagnose.Heads {
 			heads[r.want.Pair] = diagnose.Head{A: r.da, B: r.db}
 		}
 	}
-	return heads
+	return plan, heads
 }
 
 // headInto reads the first len(dst) values of a tensor into dst and

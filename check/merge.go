@@ -30,10 +30,11 @@ func Merge(parts []*judge.Result, strict bool, lo loaders.Options) (c *Compariso
 	}
 	a, b, pairs, err := reattach(merged, lo)
 	if err != nil {
-		return finish(merged, nil, nil, strict), err, nil
+		return finish(merged, nil, nil, nil, strict), err, nil
 	}
 	withEntries := &compared{result: merged, pairs: pairs}
-	return finish(merged, withEntries.heads(), runCurves(a, b, lo, merged.ComputeDType, merged.ModelDType), strict), nil, nil
+	plan, heads := withEntries.heads()
+	return finish(merged, plan, heads, runCurves(a, b, lo, merged.ComputeDType, merged.ModelDType), strict), nil, nil
 }
 
 // maxShards is the most shards a merge takes (the report reader refuses

@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,11 +41,19 @@ func TestStagesLeaveTheirInputs(t *testing.T) {
 	if c.result.Verdict != judge.Fail {
 		t.Fatalf("verdict %s", c.result.Verdict)
 	}
-	heads := c.heads()
+	plan, heads := c.heads()
 	before, headsBefore := snapshot(c.result.Tensors), fmt.Sprint(heads)
 	rep := diagnose.Diagnose(c.result, heads)
 	if len(rep.Causes) == 0 {
 		t.Fatal("no cause")
+	}
+	// the plan the heads were read for, handed on, diagnoses the same; a
+	// plan over other pairs is made again
+	other := diagnose.NewPlan(slices.Clone(c.result.Tensors[:len(c.result.Tensors)/2]))
+	for _, p := range []*diagnose.Plan{plan, other, nil} {
+		if got := diagnose.DiagnosePlanned(c.result, p, heads); fmt.Sprint(got) != fmt.Sprint(rep) {
+			t.Errorf("DiagnosePlanned gave %v, Diagnose %v", got, rep)
+		}
 	}
 	if snapshot(c.result.Tensors) != before || fmt.Sprint(heads) != headsBefore {
 		t.Error("Diagnose changed its input")

@@ -61,7 +61,17 @@ type facts struct {
 // they could not be read). Diagnose reads no file and changes neither r
 // nor heads.
 func Diagnose(r *judge.Result, heads Heads) Report {
-	f := &facts{r: r, s: takeSamples(r, heads), failed: numbersFailed(r), div: loaders.NoStep,
+	return DiagnosePlanned(r, NewPlan(r.Tensors), heads)
+}
+
+// DiagnosePlanned is Diagnose with the samples' plan made already:
+// NewPlan(r.Tensors), as the heads were read for. A nil plan, or one made
+// over other pairs than r.Tensors (another slice), is made again.
+func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
+	if p == nil || !p.of(r.Tensors) {
+		p = NewPlan(r.Tensors)
+	}
+	f := &facts{r: r, s: takeSamples(p, heads), failed: numbersFailed(r), div: loaders.NoStep,
 		diverged: map[loaders.Kind][]int{}, found: map[string]float64{}, aliased: map[loaders.Kind]bool{}}
 	if len(f.s.steps) > 0 {
 		f.firstStep = f.s.steps[0]

@@ -48,16 +48,17 @@ type sampleSet struct {
 	names map[loaders.Kind][]string
 }
 
-// takeSamples builds the samples of the comparison's paired tensors from
-// heads, the leading values the pipeline read as PlanSamples asked.
+// takeSamples builds the samples of the comparison's paired tensors, as
+// planned by p, from heads, the leading values the pipeline read as the
+// plan asked.
 // Tensors whose shape or storage order differ between the runs, or that
 // have no head (they could not be read), are left out; a kind keeps only
 // the names present at every one of its steps, so that vectors line up
 // across steps.
-func takeSamples(r *judge.Result, heads Heads) *sampleSet {
+func takeSamples(p *Plan, heads Heads) *sampleSet {
 	s := &sampleSet{a: map[key]vec{}, b: map[key]vec{}, kinds: map[loaders.Kind]bool{}}
-	var byKey map[key][]sampled
-	s.names, byKey = planSamples(r.Tensors)
+	s.names = p.names
+	byKey := p.byKey
 	allSteps := map[int]bool{}
 	for k, ms := range byKey {
 		total := 0
@@ -136,8 +137,32 @@ type SampleWant struct {
 // Heads. ts may be the pairs about to be compared, or the finished ones;
 // Diagnose plans on the finished ones, so heads read for a plan made
 // before comparing may hold pairs it then leaves out.
-func PlanSamples(ts []*judge.TensorResult) []SampleWant {
-	_, byKey := planSamples(ts)
+func PlanSamples(ts []*judge.TensorResult) []SampleWant { return NewPlan(ts).Wants() }
+
+// Plan is which leading values of which pairs of ts the samples are made
+// of. Made once over a result's pairs, it serves both the reading
+// (Wants) and DiagnosePlanned: planning 100,000 pairs takes some 40 ms.
+type Plan struct {
+	ts    []*judge.TensorResult
+	names map[loaders.Kind][]string
+	byKey map[key][]sampled
+}
+
+// NewPlan plans the samples of the pairs ts (see PlanSamples).
+func NewPlan(ts []*judge.TensorResult) *Plan {
+	names, byKey := planSamples(ts)
+	return &Plan{ts: ts, names: names, byKey: byKey}
+}
+
+// of reports whether p was made over the pairs ts (the same slice).
+func (p *Plan) of(ts []*judge.TensorResult) bool {
+	return len(p.ts) == len(ts) && (len(ts) == 0 || &p.ts[0] == &ts[0])
+}
+
+// Wants is PlanSamples' answer: the pairs sampled and how many leading
+// values of each, in the order of the pairs planned.
+func (p *Plan) Wants() []SampleWant {
+	ts, byKey := p.ts, p.byKey
 	want := make(map[*judge.TensorResult]int, len(ts))
 	for _, ms := range byKey {
 		for _, m := range ms {

@@ -30,7 +30,7 @@ func TestSamplesFromFloat32HeadsEqualFloat64(t *testing.T) {
 		}
 		h64[tr] = Head{A: a64, B: b64}
 	}
-	s64, s32 := takeSamples(r, h64), takeSamples(r, h32)
+	s64, s32 := takeSamples(NewPlan(r.Tensors), h64), takeSamples(NewPlan(r.Tensors), h32)
 	if len(s32.a) != 2 {
 		t.Fatalf("float32 heads gave %d samples, want one per step (2)", len(s32.a))
 	}
