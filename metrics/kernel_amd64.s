@@ -17,6 +17,19 @@
 	VMULPD    Y4, Y4, Y4; \
 	VADDPD    Y4, Y0, Y0
 
+// PREFETCH32 and PREFETCH16 ask for the cache line prefetchAhead bytes
+// past the float32 (16-bit) element AX of p: each stream of a loop is
+// prefetched that far ahead of its loads. The hardware prefetchers alone
+// leave the loops waiting on memory when the machine's memory is busy: on
+// a shared 2-core VM, a 2 × 1 GiB float32 pair took 0.205 s without and
+// 0.156 s with (the floor of mapping and touching both: 0.148 s), a pair
+// whose elements all differ 0.445 s and 0.193 s, float32 against
+// bfloat16 0.55 s and 0.20 s; 2 to 8 KiB ahead did alike. A prefetch
+// never faults, past the end of a mapping either.
+#define prefetchAhead 2048
+#define PREFETCH32(p) PREFETCHT0 prefetchAhead(p)(AX*4)
+#define PREFETCH16(p) PREFETCHT0 prefetchAhead(p)(AX*2)
+
 // SQUARE_ADD8 adds the squares of the 8 float32 in YMM y (low group first)
 // to the partials Y0, through X5 and Y4.
 #define SQUARE_ADD8(y, x) \
@@ -39,6 +52,8 @@ loop8:
 	LEAQ 8(AX), BX
 	CMPQ BX, CX
 	JGT  group4
+	PREFETCH32(SI)
+	PREFETCH32(DI)
 	VMOVUPS (SI)(AX*4), Y1
 	VCMPPS $4, (DI)(AX*4), Y1, Y2 // a ≠ b, or unordered (NaN)
 	VPAND Y15, Y1, Y3
@@ -92,6 +107,8 @@ loopBF8:
 	LEAQ 8(AX), BX
 	CMPQ BX, CX
 	JGT  groupBF4
+	PREFETCH16(SI)
+	PREFETCH16(DI)
 	VMOVDQU (SI)(AX*2), X1
 	VMOVDQU (DI)(AX*2), X6
 	SPECIALS16(X1, X6, X2)
@@ -138,6 +155,8 @@ loopM8:
 	LEAQ 8(AX), BX
 	CMPQ BX, CX
 	JGT  groupM4
+	PREFETCH32(SI)
+	PREFETCH16(DI)
 	VMOVUPS (SI)(AX*4), Y1
 	VPMOVZXWD (DI)(AX*2), Y2
 	VPSLLD $16, Y2, Y2
@@ -201,6 +220,8 @@ loopF8:
 	LEAQ 8(AX), BX
 	CMPQ BX, CX
 	JGT  groupF4
+	PREFETCH16(SI)
+	PREFETCH16(DI)
 	VMOVDQU (SI)(AX*2), X1
 	VMOVDQU (DI)(AX*2), X6
 	SPECIALS16(X1, X6, X2)
@@ -396,6 +417,8 @@ loop:
 	LEAQ 4(AX), BX
 	CMPQ BX, CX
 	JGT  done
+	PREFETCH32(SI)
+	PREFETCH32(DI)
 	VCVTPS2PD (SI)(AX*4), Y10          // a
 	VCVTPS2PD (DI)(AX*4), Y11          // b
 	VSUBPD Y10, Y11, Y12               // d = b − a: 0 only where a = b, ±Inf or NaN where a or b is
@@ -641,6 +664,8 @@ counted: \
 // side float32 and the other bfloat16 (16-bit words, widened to float32
 // bit patterns in Z30 by a zero extension and a shift).
 #define LOAD_F32 \
+	PREFETCH32(SI); \
+	PREFETCH32(DI); \
 	VCVTPS2PD (SI)(AX*4), Z10; \
 	VCVTPS2PD (DI)(AX*4), Z11; \
 	VCVTPS2PD 32(SI)(AX*4), Z15; \
@@ -655,6 +680,8 @@ counted: \
 	VEXTRACTF32X8 $1, Z30, Y9; \
 	VCVTPS2PD     Y9, hi
 #define LOAD_BF16_B \
+	PREFETCH32(SI); \
+	PREFETCH16(DI); \
 	VCVTPS2PD (SI)(AX*4), Z10; \
 	VCVTPS2PD 32(SI)(AX*4), Z15; \
 	WIDEN_BF16(DI, Z11, Z16)
@@ -662,6 +689,8 @@ counted: \
 	VMOVDQU32 (SI)(AX*4), Z8; \
 	VMOVDQA32 Z30, Z9
 #define LOAD_BF16_A \
+	PREFETCH32(DI); \
+	PREFETCH16(SI); \
 	VCVTPS2PD (DI)(AX*4), Z11; \
 	VCVTPS2PD 32(DI)(AX*4), Z16; \
 	WIDEN_BF16(SI, Z10, Z15)
