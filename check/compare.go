@@ -173,8 +173,9 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 	// pair (and the pair's shard), not with discovery's.
 	unreadA, unreadB := unreadableByKey(a), unreadableByKey(b)
 	attached := map[error]bool{}
-	var held []loaders.Pair // the pairs of this shard, in pairing order
-	for _, p := range loaders.PairRuns(a, b) {
+	pairs := loaders.PairRuns(a, b)
+	held := pairs[:0] // the pairs of this shard, in pairing order: kept in place
+	for _, p := range pairs {
 		key := pairKey{Step: p.Step, Name: p.Name}
 		if u := unreadB[key]; p.B == nil && u != nil {
 			attached[u.Err] = true

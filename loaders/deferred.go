@@ -81,13 +81,13 @@ func Resolve(es []*Entry) []error {
 		if e.deferred == nil {
 			return
 		}
-		t, err := readNPYOnce(e.Tensor.Path, e.deferred.opts, &held, &kept)
-		if err != nil {
+		var t Tensor // the entry stays as it is if its file cannot be read
+		if err := readNPYOnce(&t, e.Tensor.Path, e.deferred.opts, &held, &kept); err != nil {
 			errs[i] = err
 			return
 		}
 		t.Name = e.Tensor.Name
-		*e.Tensor, e.deferred = *t, nil // in place: one Tensor per entry
+		*e.Tensor, e.deferred = t, nil // in place: one Tensor per entry
 	})
 	return errs
 }
@@ -112,23 +112,23 @@ func (e *Entry) Release() {
 	}
 }
 
-// readNPYOnce reads the .npy file at path through one descriptor: whole
+// readNPYOnce reads the .npy file at path into t through one descriptor: whole
 // when it is small and held has room; its header only otherwise, keeping
 // the descriptor open for the read of the data while kept is under
 // keptMax (a later read opens the file again, as OpenFile's tensors do).
-func readNPYOnce(path string, opts Options, held, kept *atomic.Int64) (*Tensor, error) {
+func readNPYOnce(t *Tensor, path string, opts Options, held, kept *atomic.Int64) error {
 	f, err := openData(path)
 	if err != nil {
-		return nil, &Error{Path: path, Err: unwrapPathError(err)}
+		return &Error{Path: path, Err: unwrapPathError(err)}
 	}
 	size, dir, err := f.stat()
 	switch {
 	case err != nil:
 		f.Close()
-		return nil, &Error{Path: path, Err: unwrapPathError(err)}
+		return &Error{Path: path, Err: unwrapPathError(err)}
 	case dir:
 		f.Close()
-		return nil, &Error{Path: path, Err: errors.New("is a directory")}
+		return &Error{Path: path, Err: errors.New("is a directory")}
 	}
 	var whole []byte // the file, when it is held
 	if size <= heldMax && held.Add(size) <= heldBudget {
@@ -137,23 +137,22 @@ func readNPYOnce(path string, opts Options, held, kept *atomic.Int64) (*Tensor, 
 		f.Close()
 		if err != nil && err != io.EOF {
 			recycleHeld(buf)
-			return nil, &Error{Path: path, Err: unwrapPathError(err)}
+			return &Error{Path: path, Err: unwrapPathError(err)}
 		}
 		// n < size: the file shrank since its size was read; the header
 		// check says what is missing
 		whole, size = buf[:n], int64(n)
 	}
-	var t *Tensor
 	if whole != nil {
-		t, err = describeHeldNPY(whole, path, opts)
+		err = describeHeldNPY(t, whole, path, opts)
 	} else {
-		t, err = describeNPY(f, 0, size, path, "", opts)
+		err = describeNPY(t, f, 0, size, path, "", opts)
 	}
 	if err != nil {
 		if whole == nil {
 			f.Close()
 		}
-		return nil, err
+		return err
 	}
 	// in place in the file: can be mapped, and read again once released
 	t.data.open, t.data.file = fileOpener(path), path
@@ -167,7 +166,7 @@ func readNPYOnce(path string, opts Options, held, kept *atomic.Int64) (*Tensor, 
 	default:
 		f.Close()
 	}
-	return t, nil
+	return nil
 }
 
 // Held buffers are recycled: Release hands a held file's buffer to the

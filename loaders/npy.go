@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // The .npy format (numpy's NEP 1, format versions 1.0, 2.0 and 3.0):
@@ -78,7 +79,18 @@ func npyHeaderOf(whole []byte) (npyHeader, error) {
 		return h, err
 	}
 	// hlen fits: parseNPYPreamble checked it against the size
-	return h, h.parseHeaderText(string(whole[h.DataOffset:h.DataOffset+hlen]), hlen)
+	text := whole[h.DataOffset : h.DataOffset+hlen]
+	if len(text) > 0 {
+		// parseCanonical keeps nothing of the text (the descr is
+		// interned): the held bytes serve as they are, uncopied, though
+		// Release recycles them
+		if descr, fortran, shape, ok := parseCanonical(unsafe.String(&text[0], len(text))); ok {
+			h.DataOffset += hlen
+			h.Descr, h.Fortran, h.Shape = descr, fortran, shape
+			return h, nil
+		}
+	}
+	return h, h.parseHeaderText(string(text), hlen)
 }
 
 // parseNPYPreamble checks the preamble of an .npy stream of size bytes,
@@ -215,7 +227,8 @@ func (h *npyHeader) parseLiteral(text string) error {
 // than MaxDims dimensions. What it accepts, the general parser reads the
 // same (FuzzNPYHeaderText checks this); a run of thousands of small files
 // spends most of its header time here, without the general parser's
-// allocations.
+// allocations. It keeps no part of text: the descr is one of
+// commonDescrs or a copy (npyHeaderOf hands it bytes that are recycled).
 func parseCanonical(text string) (descr string, fortran bool, shape []int, ok bool) {
 	rest, found := strings.CutPrefix(text, "{'descr': '")
 	if !found {
@@ -406,8 +419,8 @@ func readNPY(open opener, base, size int64, path, member string, opts Options) (
 		return nil, &Error{Path: path, Member: member, Err: err}
 	}
 	defer closer.Close()
-	t, err := describeNPY(ra, base, size, path, member, opts)
-	if err != nil {
+	t := new(Tensor)
+	if err := describeNPY(t, ra, base, size, path, member, opts); err != nil {
 		return nil, err
 	}
 	t.data.open = open
@@ -415,38 +428,48 @@ func readNPY(open opener, base, size int64, path, member string, opts Options) (
 }
 
 // describeNPY reads the header of the .npy data at [base, base+size) of ra
-// and returns its tensor, with where its data lies but no way to open it.
-func describeNPY(ra io.ReaderAt, base, size int64, path, member string, opts Options) (*Tensor, error) {
+// and describes its tensor in t, with where its data lies but no way to
+// open it.
+func describeNPY(t *Tensor, ra io.ReaderAt, base, size int64, path, member string, opts Options) error {
 	// Buffered: the preamble and the header in one read.
 	h, err := readNPYHeader(bufio.NewReaderSize(io.NewSectionReader(ra, base, size), npyHeadRead), size)
-	return describeHeader(h, err, base, size, path, member, opts)
+	return describeHeader(t, h, err, base, size, path, member, opts)
 }
 
 // describeHeldNPY is describeNPY for a file held whole in memory: its
 // header is read in place.
-func describeHeldNPY(whole []byte, path string, opts Options) (*Tensor, error) {
+func describeHeldNPY(t *Tensor, whole []byte, path string, opts Options) error {
 	h, err := npyHeaderOf(whole)
-	return describeHeader(h, err, 0, int64(len(whole)), path, "", opts)
+	return describeHeader(t, h, err, 0, int64(len(whole)), path, "", opts)
 }
 
 // describeHeader is describeNPY once the header is read (or failed with
 // err).
-func describeHeader(h npyHeader, err error, base, size int64, path, member string, opts Options) (*Tensor, error) {
+func describeHeader(t *Tensor, h npyHeader, err error, base, size int64, path, member string, opts Options) error {
 	if err != nil {
-		return nil, &Error{Path: path, Member: member, Err: err}
+		return &Error{Path: path, Member: member, Err: err}
 	}
-	t, err := npyTensor(h, size, path, member, opts)
-	if err != nil {
-		return nil, err
+	if err := fillNPYTensor(t, h, size, path, member, opts); err != nil {
+		return err
 	}
 	t.data = dataRef{offset: base + h.DataOffset, size: size - h.DataOffset}
-	return t, nil
+	return nil
 }
 
 // npyTensor checks a header against the size of the whole .npy stream and
 // describes its tensor (without a data reference).
 func npyTensor(h npyHeader, size int64, path, member string, opts Options) (*Tensor, error) {
-	fail := func(err error) (*Tensor, error) { return nil, &Error{Path: path, Member: member, Err: err} }
+	t := new(Tensor)
+	if err := fillNPYTensor(t, h, size, path, member, opts); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// fillNPYTensor is npyTensor into t: a run of many small files describes
+// each in its entry's own Tensor, allocating none.
+func fillNPYTensor(t *Tensor, h npyHeader, size int64, path, member string, opts Options) error {
+	fail := func(err error) error { return &Error{Path: path, Member: member, Err: err} }
 	dt, big, err := descrDType(h.Descr, opts)
 	if err != nil {
 		return fail(err)
@@ -458,7 +481,7 @@ func npyTensor(h npyHeader, size int64, path, member string, opts Options) (*Ten
 	if have := size - h.DataOffset; have != nbytes {
 		return fail(fmt.Errorf("shape %s of %s needs %d data bytes but %s %d", FormatShape(h.Shape), h.Descr, nbytes, holder(member), have))
 	}
-	return &Tensor{
+	*t = Tensor{
 		Path:         path,
 		Member:       member,
 		DType:        dt,
@@ -466,7 +489,8 @@ func npyTensor(h npyHeader, size int64, path, member string, opts Options) (*Ten
 		FortranOrder: h.Fortran,
 		BigEndian:    big && dt.Size() > 1,
 		Descr:        h.Descr,
-	}, nil
+	}
+	return nil
 }
 
 // pyParser parses the subset of Python literals that .npy headers use:

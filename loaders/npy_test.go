@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/sbinet/npyio/npy"
 )
@@ -172,6 +174,25 @@ func TestIndex(t *testing.T) {
 	}
 	if got := (&Tensor{}).Index(0); len(got) != 0 {
 		t.Errorf("0-d index = %v", got)
+	}
+}
+
+// TestFastHeaderKeepsNothing reads headers in place from a buffer, as
+// npyHeaderOf does for a held file, then overwrites the buffer, as Release
+// and the next read do: the descr and shape read stay as they were.
+func TestFastHeaderKeepsNothing(t *testing.T) {
+	for _, descr := range []string{"<f4", "<u8", ">i2"} { // common, and not (copied)
+		buf := []byte("{'descr': '" + descr + "', 'fortran_order': False, 'shape': (3, 4), }\n")
+		got, _, shape, ok := parseCanonical(unsafe.String(&buf[0], len(buf)))
+		if !ok {
+			t.Fatalf("%q: not read by the fast path", buf)
+		}
+		for i := range buf {
+			buf[i] = 0xFF
+		}
+		if got != descr || !slices.Equal(shape, []int{3, 4}) {
+			t.Errorf("after the buffer was reused: descr %q shape %v, want %q [3 4]", got, shape, descr)
+		}
 	}
 }
 

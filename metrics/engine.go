@@ -51,14 +51,15 @@ type Outcome struct {
 // from several goroutines.
 func Pairs(jobs []Job, workers int, progress func(bytes int64)) []Outcome {
 	out := make([]Outcome, len(jobs))
-	js := make([]*job, len(jobs))
+	js, all := make([]*job, len(jobs)), make([]job, len(jobs)) // one allocation for all jobs
 	heads := 0
 	for i := range jobs {
 		heads += 2 * max(jobs[i].Heads, 0)
 	}
 	space := make([]float32, heads) // every job's kept values, one allocation
 	for i := range jobs {
-		js[i] = &job{Job: jobs[i], out: &out[i]}
+		all[i] = job{Job: jobs[i], out: &out[i]}
+		js[i] = &all[i]
 		if h := max(jobs[i].Heads, 0); h > 0 {
 			js[i].headSpace, space = space[:2*h:2*h], space[2*h:]
 		}
@@ -152,11 +153,10 @@ func runJobs(jobs []*job, workers int, progress func(int64)) {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	var tasks []chunkTask
+	tasks := make([]chunkTask, 0, len(jobs)) // more only where pairs are chunked
 	for _, j := range jobs {
 		n := j.A.Len()
 		if j.A.FortranOrder != j.B.FortranOrder || !j.A.RandomAccess() || !j.B.RandomAccess() || n <= chunkElems {
-			j.parts = make([]*acc, 1)
 			j.left = 1
 			tasks = append(tasks, chunkTask{job: j, whole: true})
 			continue
@@ -221,6 +221,21 @@ type worker struct {
 	bufA, bufB     []float64
 	buf32A, buf32B []float32
 	hist           errorHistogram
+	// whole is the accumulator of a whole-tensor task, made again for
+	// each: its metrics are taken before the task ends, and 100,000 small
+	// pairs would otherwise leave 40 MB of accumulators to collect.
+	whole acc
+}
+
+// newAcc returns an accumulator for task tk: the worker's own for a whole
+// tensor (see worker.whole), a new one for a chunk, which the job merges
+// once all its chunks are done.
+func (w *worker) newAcc(tk chunkTask, tol tolerances.Tolerance, key ulpKey, complex, useULP bool, hist *errorHistogram) *acc {
+	if tk.whole {
+		w.whole.init(tol, key, complex, useULP, hist, tk.first)
+		return &w.whole
+	}
+	return newAcc(tol, key, complex, useULP, hist, tk.first)
 }
 
 // workerPool keeps workers and their buffers (5 MiB each) from one runJobs
@@ -246,12 +261,12 @@ func (w *worker) run(tk chunkTask) {
 		}
 		return
 	}
-	j.parts[tk.chunk] = c
-	if tk.whole {
+	if tk.whole { // c may be the worker's: its metrics are taken now
 		m := c.metrics(hist, j.index())
 		j.store(&m)
 		return
 	}
+	j.parts[tk.chunk] = c
 	j.hist.merge(hist)
 }
 
@@ -287,7 +302,7 @@ func (w *worker) compare(tk chunkTask, hist *errorHistogram) (*acc, error) {
 		return nil, err
 	}
 	defer rb.Close()
-	c := newAcc(j.Tolerance, key, complex, useULP, hist, tk.first)
+	c := w.newAcc(tk, j.Tolerance, key, complex, useULP, hist)
 	comps := j.A.DType.Components()
 	bufA, bufB := w.bufA[:pairBufElems*comps], w.bufB[:pairBufElems*comps]
 	for {
@@ -486,7 +501,7 @@ func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *a
 		return nil, err
 	}
 	defer sb.close()
-	c = newAcc(j.Tolerance, key, false, true, hist, tk.first)
+	c = w.newAcc(tk, j.Tolerance, key, false, true, hist)
 	if s32, s16, ok := mixedSides(sa, sb, mode); ok {
 		w.compareMixed(tk, c, s32, s16, mode)
 		return c, nil

@@ -103,7 +103,14 @@ type acc struct {
 }
 
 func newAcc(tol tolerances.Tolerance, key ulpKey, complex, useULP bool, hist *errorHistogram, base int64) *acc {
-	return &acc{tol: tol, key: key, complex: complex, useULP: useULP, hist: hist, base: base, first: -1,
+	c := new(acc)
+	c.init(tol, key, complex, useULP, hist, base)
+	return c
+}
+
+// init sets up a zero accumulator for elements from storage position base.
+func (c *acc) init(tol tolerances.Tolerance, key ulpKey, complex, useULP bool, hist *errorHistogram, base int64) {
+	*c = acc{tol: tol, key: key, complex: complex, useULP: useULP, hist: hist, base: base, first: -1,
 		maxAbs: Extreme{pos: -1, Value: math.Inf(-1)}, maxRel: Extreme{pos: -1, Value: math.Inf(-1)}}
 }
 
