@@ -565,36 +565,53 @@ const writeBuffer = 256 << 10
 const pairBatch = 256
 
 // marshalPairs encodes each pair as indented JSON and hands the encodings
-// to write in order. Batches are encoded on all processors, at most a few
-// per processor ahead of the writer, so memory stays bounded whatever the
-// number of pairs.
+// to write in order; write must not keep the slice it is given. Batches
+// are encoded on all processors, at most a few per processor ahead of the
+// writer, so memory stays bounded whatever the number of pairs, and a
+// written batch's buffers encode a later one: 100,000 pairs (136 MB of
+// JSON) leave a few MB to collect, not 140.
 func marshalPairs(ts []*judge.TensorResult, partial bool, write func(k int, b []byte)) {
 	type batch struct {
-		first int
-		out   [][]byte
-		done  chan struct{}
+		first   int
+		compact []byte // one pair, compact
+		out     []byte // the batch's pairs, indented, one after another
+		ends    []int  // where each pair ends in out
+		done    chan struct{}
 	}
 	queue := make(chan *batch, 2*runtime.GOMAXPROCS(0))
+	free := make(chan *batch, cap(queue)+2) // written batches, to encode again
 	go func() {
 		defer close(queue)
 		for first := 0; first < len(ts); first += pairBatch {
-			b := &batch{first: first, done: make(chan struct{})}
+			var b *batch
+			select {
+			case b = <-free:
+			default:
+				b = &batch{}
+			}
+			b.first, b.out, b.ends, b.done = first, b.out[:0], b.ends[:0], make(chan struct{})
 			queue <- b // waits while the writer is far behind
 			go func() {
 				defer close(b.done)
-				var compact []byte
 				for _, t := range ts[first:min(first+pairBatch, len(ts))] {
 					tj := tensorJSON(t, partial)
-					compact = appendPairJSON(compact[:0], &tj)
-					b.out = append(b.out, indentJSON(make([]byte, 0, 2*len(compact)), compact, "    ", "  "))
+					b.compact = appendPairJSON(b.compact[:0], &tj)
+					b.out = indentJSON(b.out, b.compact, "    ", "  ")
+					b.ends = append(b.ends, len(b.out))
 				}
 			}()
 		}
 	}()
 	for b := range queue {
 		<-b.done
-		for i, enc := range b.out {
-			write(b.first+i, enc)
+		start := 0
+		for i, end := range b.ends {
+			write(b.first+i, b.out[start:end])
+			start = end
+		}
+		select {
+		case free <- b:
+		default:
 		}
 	}
 }

@@ -3,9 +3,14 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
+
+	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/loaders"
 )
 
 // TestPairJSONMatchesEncodingJSON checks the hand-written pair encoding
@@ -90,4 +95,28 @@ func FuzzIndentJSON(f *testing.F) {
 			t.Fatalf("%q:\njson.Indent %q\nindentJSON  %q", compact.Bytes(), want.Bytes(), got)
 		}
 	})
+}
+
+// TestMarshalPairsInOrder encodes more pairs than the batches in flight
+// can hold, so that written batches' buffers encode later ones: every
+// pair comes to the writer once, in order, encoded as it is alone.
+func TestMarshalPairsInOrder(t *testing.T) {
+	var ts []*judge.TensorResult
+	for i := range 20*pairBatch + 7 {
+		name := fmt.Sprintf("grads/layer_%d.weight%s", i%97, strings.Repeat("x", i%13)) // encodings of many lengths
+		ts = append(ts, &judge.TensorResult{Name: name, Step: i / 100, Kind: loaders.KindGrad, Status: judge.StatusMissing,
+			Reasons: []string{"not in b"}, A: &loaders.Meta{File: name + ".npy", DType: loaders.Float32, Shape: []int{i % 7, 3}}})
+	}
+	k := 0
+	marshalPairs(ts, false, func(i int, got []byte) {
+		tj := tensorJSON(ts[k], false)
+		want := indentJSON(nil, appendPairJSON(nil, &tj), "    ", "  ")
+		if i != k || !bytes.Equal(got, want) {
+			t.Fatalf("pair %d came as pair %d:\n%s\nwant\n%s", k, i, got, want)
+		}
+		k++
+	})
+	if k != len(ts) {
+		t.Errorf("%d pairs written, want %d", k, len(ts))
+	}
 }
