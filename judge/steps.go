@@ -207,7 +207,7 @@ func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decisi
 	}
 	var sumSq, sumSqD float64
 	var n int64
-	grads := map[string]*TensorResult{}
+	grads := make(map[string]*TensorResult, len(pairs))
 	for _, t := range pairs {
 		if t.Kind == loaders.KindGrad && compared(t) {
 			sumSq += t.Metrics.NormA * t.Metrics.NormA
@@ -232,7 +232,7 @@ func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decisi
 		f.HealthyFloor, minExp = healthyFloor(math.Sqrt(eps) * f.GradScale)
 	}
 
-	out := map[*TensorResult]Decision{}
+	out := make(map[*TensorResult]Decision, len(pairs)) // sized once: a step may hold thousands of pairs
 	var du, uu, pu float64
 	type contribution struct {
 		t      *TensorResult

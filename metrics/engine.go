@@ -225,6 +225,9 @@ type worker struct {
 	// each: its metrics are taken before the task ends, and 100,000 small
 	// pairs would otherwise leave 40 MB of accumulators to collect.
 	whole acc
+	// srcA and srcB are the sources compare32 reads its two sides from,
+	// made again for each task
+	srcA, srcB float32Source
 }
 
 // newAcc returns an accumulator for task tk: the worker's own for a whole
@@ -347,8 +350,9 @@ type float32Source struct {
 	done    *job // a job of its own to finish on close (openWhole), or nil
 }
 
-// openFloat32 opens side's tensor (0 for A, 1 for B) of the task's job.
-func openFloat32(tk chunkTask, side int, buf []float32) (*float32Source, error) {
+// openFloat32 opens side's tensor (0 for A, 1 for B) of the task's job as
+// dst, which it returns.
+func openFloat32(dst *float32Source, tk chunkTask, side int, buf []float32) (*float32Source, error) {
 	t := tk.job.A
 	if side == 1 {
 		t = tk.job.B
@@ -356,10 +360,12 @@ func openFloat32(tk chunkTask, side int, buf []float32) (*float32Source, error) 
 	first, count := tk.span()
 	// A file held in memory is read in place, like a map.
 	if view, ok := t.HeldFloat32(first, count); ok {
-		return &float32Source{view: view}, nil
+		*dst = float32Source{view: view}
+		return dst, nil
 	}
 	if raw, ok := t.HeldBytes(first, count); ok {
-		return &float32Source{t: t, raw: raw, es: t.DType.Size(), buf: buf}, nil
+		*dst = float32Source{t: t, raw: raw, es: t.DType.Size(), buf: buf}
+		return dst, nil
 	}
 	// Mapping costs two system calls and a fault per page: worth it for
 	// large reads only; small tensors are read in one go.
@@ -367,11 +373,13 @@ func openFloat32(tk chunkTask, side int, buf []float32) (*float32Source, error) 
 		if m, err := tk.job.mapper(side); err == nil {
 			if t.Float32Native() {
 				if view, release, err := m.Float32(first, count); err == nil {
-					return &float32Source{view: view, release: release}, nil
+					*dst = float32Source{view: view, release: release}
+					return dst, nil
 				}
 			}
 			if raw, release, err := m.Bytes(first, count); err == nil {
-				return &float32Source{t: t, raw: raw, es: t.DType.Size(), release: release, buf: buf}, nil
+				*dst = float32Source{t: t, raw: raw, es: t.DType.Size(), release: release, buf: buf}
+				return dst, nil
 			}
 		}
 	}
@@ -385,7 +393,8 @@ func openFloat32(tk chunkTask, side int, buf []float32) (*float32Source, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &float32Source{r: r, buf: buf}, nil
+	*dst = float32Source{r: r, buf: buf}
+	return dst, nil
 }
 
 // next returns the next n elements (fewer at the end).
@@ -438,7 +447,7 @@ func mixedSides(sa, sb *float32Source, mode ulpMode) (s32, s16 *float32Source, o
 // file it maps when it is closed.
 func openWhole(t *loaders.Tensor, buf []float32) (*float32Source, error) {
 	j := &job{Job: Job{A: t}, left: 1}
-	s, err := openFloat32(chunkTask{job: j, whole: true}, 0, buf)
+	s, err := openFloat32(new(float32Source), chunkTask{job: j, whole: true}, 0, buf)
 	if err != nil {
 		j.taskDone()
 		return nil, err
@@ -491,12 +500,12 @@ func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *a
 	if c, ok, err := compareMapped16(tk, hist, key, mode); ok {
 		return c, err
 	}
-	sa, err := openFloat32(tk, 0, w.buf32A)
+	sa, err := openFloat32(&w.srcA, tk, 0, w.buf32A)
 	if err != nil {
 		return nil, err
 	}
 	defer sa.close()
-	sb, err := openFloat32(tk, 1, w.buf32B)
+	sb, err := openFloat32(&w.srcB, tk, 1, w.buf32B)
 	if err != nil {
 		return nil, err
 	}

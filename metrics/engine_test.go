@@ -122,8 +122,8 @@ func TestMixedPairInPlace(t *testing.T) {
 			mode = ulpBFloat16 | ulpRoundB
 		}
 		tk := chunkTask{job: &job{Job: Job{A: ta, B: tb}, left: 1}, whole: true}
-		sa, errA := openFloat32(tk, 0, make([]float32, pairBufElems))
-		sb, errB := openFloat32(tk, 1, make([]float32, pairBufElems))
+		sa, errA := openFloat32(new(float32Source), tk, 0, make([]float32, pairBufElems))
+		sb, errB := openFloat32(new(float32Source), tk, 1, make([]float32, pairBufElems))
 		if errA != nil || errB != nil {
 			t.Fatal(errA, errB)
 		}
