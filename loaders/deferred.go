@@ -155,7 +155,7 @@ func readNPYOnce(t *Tensor, path string, opts Options, held, kept *atomic.Int64)
 		return err
 	}
 	// in place in the file: can be mapped, and read again once released
-	t.data.open, t.data.file = fileOpener(path), path
+	t.data.file = path // opened through it when read again (dataRef.opener)
 	switch {
 	case whole != nil:
 		t.data.held = new(atomic.Pointer[[]byte])

@@ -43,6 +43,8 @@ type Tensor struct {
 // dataRef locates a tensor's bytes: a byte range of a file that can be read
 // at any offset, or, for compressed .npz members, a stream.
 type dataRef struct {
+	// open opens the data's file or container; nil where file says which
+	// file (see opener)
 	open   opener
 	offset int64 // of the first data byte, when stream is nil
 	size   int64 // bytes of data
@@ -60,6 +62,16 @@ type dataRef struct {
 	// the first read of the data (Open, OpenRange or NewMapper take it);
 	// nil when none was kept.
 	kept *atomic.Pointer[dataFile]
+}
+
+// opener returns how to open the data: open, or the file's own opener
+// where only file is set (a resolved .npy file: 100,000 pairs would hold
+// 200,000 closures, each one more object for the collector to mark).
+func (d *dataRef) opener() opener {
+	if d.open == nil && d.file != "" {
+		return fileOpener(d.file)
+	}
+	return d.open
 }
 
 // takeKept returns the descriptor kept open for the first read of the
@@ -133,7 +145,7 @@ func (t *Tensor) OpenRange(first, count int64) (*Reader, error) {
 		ra, closer = f, f
 	} else {
 		var err error
-		if ra, closer, err = t.data.open(); err != nil {
+		if ra, closer, err = t.data.opener()(); err != nil {
 			return nil, t.errorf("%w", err)
 		}
 	}
