@@ -572,11 +572,10 @@ const pairBatch = 256
 // JSON) leave a few MB to collect, not 140.
 func marshalPairs(ts []*judge.TensorResult, partial bool, write func(k int, b []byte)) {
 	type batch struct {
-		first   int
-		compact []byte // one pair, compact
-		out     []byte // the batch's pairs, indented, one after another
-		ends    []int  // where each pair ends in out
-		done    chan struct{}
+		first int
+		out   []byte // the batch's pairs, indented, one after another
+		ends  []int  // where each pair ends in out
+		done  chan struct{}
 	}
 	queue := make(chan *batch, 2*runtime.GOMAXPROCS(0))
 	free := make(chan *batch, cap(queue)+2) // written batches, to encode again
@@ -595,8 +594,7 @@ func marshalPairs(ts []*judge.TensorResult, partial bool, write func(k int, b []
 				defer close(b.done)
 				for _, t := range ts[first:min(first+pairBatch, len(ts))] {
 					tj := tensorJSON(t, partial)
-					b.compact = appendPairJSON(b.compact[:0], &tj)
-					b.out = indentJSON(b.out, b.compact, "    ", "  ")
+					b.out = appendPairJSON(b.out, &tj)
 					b.ends = append(b.ends, len(b.out))
 				}
 			}()

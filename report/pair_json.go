@@ -1,144 +1,169 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // The JSON report's pairs are written by hand: a comparison of thousands
 // of small tensors spends more time in encoding/json's reflection and in
 // validating Float's MarshalJSON output than in comparing. appendPairJSON
-// writes exactly what json.Marshal writes for a TensorJSON, and
-// indentJSON lays it out as json.MarshalIndent would (tests check both
-// byte for byte).
+// writes exactly what json.MarshalIndent(t, pairPrefix, pairIndent) writes
+// for a TensorJSON (tests check it byte for byte), laid out as it goes:
+// writing compact JSON and indenting it after took twice the time.
 
-// appendPairJSON appends t as compact JSON.
+// pairPrefix and pairIndent are the layout of a pair in the report's
+// "tensors" array.
+const pairPrefix, pairIndent = "    ", "  "
+
+// pairPad[d] begins a line at depth d of a pair: a newline, pairPrefix and
+// d pairIndents.
+var pairPad = func() (pad [4]string) {
+	for d := range pad {
+		pad[d] = "\n" + pairPrefix + strings.Repeat(pairIndent, d)
+	}
+	return pad
+}()
+
+// appendPairJSON appends t laid out as json.MarshalIndent(t, pairPrefix,
+// pairIndent) lays it out.
 func appendPairJSON(b []byte, t *TensorJSON) []byte {
-	b = appendKey(b, '{', "name")
+	b = appendKey(b, '{', 1, "name")
 	b = appendString(b, t.Name)
-	b = appendKey(b, ',', "step")
+	b = appendKey(b, ',', 1, "step")
 	if t.Step == nil {
 		b = append(b, "null"...)
 	} else {
 		b = strconv.AppendInt(b, int64(*t.Step), 10)
 	}
-	b = appendStringField(b, "kind", t.Kind)
-	b = appendStringField(b, "status", t.Status)
-	b = appendStringField(b, "dtype", t.DType)
+	b = appendStringField(b, 1, "kind", t.Kind)
+	b = appendStringField(b, 1, "status", t.Status)
+	b = appendStringField(b, 1, "dtype", t.DType)
 	if t.DTypeB != "" {
-		b = appendStringField(b, "dtype_b", t.DTypeB)
+		b = appendStringField(b, 1, "dtype_b", t.DTypeB)
 	}
-	b = appendKey(b, ',', "shape")
-	b = appendInts(b, t.Shape)
+	b = appendKey(b, ',', 1, "shape")
+	b = appendInts(b, 1, t.Shape)
 	if len(t.ShapeB) > 0 {
-		b = appendKey(b, ',', "shape_b")
-		b = appendInts(b, t.ShapeB)
+		b = appendKey(b, ',', 1, "shape_b")
+		b = appendInts(b, 1, t.ShapeB)
 	}
 	if t.FileA != "" {
-		b = appendStringField(b, "file_a", t.FileA)
+		b = appendStringField(b, 1, "file_a", t.FileA)
 	}
 	if t.FileB != "" {
-		b = appendStringField(b, "file_b", t.FileB)
+		b = appendStringField(b, 1, "file_b", t.FileB)
 	}
 	if l := t.Limits; l != nil {
-		b = appendKey(b, ',', "limits")
-		b = appendKey(b, '{', "compare_dtype")
+		b = appendKey(b, ',', 1, "limits")
+		b = appendKey(b, '{', 2, "compare_dtype")
 		b = appendString(b, l.CompareDType)
-		b = appendFloatField(b, "rtol", l.RTol)
-		b = appendFloatField(b, "atol", l.ATol)
-		b = appendFloatField(b, "max_rel_l2", l.MaxRelL2)
-		b = appendFloatField(b, "max_mismatch_fraction", l.MaxMismatchFraction)
+		b = appendFloatField(b, 2, "rtol", l.RTol)
+		b = appendFloatField(b, 2, "atol", l.ATol)
+		b = appendFloatField(b, 2, "max_rel_l2", l.MaxRelL2)
+		b = appendFloatField(b, 2, "max_mismatch_fraction", l.MaxMismatchFraction)
 		if l.PerTensor {
-			b = appendKey(b, ',', "per_tensor")
+			b = appendKey(b, ',', 2, "per_tensor")
 			b = append(b, "true"...)
 		}
-		b = append(b, '}')
+		b = appendClose(b, 1, '}')
 	}
-	b = appendKey(b, ',', "metrics")
+	b = appendKey(b, ',', 1, "metrics")
 	if m := t.Metrics; m == nil {
 		b = append(b, "null"...)
 	} else {
-		b = appendKey(b, '{', "count")
+		b = appendKey(b, '{', 2, "count")
 		b = strconv.AppendInt(b, m.Count, 10)
-		b = appendIntField(b, "mismatched", m.Mismatched)
-		b = appendFloatField(b, "mismatch_fraction", m.MismatchFraction)
-		b = appendKey(b, ',', "first_mismatch_index")
-		b = appendInts(b, m.FirstMismatch)
-		b = appendFloatField(b, "max_abs", m.MaxAbs)
-		b = appendKey(b, ',', "max_abs_index")
-		b = appendInts(b, m.MaxAbsIndex)
-		b = appendKey(b, ',', "max_abs_values")
-		b = appendFloats(b, m.MaxAbsValues)
-		b = appendFloatField(b, "max_rel", m.MaxRel)
-		b = appendKey(b, ',', "max_rel_index")
-		b = appendInts(b, m.MaxRelIndex)
-		b = appendKey(b, ',', "max_rel_values")
-		b = appendFloats(b, m.MaxRelValues)
-		b = appendFloatField(b, "rel_l2", m.RelL2)
-		b = appendFloatField(b, "cosine", m.Cosine)
-		b = appendFloatField(b, "p50_abs", m.P50)
-		b = appendFloatField(b, "p90_abs", m.P90)
-		b = appendFloatField(b, "p99_abs", m.P99)
-		b = appendKey(b, ',', "max_ulp")
+		b = appendIntField(b, 2, "mismatched", m.Mismatched)
+		b = appendFloatField(b, 2, "mismatch_fraction", m.MismatchFraction)
+		b = appendKey(b, ',', 2, "first_mismatch_index")
+		b = appendInts(b, 2, m.FirstMismatch)
+		b = appendFloatField(b, 2, "max_abs", m.MaxAbs)
+		b = appendKey(b, ',', 2, "max_abs_index")
+		b = appendInts(b, 2, m.MaxAbsIndex)
+		b = appendKey(b, ',', 2, "max_abs_values")
+		b = appendFloats(b, 2, m.MaxAbsValues)
+		b = appendFloatField(b, 2, "max_rel", m.MaxRel)
+		b = appendKey(b, ',', 2, "max_rel_index")
+		b = appendInts(b, 2, m.MaxRelIndex)
+		b = appendKey(b, ',', 2, "max_rel_values")
+		b = appendFloats(b, 2, m.MaxRelValues)
+		b = appendFloatField(b, 2, "rel_l2", m.RelL2)
+		b = appendFloatField(b, 2, "cosine", m.Cosine)
+		b = appendFloatField(b, 2, "p50_abs", m.P50)
+		b = appendFloatField(b, 2, "p90_abs", m.P90)
+		b = appendFloatField(b, 2, "p99_abs", m.P99)
+		b = appendKey(b, ',', 2, "max_ulp")
 		b = strconv.AppendUint(b, m.MaxULP, 10)
-		b = appendIntField(b, "nan_a", m.NaNA)
-		b = appendIntField(b, "nan_b", m.NaNB)
-		b = appendIntField(b, "inf_a", m.InfA)
-		b = appendIntField(b, "inf_b", m.InfB)
-		b = appendKey(b, ',', "nan_inf_positions_agree")
+		b = appendIntField(b, 2, "nan_a", m.NaNA)
+		b = appendIntField(b, 2, "nan_b", m.NaNB)
+		b = appendIntField(b, 2, "inf_a", m.InfA)
+		b = appendIntField(b, 2, "inf_b", m.InfB)
+		b = appendKey(b, ',', 2, "nan_inf_positions_agree")
 		b = strconv.AppendBool(b, m.SpecialsAgree)
-		b = appendIntField(b, "nan_inf_mismatches", m.SpecialMismatches)
-		b = append(b, '}')
+		b = appendIntField(b, 2, "nan_inf_mismatches", m.SpecialMismatches)
+		b = appendClose(b, 1, '}')
 	}
 	if n := t.Noise; n != nil {
-		b = appendKey(b, ',', "noise")
-		b = appendKey(b, '{', "rel_l2")
+		b = appendKey(b, ',', 1, "noise")
+		b = appendKey(b, '{', 2, "rel_l2")
 		b = appendFloat(b, n.RelL2)
-		b = appendIntField(b, "count", n.Count)
-		b = appendIntField(b, "mismatched", n.Mismatched)
-		b = appendFloatField(b, "mismatch_fraction", n.MismatchFraction)
-		b = appendFloatField(b, "max_abs", n.MaxAbs)
-		b = append(b, '}')
+		b = appendIntField(b, 2, "count", n.Count)
+		b = appendIntField(b, 2, "mismatched", n.Mismatched)
+		b = appendFloatField(b, 2, "mismatch_fraction", n.MismatchFraction)
+		b = appendFloatField(b, 2, "max_abs", n.MaxAbs)
+		b = appendClose(b, 1, '}')
 	}
 	if len(t.Reasons) > 0 {
-		b = appendKey(b, ',', "reasons")
+		b = appendKey(b, ',', 1, "reasons")
 		for i, r := range t.Reasons {
 			b = append(b, "[,"[min(i, 1)])
+			b = append(b, pairPad[2]...)
 			b = appendString(b, r)
 		}
-		b = append(b, ']')
+		b = appendClose(b, 1, ']')
 	}
 	if t.Error != "" {
-		b = appendStringField(b, "error", t.Error)
+		b = appendStringField(b, 1, "error", t.Error)
 	}
 	if t.Partial != nil {
-		// shards only: rare enough for the reflective encoder
-		enc, _ := json.Marshal(t.Partial)
-		b = appendKey(b, ',', "partial")
+		// shards only: rare enough for the reflective encoder, laid out
+		// from the depth of its key
+		enc, _ := json.MarshalIndent(t.Partial, pairPad[1][1:], pairIndent)
+		b = appendKey(b, ',', 1, "partial")
 		b = append(b, enc...)
 	}
-	return append(b, '}')
+	return appendClose(b, 0, '}')
 }
 
-// appendKey appends sep (an opening brace or a comma) and "key":.
-func appendKey(b []byte, sep byte, key string) []byte {
-	b = append(b, sep, '"')
+// appendKey appends sep (an opening brace or a comma), a new line at
+// depth and "key": .
+func appendKey(b []byte, sep byte, depth int, key string) []byte {
+	b = append(b, sep)
+	b = append(b, pairPad[depth]...)
+	b = append(b, '"')
 	b = append(b, key...)
-	return append(b, '"', ':')
+	return append(b, '"', ':', ' ')
 }
 
-func appendStringField(b []byte, key, v string) []byte {
-	return appendString(appendKey(b, ',', key), v)
+// appendClose appends a new line at depth and c, the end of an object or
+// array whose members are at depth+1.
+func appendClose(b []byte, depth int, c byte) []byte {
+	return append(append(b, pairPad[depth]...), c)
 }
 
-func appendIntField(b []byte, key string, v int64) []byte {
-	return strconv.AppendInt(appendKey(b, ',', key), v, 10)
+func appendStringField(b []byte, depth int, key, v string) []byte {
+	return appendString(appendKey(b, ',', depth, key), v)
 }
 
-func appendFloatField(b []byte, key string, v Float) []byte {
-	return appendFloat(appendKey(b, ',', key), v)
+func appendIntField(b []byte, depth int, key string, v int64) []byte {
+	return strconv.AppendInt(appendKey(b, ',', depth, key), v, 10)
+}
+
+func appendFloatField(b []byte, depth int, key string, v Float) []byte {
+	return appendFloat(appendKey(b, ',', depth, key), v)
 }
 
 // appendFloat appends what Float.MarshalJSON returns.
@@ -155,34 +180,37 @@ func appendFloat(b []byte, f Float) []byte {
 	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
 
-// appendInts appends an int array, null for nil.
-func appendInts(b []byte, v []int) []byte {
-	if v == nil {
+// appendInts appends an int array that is the value of a key at depth:
+// null for nil, [] when empty, else an element a line, at depth+1.
+func appendInts(b []byte, depth int, v []int) []byte {
+	switch {
+	case v == nil:
 		return append(b, "null"...)
+	case len(v) == 0:
+		return append(b, "[]"...)
 	}
-	b = append(b, '[')
 	for i, x := range v {
-		if i > 0 {
-			b = append(b, ',')
-		}
+		b = append(b, "[,"[min(i, 1)])
+		b = append(b, pairPad[depth+1]...)
 		b = strconv.AppendInt(b, int64(x), 10)
 	}
-	return append(b, ']')
+	return appendClose(b, depth, ']')
 }
 
-// appendFloats appends a Float array, null for nil.
-func appendFloats(b []byte, v []Float) []byte {
-	if v == nil {
+// appendFloats is appendInts for a Float array.
+func appendFloats(b []byte, depth int, v []Float) []byte {
+	switch {
+	case v == nil:
 		return append(b, "null"...)
+	case len(v) == 0:
+		return append(b, "[]"...)
 	}
-	b = append(b, '[')
 	for i, x := range v {
-		if i > 0 {
-			b = append(b, ',')
-		}
+		b = append(b, "[,"[min(i, 1)])
+		b = append(b, pairPad[depth+1]...)
 		b = appendFloat(b, x)
 	}
-	return append(b, ']')
+	return appendClose(b, depth, ']')
 }
 
 // appendString appends s as encoding/json quotes it. Printable ASCII
@@ -198,83 +226,4 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
-}
-
-// indentJSON appends compact JSON (no space outside strings, as json.Marshal
-// and appendPairJSON write it) to dst laid out as json.Indent lays it out:
-// every member and element on a line of its own, beginning with prefix and
-// one indent per level, "{}" and "[]" kept whole, ": " after keys. Unlike
-// json.Indent it does not validate src, which costs more than encoding the
-// pair did.
-func indentJSON(dst, src []byte, prefix, indent string) []byte {
-	depth := 0
-	opened := false // the last byte opened an object or array
-	for i := 0; i < len(src); {
-		c := src[i]
-		if opened {
-			opened = false
-			if c == '}' || c == ']' {
-				depth--
-				dst = append(dst, c)
-				i++
-				continue
-			}
-			dst = newlineJSON(dst, prefix, indent, depth)
-		}
-		switch c {
-		case '"': // to the quote no odd run of backslashes escapes
-			j := i + 1
-			for {
-				j += bytes.IndexByte(src[j:], '"')
-				k := j
-				for src[k-1] == '\\' {
-					k--
-				}
-				if (j-k)%2 == 0 {
-					break
-				}
-				j++
-			}
-			dst = append(dst, src[i:j+1]...)
-			i = j + 1
-		case '{', '[':
-			dst = append(dst, c)
-			depth++
-			opened = true
-			i++
-		case '}', ']':
-			depth--
-			dst = newlineJSON(dst, prefix, indent, depth)
-			dst = append(dst, c)
-			i++
-		case ',':
-			dst = append(dst, ',')
-			dst = newlineJSON(dst, prefix, indent, depth)
-			i++
-		case ':':
-			dst = append(dst, ':', ' ')
-			i++
-		default: // a number or a literal, copied whole
-			j := i + 1
-			for j < len(src) && !structuralJSON[src[j]] {
-				j++
-			}
-			dst = append(dst, src[i:j]...)
-			i = j
-		}
-	}
-	return dst
-}
-
-// structuralJSON marks the bytes that end a number or literal in compact
-// JSON.
-var structuralJSON = [256]bool{'"': true, '{': true, '}': true, '[': true, ']': true, ',': true, ':': true}
-
-func newlineJSON(dst []byte, prefix, indent string, depth int) []byte {
-	dst = append(dst, '\n')
-	dst = append(dst, prefix...)
-	for range depth {
-		dst = append(dst, indent...)
-	}
-	return dst
 }

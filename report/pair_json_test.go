@@ -14,8 +14,9 @@ import (
 )
 
 // TestPairJSONMatchesEncodingJSON checks the hand-written pair encoding
-// against encoding/json on random pairs with every field present or
-// absent, NaN and ±Inf, and strings that need escaping.
+// against encoding/json's MarshalIndent on random pairs with every field
+// present or absent, arrays nil, empty and full, NaN and ±Inf, and
+// strings that need escaping.
 func TestPairJSONMatchesEncodingJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	strs := []string{"", "grads/layer.0.weight", `q"uote\back`, "<a&b>", "tab\tnew\nline\x01", "ünï", "bad\xffutf8", "\u2028sep", "x"}
@@ -60,41 +61,27 @@ func TestPairJSONMatchesEncodingJSON(t *testing.T) {
 		if maybe() {
 			p.Noise = &NoiseJSON{RelL2: flt(), Count: rng.Int64(), Mismatched: rng.Int64N(9), MismatchFraction: flt(), MaxAbs: flt()}
 		}
+		if rng.IntN(4) == 0 { // shards only, through encoding/json
+			p.Partial = &PartialJSON{NormA: flt(), NormDiff: flt()}
+			if maybe() {
+				p.Partial.Update = &UpdateJSON{Count: rng.Int64N(9), Bins: []UpdateBinJSON{{Exp: -3, N: 2, UU: flt()}},
+					Worst: []UpdateElemJSON{{Index: ints(), Diff: flt()}}}
+			}
+		}
 		switch rng.IntN(3) {
 		case 0:
 			p.Reasons = []string{}
 		case 1:
 			p.Reasons = []string{str(), str()}
 		}
-		want, err := json.MarshalIndent(&p, "    ", "  ")
+		want, err := json.MarshalIndent(&p, pairPrefix, pairIndent)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := indentJSON(nil, appendPairJSON(nil, &p), "    ", "  "); !bytes.Equal(got, want) {
+		if got := appendPairJSON(nil, &p); !bytes.Equal(got, want) {
 			t.Fatalf("pair %d:\nencoding/json %s\nhand-written  %s", i, want, got)
 		}
 	}
-}
-
-// FuzzIndentJSON checks indentJSON against json.Indent on any valid JSON,
-// made compact first as indentJSON requires.
-func FuzzIndentJSON(f *testing.F) {
-	for _, s := range []string{`{}`, `[]`, `{"a":[1,{},[],{"b":"x\"y"}],"c":null}`, `"\\"`, `[[[]],{"":{}}]`, `-1.5e3`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var compact bytes.Buffer
-		if json.Compact(&compact, data) != nil {
-			return
-		}
-		var want bytes.Buffer
-		if err := json.Indent(&want, compact.Bytes(), "  ", "\t"); err != nil {
-			t.Fatal(err)
-		}
-		if got := indentJSON(nil, compact.Bytes(), "  ", "\t"); !bytes.Equal(got, want.Bytes()) {
-			t.Fatalf("%q:\njson.Indent %q\nindentJSON  %q", compact.Bytes(), want.Bytes(), got)
-		}
-	})
 }
 
 // TestMarshalPairsInOrder encodes more pairs than the batches in flight
@@ -110,7 +97,7 @@ func TestMarshalPairsInOrder(t *testing.T) {
 	k := 0
 	marshalPairs(ts, false, func(i int, got []byte) {
 		tj := tensorJSON(ts[k], false)
-		want := indentJSON(nil, appendPairJSON(nil, &tj), "    ", "  ")
+		want := appendPairJSON(nil, &tj)
 		if i != k || !bytes.Equal(got, want) {
 			t.Fatalf("pair %d came as pair %d:\n%s\nwant\n%s", k, i, got, want)
 		}
