@@ -208,12 +208,13 @@ func compareRun(opts *compareOptions) error {
 }
 
 // pairsPerProcess is how many tensor pairs one comparison holds within
-// 256 MiB of resident memory, with a margin for the machine's noise: each
-// pair's results, names and the values kept for diagnosis take about
-// 3 KiB of live heap, and the heap may grow to 1.5× that between
-// collections (see main.go). bench/costs.sh measured 189–199 MiB at
-// 40,000 pairs of 256 float32, 219–254 MiB at 50,000 and 466 MiB at
-// 100,000.
+// 256 MiB of resident memory, with a margin for the machine's noise and
+// for more processors' buffers: each pair's results, names and the values
+// kept for diagnosis take about 2.5 KiB of live heap, and the heap may
+// grow to 1.5× that between collections (see main.go). bench/costs.sh's
+// inputs (pairs of 256 float32) peaked at 147–149 MiB at 40,000 pairs,
+// 176–190 MiB at 50,000, 352–374 MiB at 100,000 and 670–729 MiB at
+// 200,000.
 var pairsPerProcess = 40_000 // a variable so tests can lower it
 
 // adviseShards tells the user on w how to shard a comparison of more pairs
@@ -224,9 +225,9 @@ func adviseShards(w io.Writer, pairs int) {
 		return
 	}
 	k := (pairs + pairsPerProcess - 1) / pairsPerProcess
-	fmt.Fprintf(w, "graphdiff: %s to compare: about %d MiB in one process (some 5 KiB a pair); "+
+	fmt.Fprintf(w, "graphdiff: %s to compare: about %d MiB in one process (some 4 KiB a pair); "+
 		"to stay under 256 MiB with room to spare, compare in %d shards (--shard 1/%d ... --shard %d/%d, each with --report json=FILE) "+
-		"and combine them with graphdiff merge\n", words.Plural(pairs, "pair"), pairs*5/1024, k, k, k, k)
+		"and combine them with graphdiff merge\n", words.Plural(pairs, "pair"), pairs*4/1024, k, k, k, k)
 }
 
 // writeComparison writes the report files and the report on stdout, and
