@@ -146,8 +146,9 @@ var keepHeads = true
 // the pairs this comparison reads (both sides), and is done when they are.
 //
 // Entries of a and b that are Deferred (loaders.LoadDeferred) are read a
-// step at a time, just before the step is compared, so that each small
-// file is opened once; upfront reads them all before comparing, as Load
+// step at a time, while the step before is compared (stepReader.readAhead),
+// so that each small file is opened once; upfront reads them all before
+// comparing, as Load
 // would have. What must be known of every tensor before the first pair is
 // compared is then taken from the first steps read: the model's precision
 // (modelDType) from the first step that holds a gradient or a parameter,
@@ -200,6 +201,7 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 	units := bySteps(order, func(i int) int { return held[i].Step }) // indexes into held, step by step
 
 	rd := &stepReader{held: held, units: units, failed: map[*loaders.Entry]error{}, read: make([]bool, len(units))}
+	defer rd.wait() // no reading ahead outlives the comparison
 	if upfront {
 		for u := range units {
 			rd.readUnit(u)
@@ -350,6 +352,9 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 	for u := range units {
 		if !prepare(u) {
 			return nil, false
+		}
+		if !upfront {
+			rd.readAhead(u + 1)
 		}
 		group := groups[u]
 		var jobs []metrics.Job

@@ -17,6 +17,16 @@ type stepReader struct {
 	// would have given.
 	failed map[*loaders.Entry]error
 	read   []bool // by unit
+	// ahead is the unit being read ahead (readAhead), and its reading
+	// reports on aheadDone: the entries it read and their errors.
+	ahead     int
+	aheadDone chan aheadRead
+}
+
+// aheadRead is what reading a unit ahead gave.
+type aheadRead struct {
+	es   []*loaders.Entry
+	errs []error
 }
 
 // entries yields the entries of unit u's pairs, each with whether it is of
@@ -34,21 +44,59 @@ func (r *stepReader) entries(u int) iter.Seq2[*loaders.Entry, bool] {
 	}
 }
 
-// readUnit reads the deferred entries of unit u, once. (Reading the next
-// unit while one is compared was tried: on 2 cores, where reading and
-// comparing both keep the processors busy, it changed no time.)
+// readUnit reads the deferred entries of unit u, once, or waits for
+// their reading ahead to end.
 func (r *stepReader) readUnit(u int) {
+	r.wait()
 	if r.read[u] {
 		return
 	}
 	r.read[u] = true
+	es := r.deferred(u)
+	r.record(es, loaders.Resolve(es))
+}
+
+// readAhead starts reading the deferred entries of unit u on another
+// goroutine, once: the next step is read while one is classified,
+// compared and judged, which keep a processor each part of the time. Only
+// readUnit and wait touch what it reads, and nothing else may touch unit
+// u's entries before readUnit(u) or wait returns.
+func (r *stepReader) readAhead(u int) {
+	r.wait()
+	if u >= len(r.units) || r.read[u] {
+		return
+	}
+	r.read[u] = true
+	es := r.deferred(u)
+	r.ahead, r.aheadDone = u, make(chan aheadRead, 1)
+	go func(done chan<- aheadRead) { done <- aheadRead{es, loaders.Resolve(es)} }(r.aheadDone)
+}
+
+// wait waits for a reading ahead to end, if one is under way, and records
+// its failures.
+func (r *stepReader) wait() {
+	if r.aheadDone == nil {
+		return
+	}
+	got := <-r.aheadDone
+	r.aheadDone = nil
+	r.record(got.es, got.errs)
+}
+
+// deferred returns the entries of unit u not read yet.
+func (r *stepReader) deferred(u int) []*loaders.Entry {
 	var es []*loaders.Entry
 	for e := range r.entries(u) {
 		if e.Deferred() {
 			es = append(es, e)
 		}
 	}
-	for k, err := range loaders.Resolve(es) {
+	return es
+}
+
+// record remembers the entries of es that could not be read.
+func (r *stepReader) record(es []*loaders.Entry, errs []error) {
+	for k, err := range errs {
 		if err != nil {
 			r.failed[es[k]] = err
 		}
