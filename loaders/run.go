@@ -510,9 +510,14 @@ func (d *discovery) add(e *Entry, o *manifestOverride) {
 // dedup drops each entry whose step and name an earlier entry (in the
 // order found) has, with an error naming both files. Once, after the
 // walk, with the map sized for every entry: a run of hundreds of
-// thousands of small files grows no map entry by entry.
+// thousands of small files grows no map entry by entry. Entries found in
+// strict order (inOrder, as a walk finds most runs) repeat no step and
+// name, and need no map.
 func (d *discovery) dedup() {
 	r := d.run
+	if inOrder(r.Entries) {
+		return
+	}
 	seen := make(map[stepName]string, len(r.Entries)) // name and step -> file that gave them
 	kept := r.Entries[:0]
 	for _, e := range r.Entries {
