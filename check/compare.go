@@ -191,8 +191,10 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 	ts := make([]*judge.TensorResult, len(held))
 	// sized once: a run of many small files grows no map pair by pair
 	out.pairs = make(map[*judge.TensorResult]pairEntries, len(held))
+	results := make([]judge.TensorResult, len(held)) // one allocation for all
 	for i, p := range held {
-		ts[i] = &judge.TensorResult{Name: p.Name, Step: p.Step, Kind: p.Kind}
+		results[i] = judge.TensorResult{Name: p.Name, Step: p.Step, Kind: p.Kind}
+		ts[i] = &results[i]
 	}
 	order := make([]int, len(held))
 	for i := range order {
