@@ -148,12 +148,12 @@ var keepHeads = true
 // Entries of a and b that are Deferred (loaders.LoadDeferred) are read a
 // step at a time, while the step before is compared (stepReader.readAhead),
 // so that each small file is opened once; upfront reads them all before
-// comparing, as Load
-// would have. What must be known of every tensor before the first pair is
-// compared is then taken from the first steps read: the model's precision
-// (modelDType) from the first step that holds a gradient or a parameter,
-// and the samples diagnosis keeps (diagnose.PlanSamples) from the shapes
-// of the tensors of the same name read so far. A later step that holds a
+// comparing, as Load would have. What must be known of every tensor
+// before the first pair is compared is then taken from the first steps
+// read: the model's precision (modelDType) from the first step that holds
+// a gradient or a parameter, and the samples diagnosis keeps
+// (diagnose.PlanSamples) from the shapes of the tensors of the same name
+// read so far. A later step that holds a
 // coarser gradient or parameter dtype makes compareRuns return false, and
 // the caller compares again with upfront set; a plan that later steps do
 // not follow costs only a read of the samples it missed (compared.heads).

@@ -39,9 +39,9 @@ type pairKey struct {
 }
 
 // finish diagnoses a result from the heads read for it as plan says (nil:
-// planned again); with strict,
-// warnings fail a passing verdict and lead the causes (all but
-// noise_drift, which is rounding noise the rules explain).
+// planned again); with strict, warnings fail a passing verdict and lead
+// the causes (all but noise_drift, which is rounding noise the rules
+// explain).
 func finish(r *judge.Result, plan *diagnose.Plan, heads diagnose.Heads, cv *curve.Result, strict bool) *Comparison {
 	diag := diagnose.DiagnosePlanned(r, plan, heads)
 	if strict && r.Verdict == judge.Pass && slices.ContainsFunc(diag.Warnings, func(c diagnose.Cause) bool { return c.ID != diagnose.NoiseDrift }) {
@@ -53,9 +53,9 @@ func finish(r *judge.Result, plan *diagnose.Plan, heads diagnose.Heads, cv *curv
 }
 
 // heads returns the plan of diagnosis' samples over the finished pairs
-// and the leading values it asks for: those the comparison kept where it kept
-// enough, read from the files elsewhere. A pair that cannot be read, or
-// whose two sides give different counts, has none.
+// and the leading values it asks for: those the comparison kept where it
+// kept enough, read from the files elsewhere. A pair that cannot be read,
+// or whose two sides give different counts, has none.
 func (c *compared) heads() (*diagnose.Plan, diagnose.Heads) {
 	plan := diagnose.NewPlan(c.result.Tensors)
 	wants := plan.Wants()

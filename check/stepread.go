@@ -17,9 +17,8 @@ type stepReader struct {
 	// would have given.
 	failed map[*loaders.Entry]error
 	read   []bool // by unit
-	// ahead is the unit being read ahead (readAhead), and its reading
-	// reports on aheadDone: the entries it read and their errors.
-	ahead     int
+	// aheadDone reports the end of a reading ahead (readAhead): the
+	// entries it read and their errors; nil when none is under way.
 	aheadDone chan aheadRead
 }
 
@@ -68,7 +67,7 @@ func (r *stepReader) readAhead(u int) {
 	}
 	r.read[u] = true
 	es := r.deferred(u)
-	r.ahead, r.aheadDone = u, make(chan aheadRead, 1)
+	r.aheadDone = make(chan aheadRead, 1)
 	go func(done chan<- aheadRead) { done <- aheadRead{es, loaders.Resolve(es)} }(r.aheadDone)
 }
 

@@ -61,8 +61,7 @@ type sampleSet struct {
 
 // takeSamples builds the samples of the comparison's paired tensors, as
 // planned by p, from heads, the leading values the pipeline read as the
-// plan asked.
-// Tensors whose shape or storage order differ between the runs, or that
+// plan asked. Tensors whose shape or storage order differ between the runs, or that
 // have no head (they could not be read), are left out; a kind keeps only
 // the names present at every one of its steps, so that vectors line up
 // across steps.

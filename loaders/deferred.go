@@ -113,10 +113,11 @@ func (e *Entry) Release() {
 	}
 }
 
-// readNPYOnce reads the .npy file at path into t through one descriptor: whole
-// when it is small and held has room; its header only otherwise, keeping
-// the descriptor open for the read of the data while kept is under
-// keptMax (a later read opens the file again, as OpenFile's tensors do).
+// readNPYOnce reads the .npy file at path into t through one descriptor:
+// whole when it is small and held has room; its header only otherwise,
+// keeping the descriptor open for the read of the data while kept is
+// under keptMax (a later read opens the file again, as OpenFile's tensors
+// do).
 func readNPYOnce(t *Tensor, path string, opts Options, held, kept *atomic.Int64) error {
 	f, err := openData(path)
 	if err != nil {
