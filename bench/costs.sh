@@ -18,6 +18,10 @@
 #                       (RssAnon sampled every 10 ms), whether graphdiff
 #                       printed shard advice; then the ratios of successive
 #                       sizes
+#   shards              the largest of them in the number of shards its
+#                       advice names, one after the other: the highest peak
+#                       resident anonymous memory and the slowest shard's
+#                       wall time (sampling included)
 #   cold, then warm     the 1 GiB float32 pair evicted from the page cache,
 #                       compared once (cold), then 3 times (warm after cold);
 #                       then read back by read(2) (recache.py) and compared
@@ -67,7 +71,21 @@ for run in many many_1000 many_2000; do
   fi
   echo "$line"
   prev="$t $PEAK_MIB"
+  last=$run
+  k=$(sed -n 's/.*compare in \([0-9]*\) shards.*/\1/p' "$work/stderr")
 done
+
+if [ -n "${k:-}" ]; then # the largest run, in the shards its advice names
+  worst=0; slowest=0
+  for i in $(seq 1 "$k"); do
+    s=$(date +%s.%N)
+    run_peak /dev/null "$gd" compare "$dir/$last/a" "$dir/$last/b" --format json --shard "$i/$k" --report "json=$work/shard$i.json"
+    e=$(date +%s.%N)
+    worst=$(( PEAK_MIB > worst ? PEAK_MIB : worst ))
+    slowest=$(awk -v s="$s" -v e="$e" -v m="$slowest" 'BEGIN{t=e-s; printf "%.3f", t>m ? t : m}')
+  done
+  echo "shards               $last in $k as advised: peak anon at most ${worst} MiB, slowest ${slowest} s"
+fi
 
 $py "$here/recache.py" --evict "$a" "$b"
 s=$(date +%s.%N); "$gd" compare "$a" "$b" --format json > /dev/null || true; e=$(date +%s.%N)

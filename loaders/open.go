@@ -22,6 +22,10 @@ type Options struct {
 	// is read: Float8E4M3FN or Float8E5M2. When Invalid, such files are an
 	// error asking for the format.
 	V1 DType
+	// Found, when set, is told how many tensor files a directory holds as
+	// the walk finds them, before any is opened: a caller can size what it
+	// is about to hold. Two runs loaded at once call it at once.
+	Found func(files int)
 }
 
 func (o Options) v2() DType {

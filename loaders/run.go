@@ -262,6 +262,9 @@ func (d *discovery) walk(dir, rel string, stack []os.FileInfo) error {
 			d.run.events = append(d.run.events, fullPath())
 		}
 	}
+	if d.opts.Found != nil && len(files) > 0 {
+		d.opts.Found(len(files))
+	}
 	d.addFiles(dir, rel, clean, files)
 	return nil
 }

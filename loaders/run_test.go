@@ -2,6 +2,7 @@ package loaders
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -300,4 +301,30 @@ func TestReleaseFreesHeldData(t *testing.T) {
 		t.Errorf("after Release: held %v, %d elements", e.Held(), e.Len())
 	}
 	runtime.KeepAlive(e)
+}
+
+// TestFoundCountsTheTensorFiles checks that Options.Found is told of every
+// tensor file the walk finds, in Load and LoadDeferred alike: graphdiff
+// sizes its heap from it while a run is listed.
+func TestFoundCountsTheTensorFiles(t *testing.T) {
+	root := fixture("runs", "tree")
+	want := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && FormatOf(p) != "" {
+			want++
+		}
+		return err
+	})
+	if err != nil || want < 10 {
+		t.Fatalf("%v: %d tensor files in %s", err, want, root)
+	}
+	for name, load := range map[string]func(string, Options) (*Run, error){"Load": Load, "LoadDeferred": LoadDeferred} {
+		var calls, found int
+		if _, err := load(root, Options{Found: func(n int) { calls++; found += n }}); err != nil {
+			t.Fatal(err)
+		}
+		if found != want || calls < 2 {
+			t.Errorf("%s: Found told of %d files in %d calls, want %d files, a call per directory", name, found, calls, want)
+		}
+	}
 }

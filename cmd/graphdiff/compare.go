@@ -198,7 +198,13 @@ func compareRun(opts *compareOptions) error {
 		}
 	}
 	if copts.Shard == (loaders.Shard{}) {
-		copts.Planned = func(pairs int) { adviseShards(opts.Stderr, pairs) }
+		copts.Load.Found = heap.files
+		copts.Planned = func(pairs int) {
+			adviseShards(opts.Stderr, pairs)
+			heap.expect(int64(pairs) * bytesPerPair)
+		}
+	} else {
+		heap.holdTo(shardHeapLimit)
 	}
 	full, err := check.Runs(opts.A, opts.B, copts)
 	if err != nil {
@@ -209,25 +215,36 @@ func compareRun(opts *compareOptions) error {
 
 // pairsPerProcess is how many tensor pairs one comparison holds within
 // 256 MiB of resident memory, with a margin for the machine's noise and
-// for more processors' buffers: each pair's results, names and the values
-// kept for diagnosis take about 2.5 KiB of live heap, and the heap may
-// grow to 1.5× that between collections (see main.go). bench/costs.sh's
-// inputs (pairs of 256 float32) peaked at 147–149 MiB at 40,000 pairs,
-// 176–190 MiB at 50,000, 352–374 MiB at 100,000 and 670–729 MiB at
-// 200,000.
+// for more processors' buffers: bytesPerPair each. bench/costs.sh's inputs
+// (pairs of 256 float32) peaked at 147–149 MiB at 40,000 pairs,
+// 190 MiB at 50,000, 381 MiB at 100,000 and 757 MiB at 200,000.
 var pairsPerProcess = 40_000 // a variable so tests can lower it
+
+// listedBytesPerPair is what every shard holds for each pair of the whole
+// comparison, whichever shard the pair is in: a shard reads the header of
+// every file of both runs (its discovery errors, and the precision the
+// model computes in, must be the same in every shard). 200,000 pairs of
+// 256 float32 in 5 and in 10 shards held 182–206 MB live at most:
+// 0.84 KB a pair listed, 0.7 KB a pair held.
+var listedBytesPerPair int64 = 1 << 10 // a variable so tests can raise it
 
 // adviseShards tells the user on w how to shard a comparison of more pairs
 // than pairsPerProcess: memory grows linearly with the pairs, and shards
-// each hold their part.
+// each hold their part, within shardHeapLimit (holdTo). Where what every
+// shard holds of the whole comparison (listedBytesPerPair) leaves no room
+// under that limit, it says so.
 func adviseShards(w io.Writer, pairs int) {
 	if pairs <= pairsPerProcess {
 		return
 	}
 	k := (pairs + pairsPerProcess - 1) / pairsPerProcess
-	fmt.Fprintf(w, "graphdiff: %s to compare: about %d MiB in one process (some 4 KiB a pair); "+
+	fmt.Fprintf(w, "graphdiff: %s to compare: about %d MiB in one process (some %d KiB a pair); "+
 		"to stay under 256 MiB with room to spare, compare in %d shards (--shard 1/%d ... --shard %d/%d, each with --report json=FILE) "+
-		"and combine them with graphdiff merge\n", words.Plural(pairs, "pair"), pairs*4/1024, k, k, k, k)
+		"and combine them with graphdiff merge\n", words.Plural(pairs, "pair"), pairs*bytesPerPair>>20, bytesPerPair>>10, k, k, k, k)
+	if listed := int64(pairs) * listedBytesPerPair; listed > shardHeapLimit {
+		fmt.Fprintf(w, "graphdiff: but each shard reads the header of every file of both runs, about %d MiB for this comparison: "+
+			"shards of it will not stay under 256 MiB\n", listed>>20)
+	}
 }
 
 // writeComparison writes the report files and the report on stdout, and

@@ -243,8 +243,10 @@ func TestLoadErrorOrder(t *testing.T) {
 // TestShardAdvice compares a run of more pairs than one process should
 // hold (the bound lowered for the test): stderr says how many shards to
 // compare in and how, and a shard of the same comparison is not told.
+// Where what every shard holds of the whole comparison leaves no room
+// under 256 MiB (its cost per pair raised for the test), it says so too.
 func TestShardAdvice(t *testing.T) {
-	defer func(n int) { pairsPerProcess = n }(pairsPerProcess)
+	defer func(n int, b int64) { pairsPerProcess, listedBytesPerPair = n, b }(pairsPerProcess, listedBytesPerPair)
 	_, out, _ := run("compare", "--format", "json", eagerRun, graphRun)
 	var doc struct{ Summary struct{ Pairs int } }
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Summary.Pairs < 10 {
@@ -257,6 +259,15 @@ func TestShardAdvice(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "compare in 3 shards (--shard 1/3 ... --shard 3/3") ||
 		!strings.Contains(stderr, "graphdiff merge") {
 		t.Errorf("exit %d, stderr %q: want advice of 3 shards, starting %q", code, stderr, want)
+	}
+	if strings.Contains(stderr, "will not stay") {
+		t.Errorf("stderr %q: shards said not to help", stderr)
+	}
+	listedBytesPerPair = shardHeapLimit/int64(pairs) + 1
+	if _, _, stderr := run("compare", eagerRun, graphRun); !strings.Contains(stderr, "compare in 3 shards") ||
+		!strings.Contains(stderr, "but each shard reads the header of every file of both runs") ||
+		!strings.Contains(stderr, "shards of it will not stay under 256 MiB") {
+		t.Errorf("stderr %q: want the advice, and that its shards will not stay under 256 MiB", stderr)
 	}
 	if _, _, stderr := run("compare", eagerRun, graphRun, "--shard", "1/3"); strings.Contains(stderr, "shards") {
 		t.Errorf("a shard was advised to shard: %q", stderr)
