@@ -82,7 +82,7 @@ if [ -n "${k:-}" ]; then # the largest run, in the shards its advice names
     run_peak /dev/null "$gd" compare "$dir/$last/a" "$dir/$last/b" --format json --shard "$i/$k" --report "json=$work/shard$i.json"
     e=$(date +%s.%N)
     worst=$(( PEAK_MIB > worst ? PEAK_MIB : worst ))
-    slowest=$(awk -v s="$s" -v e="$e" -v m="$slowest" 'BEGIN{t=e-s; printf "%.3f", t>m ? t : m}')
+    slowest=$(awk -v s="$s" -v e="$e" -v m="$slowest" 'BEGIN{t=e-s; printf "%.3f", (t > m ? t : m)}')
   done
   echo "shards               $last in $k as advised: peak anon at most ${worst} MiB, slowest ${slowest} s"
 fi
