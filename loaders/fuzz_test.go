@@ -202,7 +202,8 @@ func FuzzTFEvents(f *testing.F) {
 // FuzzResolve checks that a run read a step at a time reads any .npy file
 // as Load does: Resolve of a deferred entry gives the description OpenFile
 // gives, or the same error, and the same values, whether the file is small
-// enough to be held in memory or read through its kept descriptor.
+// enough to be held in memory or read through its kept descriptor; and
+// that the walk tells Options.Found of the one file.
 func FuzzResolve(f *testing.F) {
 	for _, p := range []string{"npy/*.npy", "bad/*.npy", "dtypes/float8_*_bits.npy"} {
 		files, _ := filepath.Glob(fixture(p))
@@ -228,9 +229,11 @@ func FuzzResolve(f *testing.F) {
 		}
 		opts := Options{V1: Float8E4M3FN}
 		want, _, wantErr := OpenFile(file, opts)
+		found := 0
+		opts.Found = func(n int) { found += n }
 		run, err := LoadDeferred(dir, opts)
-		if err != nil || len(run.Entries) != 1 || !run.Entries[0].Deferred() {
-			t.Fatalf("LoadDeferred: %v, entries %v", err, run.Entries)
+		if err != nil || len(run.Entries) != 1 || !run.Entries[0].Deferred() || found != 1 {
+			t.Fatalf("LoadDeferred: %v, entries %v, %d files found", err, run.Entries, found)
 		}
 		e := run.Entries[0]
 		gotErr := Resolve(run.Entries)[0]
