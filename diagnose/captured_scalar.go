@@ -3,9 +3,11 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 
+	"github.com/graphdiff/graphdiff/internal/parallel"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/tolerances"
 )
@@ -96,8 +98,8 @@ func capturedScalar(f *facts) *Cause {
 // updates that are exactly a scale of the eager ones.
 func proportionalWarning(f *facts) *Cause {
 	var ev evidence
-	for _, k := range f.s.steps {
-		if sf := f.scaleAt(k, f.warnOff); sf != nil {
+	for i := range f.s.steps {
+		if sf := f.scaleOf(i); sf != nil {
 			ev.add("%s", sf.String())
 		}
 		if len(ev) >= 3 {
@@ -198,15 +200,37 @@ func (f *facts) forwardScale() *scaleFinding {
 // firstScale returns the scale finding (scaleAt) of the first sampled step
 // at or before the first divergent one that has one, nil when none has.
 func (f *facts) firstScale() *scaleFinding {
-	for _, k := range f.s.steps {
+	for i, k := range f.s.steps {
 		if k > f.div {
 			break
 		}
-		if sf := f.scaleAt(k, f.warnOff); sf != nil {
+		if sf := f.scaleOf(i); sf != nil {
 			return sf
 		}
 	}
 	return nil
+}
+
+// scaleBlock is how many steps' scale findings scaleOf makes at a time.
+const scaleBlock = 32
+
+// scaleOf returns scaleAt(f.s.steps[i], f.warnOff), made once: both
+// proportionalWarning and firstScale read it, and a correct run looks at
+// every sampled step. Steps are looked at scaleBlock at a time, on all
+// processors (a step's finding reads only its samples and the result),
+// so a run with findings at its first steps looks at a few.
+func (f *facts) scaleOf(i int) *scaleFinding {
+	if f.scales == nil {
+		f.scales = make([]*scaleFinding, len(f.s.steps))
+	}
+	for f.scaled <= i {
+		from, to := f.scaled, min(len(f.s.steps), f.scaled+scaleBlock)
+		parallel.For(to-from, runtime.GOMAXPROCS(0), func(j int) {
+			f.scales[from+j] = f.scaleAt(f.s.steps[from+j], f.warnOff)
+		})
+		f.scaled = to
+	}
+	return f.scales[i]
 }
 
 // proportional reports whether b is a multiple of a other than 1, with the

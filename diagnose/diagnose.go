@@ -52,6 +52,10 @@ type facts struct {
 	// aliased are the kinds whose graphed values output_aliasing found
 	// identical at every step: no other detector reads them.
 	aliased map[loaders.Kind]bool
+	// scales are the sampled steps' scale findings, the first scaled of
+	// them made (scaleOf).
+	scales []*scaleFinding
+	scaled int
 }
 
 // Diagnose looks at a whole comparison — all steps, all tensors, and
