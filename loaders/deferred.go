@@ -123,6 +123,9 @@ func readNPYOnce(t *Tensor, path string, opts Options, held, kept *atomic.Int64)
 	if err != nil {
 		return &Error{Path: path, Err: unwrapPathError(err)}
 	}
+	if holdWithoutStat(t, f, path, opts, held) {
+		return nil
+	}
 	size, dir, err := f.stat()
 	switch {
 	case err != nil:
@@ -144,6 +147,9 @@ func readNPYOnce(t *Tensor, path string, opts Options, held, kept *atomic.Int64)
 		// n < size: the file shrank since its size was read; the header
 		// check says what is missing
 		whole, size = buf[:n], int64(n)
+		if c := heldCap(n + 1); c <= heldMax {
+			heldGuess.Store(int64(c))
+		}
 	}
 	if whole != nil {
 		err = describeHeldNPY(t, whole, path, opts)
@@ -169,6 +175,59 @@ func readNPYOnce(t *Tensor, path string, opts Options, held, kept *atomic.Int64)
 		f.Close()
 	}
 	return nil
+}
+
+// heldGuess is the capacity of a held buffer that the file last read
+// whole (after fstat) did not fill: the next file is read into one as
+// large without asking its size (holdWithoutStat). A run's small files
+// are mostly of a few sizes, the same at every step. 0 until one is held.
+var heldGuess atomic.Int64
+
+// heldCap is the capacity of the held buffer for n bytes: n rounded up to
+// heldClass.
+func heldCap(n int) int { return (n + heldClass - 1) / heldClass * heldClass }
+
+// holdWithoutStat reads the .npy file f whole into a held buffer of
+// heldGuess bytes with one read, and describes t from it: a read of a
+// regular file returns less than asked only at the file's end, so a
+// buffer not filled holds the whole file, and the fstat that would ask
+// its size is spared (one system call of four per small file). It holds
+// nothing and reports false, to go the way of fstat, where it cannot
+// tell: no guess yet, held over heldBudget, a failed read (a directory,
+// or a named pipe) or a full buffer (a larger file), or a header that
+// does not describe the bytes read (the fstat way then says why, as for
+// any file). A file smaller than the guess is copied into a buffer of its
+// own class, which is all that stays held.
+func holdWithoutStat(t *Tensor, f *dataFile, path string, opts Options, held *atomic.Int64) bool {
+	c := int(heldGuess.Load())
+	if c == 0 {
+		return false
+	}
+	buf := heldBuffer(c)
+	n, err := f.readOnce(buf, 0)
+	if err != nil || n >= c || held.Add(int64(n)) > heldBudget {
+		if err == nil && n < c {
+			held.Add(-int64(n))
+		}
+		recycleHeld(buf)
+		return false
+	}
+	whole := buf[:n]
+	if heldCap(n) < c {
+		whole = heldBuffer(n)
+		copy(whole, buf)
+		recycleHeld(buf)
+	}
+	if describeHeldNPY(t, whole, path, opts) != nil {
+		held.Add(-int64(n))
+		recycleHeld(whole)
+		return false
+	}
+	f.Close()
+	t.data.file = path
+	t.data.held = new(atomic.Pointer[[]byte])
+	t.data.held.Store(&whole)
+	return true
 }
 
 // Held buffers are recycled: Release hands a held file's buffer to the

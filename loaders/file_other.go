@@ -2,7 +2,10 @@
 
 package loaders
 
-import "os"
+import (
+	"io"
+	"os"
+)
 
 // openData opens a file for positioned reads of tensor data.
 func openData(path string) (*dataFile, error) {
@@ -14,6 +17,16 @@ func openData(path string) (*dataFile, error) {
 }
 
 type dataFile struct{ *os.File }
+
+// readOnce reads into p at off; fewer bytes than len(p) means the file's
+// end.
+func (f *dataFile) readOnce(p []byte, off int64) (int, error) {
+	n, err := f.ReadAt(p, off)
+	if err == io.EOF {
+		err = nil
+	}
+	return n, err
+}
 
 // stat returns the file's size and whether it is a directory; anything
 // but a regular file or a directory is an error.

@@ -87,6 +87,21 @@ func (f *dataFile) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// readOnce reads into p at off with one read (retried only when
+// interrupted): for a regular file, fewer bytes than len(p) means its end.
+func (f *dataFile) readOnce(p []byte, off int64) (int, error) {
+	for {
+		n, err := syscall.Pread(f.fd, p, off)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, &os.PathError{Op: "read", Path: f.path, Err: err}
+		}
+		return n, nil
+	}
+}
+
 // Close closes the descriptor; closing again is an error, never a close
 // of a descriptor since reused.
 func (f *dataFile) Close() error {
