@@ -153,10 +153,10 @@ var keepHeads = true
 // read: the model's precision (modelDType) from the first step that holds
 // a gradient or a parameter, and the samples diagnosis keeps
 // (diagnose.PlanSamples) from the shapes of the tensors of the same name
-// read so far. A later step that holds a
-// coarser gradient or parameter dtype makes compareRuns return false, and
-// the caller compares again with upfront set; a plan that later steps do
-// not follow costs only a read of the samples it missed (compared.heads).
+// read so far. A later step that holds a coarser gradient or parameter
+// dtype makes compareRuns return false, and the caller compares again with
+// upfront set; a plan that later steps do not follow costs only a read of
+// the samples it missed (compared.heads).
 func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*compared, bool) {
 	res := &judge.Result{A: a.Root, B: b.Root, Shard: opts.Shard}
 	out := &compared{result: res}

@@ -46,13 +46,9 @@ func (r *stepReader) entries(u int) iter.Seq2[*loaders.Entry, bool] {
 // readUnit reads the deferred entries of unit u, once, or waits for
 // their reading ahead to end.
 func (r *stepReader) readUnit(u int) {
-	r.wait()
-	if r.read[u] {
-		return
+	if es, ok := r.claim(u); ok {
+		r.record(es, loaders.Resolve(es))
 	}
-	r.read[u] = true
-	es := r.deferred(u)
-	r.record(es, loaders.Resolve(es))
 }
 
 // readAhead starts reading the deferred entries of unit u on another
@@ -61,14 +57,25 @@ func (r *stepReader) readUnit(u int) {
 // readUnit and wait touch what it reads, and nothing else may touch unit
 // u's entries before readUnit(u) or wait returns.
 func (r *stepReader) readAhead(u int) {
-	r.wait()
-	if u >= len(r.units) || r.read[u] {
+	if u >= len(r.units) {
 		return
 	}
+	if es, ok := r.claim(u); ok {
+		r.aheadDone = make(chan aheadRead, 1)
+		go func(done chan<- aheadRead) { done <- aheadRead{es, loaders.Resolve(es)} }(r.aheadDone)
+	}
+}
+
+// claim waits for any reading ahead to end and returns the deferred
+// entries of unit u to read, marking the unit read; false when it was
+// read already.
+func (r *stepReader) claim(u int) ([]*loaders.Entry, bool) {
+	r.wait()
+	if r.read[u] {
+		return nil, false
+	}
 	r.read[u] = true
-	es := r.deferred(u)
-	r.aheadDone = make(chan aheadRead, 1)
-	go func(done chan<- aheadRead) { done <- aheadRead{es, loaders.Resolve(es)} }(r.aheadDone)
+	return r.deferred(u), true
 }
 
 // wait waits for a reading ahead to end, if one is under way, and records

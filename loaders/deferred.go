@@ -162,19 +162,27 @@ func readNPYOnce(t *Tensor, path string, opts Options, held, kept *atomic.Int64)
 		}
 		return err
 	}
-	// in place in the file: can be mapped, and read again once released
-	t.data.file = path // opened through it when read again (dataRef.opener)
 	switch {
 	case whole != nil:
-		t.data.held = new(atomic.Pointer[[]byte])
-		t.data.held.Store(&whole)
+		hold(t, path, whole)
+		return nil
 	case kept.Add(1) <= keptMax:
 		t.data.kept = new(atomic.Pointer[dataFile])
 		t.data.kept.Store(f)
 	default:
 		f.Close()
 	}
+	t.data.file = path // in place in the file: opened through it when read again (dataRef.opener)
 	return nil
+}
+
+// hold makes whole, the .npy file at path read into a held buffer, the
+// data of t, described from it: read in place until Release, then from
+// the file again (dataRef.opener).
+func hold(t *Tensor, path string, whole []byte) {
+	t.data.file = path
+	t.data.held = new(atomic.Pointer[[]byte])
+	t.data.held.Store(&whole)
 }
 
 // heldGuess is the capacity of a held buffer that the file last read
@@ -205,10 +213,7 @@ func holdWithoutStat(t *Tensor, f *dataFile, path string, opts Options, held *at
 	}
 	buf := heldBuffer(c)
 	n, err := f.readOnce(buf, 0)
-	if err != nil || n >= c || held.Add(int64(n)) > heldBudget {
-		if err == nil && n < c {
-			held.Add(-int64(n))
-		}
+	if err != nil || n >= c {
 		recycleHeld(buf)
 		return false
 	}
@@ -218,15 +223,13 @@ func holdWithoutStat(t *Tensor, f *dataFile, path string, opts Options, held *at
 		copy(whole, buf)
 		recycleHeld(buf)
 	}
-	if describeHeldNPY(t, whole, path, opts) != nil {
+	if held.Add(int64(n)) > heldBudget || describeHeldNPY(t, whole, path, opts) != nil {
 		held.Add(-int64(n))
 		recycleHeld(whole)
 		return false
 	}
 	f.Close()
-	t.data.file = path
-	t.data.held = new(atomic.Pointer[[]byte])
-	t.data.held.Store(&whole)
+	hold(t, path, whole)
 	return true
 }
 
@@ -250,11 +253,11 @@ var heldPools [heldMax/heldClass + 1]sync.Pool
 // heldBuffer returns a buffer of size bytes to hold a file in, recycled
 // where one of its class was released.
 func heldBuffer(size int) []byte {
-	c := (size + heldClass - 1) / heldClass
-	if p, _ := heldPools[c].Get().(*[]byte); p != nil {
+	capacity := heldCap(size)
+	if p, _ := heldPools[capacity/heldClass].Get().(*[]byte); p != nil {
 		return (*p)[:size]
 	}
-	return make([]byte, size, c*heldClass)
+	return make([]byte, size, capacity)
 }
 
 // recycleHeld takes back a buffer heldBuffer gave.

@@ -101,9 +101,7 @@ func TestMergePairsAsByName(t *testing.T) {
 			r.Entries = append(r.Entries, e)
 		}
 		if rng.IntN(5) > 0 {
-			d := &discovery{run: r}
-			d.dedup()
-			r.sort()
+			(&discovery{run: r}).finish()
 		}
 		return r
 	}

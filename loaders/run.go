@@ -139,8 +139,7 @@ func load(root string, opts Options, deferNPY bool) (*Run, error) {
 		for _, t := range tensors {
 			d.add(&Entry{Name: t.Name, Step: NoStep, Kind: KindOf(t.Name), File: filepath.Base(root), Tensor: t}, nil)
 		}
-		d.dedup()
-		run.sort()
+		d.finish()
 		return run, nil
 	}
 	if m, err := ReadManifest(filepath.Join(root, ManifestName)); err == nil {
@@ -169,8 +168,7 @@ func load(root string, opts Options, deferNPY bool) (*Run, error) {
 				Err: fmt.Errorf("manifest lists %s, which is not a tensor in the run", where)})
 		}
 	}
-	d.dedup()
-	run.sort()
+	d.finish()
 	return run, nil
 }
 
@@ -510,17 +508,25 @@ func (d *discovery) add(e *Entry, o *manifestOverride) {
 	r.Entries = append(r.Entries, e) // dedup drops it if an earlier entry has its step and name
 }
 
+// finish puts the run in order once the walk is done: entries without a
+// repeated step and name (dedup), sorted (Less), and errors sorted. The
+// walk finds most runs in strict order already (steps in directories
+// named in order, names sorted in each): checked in one pass, such a run
+// needs neither a map of names nor a sort.
+func (d *discovery) finish() {
+	r := d.run
+	if !inOrder(r.Entries) {
+		d.dedup()
+		sort.SliceStable(r.Entries, func(i, j int) bool { return Less(r.Entries[i], r.Entries[j]) })
+	}
+	sort.SliceStable(r.Errors, func(i, j int) bool { return r.Errors[i].Error() < r.Errors[j].Error() })
+}
+
 // dedup drops each entry whose step and name an earlier entry (in the
-// order found) has, with an error naming both files. Once, after the
-// walk, with the map sized for every entry: a run of hundreds of
-// thousands of small files grows no map entry by entry. Entries found in
-// strict order (inOrder, as a walk finds most runs) repeat no step and
-// name, and need no map.
+// order found) has, with an error naming both files; the map is sized
+// once for every entry.
 func (d *discovery) dedup() {
 	r := d.run
-	if inOrder(r.Entries) {
-		return
-	}
 	seen := make(map[stepName]string, len(r.Entries)) // name and step -> file that gave them
 	kept := r.Entries[:0]
 	for _, e := range r.Entries {
@@ -563,13 +569,4 @@ func inOrder(es []*Entry) bool {
 		}
 	}
 	return true
-}
-
-func (r *Run) sort() {
-	// the walk finds most runs in order (steps in directories named in
-	// order, names sorted in each): checked in one pass before sorting
-	if !inOrder(r.Entries) {
-		sort.SliceStable(r.Entries, func(i, j int) bool { return Less(r.Entries[i], r.Entries[j]) })
-	}
-	sort.SliceStable(r.Errors, func(i, j int) bool { return r.Errors[i].Error() < r.Errors[j].Error() })
 }

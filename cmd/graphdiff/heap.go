@@ -134,17 +134,7 @@ func (h *heapPlan) expect(bytes int64) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if bytes <= h.limit || h.budget {
-		return
-	}
-	h.limit = bytes
-	if h.switched && liveHeap() < switchLive(h.limit) {
-		h.switched = false
-		debug.SetGCPercent(-1)
-	}
-	if !h.switched {
-		debug.SetMemoryLimit(h.limit)
-	}
+	h.raise(bytes)
 }
 
 // files is expect for the tensor files listed so far, counted across
@@ -154,10 +144,30 @@ func (h *heapPlan) files(n int) {
 		return
 	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.listed += int64(n)
-	bytes := h.listed * bytesPerFile
-	h.mu.Unlock()
-	h.expect(bytes)
+	h.raise(h.listed * bytesPerFile)
+}
+
+// raise is expect with h.mu held; a budget (holdTo) is not raised.
+func (h *heapPlan) raise(bytes int64) {
+	if bytes > h.limit && !h.budget {
+		h.setLimit(bytes)
+	}
+}
+
+// setLimit makes bytes the limit, with h.mu held. Where the plan had
+// switched to largeGCPercent, the limit returns if the live heap is below
+// its switch point now, or for good for a budget.
+func (h *heapPlan) setLimit(bytes int64) {
+	h.limit = bytes
+	if h.switched && (h.budget || liveHeap() < switchLive(h.limit)) {
+		h.switched = false
+		debug.SetGCPercent(-1)
+	}
+	if !h.switched {
+		debug.SetMemoryLimit(h.limit)
+	}
 }
 
 // shardHeapLimit is the memory a shard holds to (holdTo): adviseShards
@@ -182,10 +192,6 @@ func (h *heapPlan) holdTo(bytes int64) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.limit, h.budget = bytes, true
-	if h.switched {
-		h.switched = false
-		debug.SetGCPercent(-1)
-	}
-	debug.SetMemoryLimit(h.limit)
+	h.budget = true
+	h.setLimit(bytes)
 }
