@@ -187,6 +187,9 @@ type discovery struct {
 	// walked holds the directories walked (dirKey): each is walked once,
 	// however many symbolic links lead to it.
 	walked map[any]string
+	// kindSet is true once the manifest set an entry's kind: entries of
+	// the same step and name may then sort apart (finish).
+	kindSet bool
 }
 
 var (
@@ -499,6 +502,7 @@ func (d *discovery) add(e *Entry, o *manifestOverride) {
 		}
 		if o.kind != "" {
 			e.Kind = o.kind
+			d.kindSet = true
 		}
 		if err := applyDType(e.Tensor, o.dtype); err != nil {
 			r.Errors = append(r.Errors, &Error{Path: e.Path, Member: e.Member, Err: err})
@@ -512,10 +516,12 @@ func (d *discovery) add(e *Entry, o *manifestOverride) {
 // repeated step and name (dedup), sorted (Less), and errors sorted. The
 // walk finds most runs in strict order already (steps in directories
 // named in order, names sorted in each): checked in one pass, such a run
-// needs neither a map of names nor a sort.
+// needs neither a map of names nor a sort, since a step and name repeated
+// would sit side by side. Not where the manifest set a kind: Less orders
+// by kind before name, so the same step and name of two kinds sort apart.
 func (d *discovery) finish() {
 	r := d.run
-	if !inOrder(r.Entries) {
+	if d.kindSet || !inOrder(r.Entries) {
 		d.dedup()
 		sort.SliceStable(r.Entries, func(i, j int) bool { return Less(r.Entries[i], r.Entries[j]) })
 	}

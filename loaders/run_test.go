@@ -328,3 +328,27 @@ func TestFoundCountsTheTensorFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateWithKindSet lists a tensor twice at a step, once with its
+// kind set by the manifest: the second file is still the duplicate,
+// although the two entries sort apart (by kind) and come in order.
+func TestDuplicateWithKindSet(t *testing.T) {
+	dir := t.TempDir()
+	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_2/loss.npy")
+	copyFixture(t, fixture("npy", "f4.npy"), dir, "loss_step2.npy")
+	manifest := `{"graphdiff_manifest": 1, "tensors": [{"path": "loss_step2.npy", "kind": "tensor"}]}`
+	if err := os.WriteFile(filepath.Join(dir, ManifestName), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, load := range map[string]func(string, Options) (*Run, error){"Load": Load, "LoadDeferred": LoadDeferred} {
+		run, err := load(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRows(t, rows(run), []entryRow{{"step_2/loss.npy", "loss", 2, KindLoss}})
+		want := filepath.Join(dir, "loss_step2.npy") + `: tensor "loss" at step 2 also comes from step_2/loss.npy; rename one`
+		if len(run.Errors) != 1 || run.Errors[0].Error() != want {
+			t.Errorf("%s: errors %v, want %q", name, run.Errors, want)
+		}
+	}
+}
