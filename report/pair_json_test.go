@@ -11,6 +11,7 @@ import (
 
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/metrics"
 )
 
 // TestPairJSONMatchesEncodingJSON checks the hand-written pair encoding
@@ -86,13 +87,33 @@ func TestPairJSONMatchesEncodingJSON(t *testing.T) {
 
 // TestMarshalPairsInOrder encodes more pairs than the batches in flight
 // can hold, so that written batches' buffers encode later ones: every
-// pair comes to the writer once, in order, encoded as it is alone.
+// pair comes to the writer once, in order, encoded as it is alone. Pairs
+// with and without metrics, steps and dimensions follow each other, so
+// that one pair's encoding showing what the encoder kept from the one
+// before fails.
 func TestMarshalPairsInOrder(t *testing.T) {
 	var ts []*judge.TensorResult
 	for i := range 20*pairBatch + 7 {
 		name := fmt.Sprintf("grads/layer_%d.weight%s", i%97, strings.Repeat("x", i%13)) // encodings of many lengths
-		ts = append(ts, &judge.TensorResult{Name: name, Step: i / 100, Kind: loaders.KindGrad, Status: judge.StatusMissing,
-			Reasons: []string{"not in b"}, A: &loaders.Meta{File: name + ".npy", DType: loaders.Float32, Shape: []int{i % 7, 3}}})
+		p := &judge.TensorResult{Name: name, Step: i / 100, Kind: loaders.KindGrad, Status: judge.StatusMissing,
+			Reasons: []string{"not in b"}, A: &loaders.Meta{File: name + ".npy", DType: loaders.Float32, Shape: []int{i % 7, 3}}}
+		switch i % 5 {
+		case 1:
+			p.Step = loaders.NoStep
+		case 2:
+			p.A.Shape = nil // a scalar
+		}
+		if i%3 != 0 { // compared: limits and metrics, peaks at some
+			p.Status, p.Reasons, p.B = judge.StatusMatch, nil, p.A
+			p.Settings.RTol, p.Settings.ATol, p.MaxRelL2 = float64(i)*1e-6, 1e-5, 3e-4
+			m := &metrics.Metrics{Count: int64(i), Mismatched: int64(i % 4), RelL2: float64(i) / 7}
+			if i%4 != 0 {
+				m.MaxAbs = metrics.Extreme{Value: float64(i), Index: []int{i}, A: float64(i) + 0.5, B: -float64(i)}
+				m.MaxRel = metrics.Extreme{Value: 2 * float64(i), Index: []int{i, 1}, A: 3, B: float64(i) / 3}
+			}
+			p.Metrics = m
+		}
+		ts = append(ts, p)
 	}
 	k := 0
 	marshalPairs(ts, false, func(i int, got []byte) {
