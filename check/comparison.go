@@ -59,37 +59,34 @@ func finish(r *judge.Result, plan *diagnose.Plan, heads diagnose.Heads, cv *curv
 func (c *compared) heads() (*diagnose.Plan, diagnose.Heads) {
 	plan := diagnose.NewPlan(c.result.Tensors)
 	wants := plan.Wants()
-	heads := make(diagnose.Heads, len(wants)) // sized once: 100,000 pairs grow no map
-	type read struct {
-		want   diagnose.SampleWant
-		e      pairEntries
-		da, db []float64
-		ok     bool
-	}
-	var reads []*read
-	for _, w := range wants {
+	heads := plan.NewHeads()
+	// on all processors: looking 16,000 pairs up took 4 ms on one
+	reads := make([]bool, len(wants)) // by want: to read from the files
+	parallel.For(len(wants), runtime.GOMAXPROCS(0), func(i int) {
+		w := wants[i]
 		if o, ok := c.kept[w.Pair]; ok && len(o.HeadA) >= w.N && len(o.HeadB) >= w.N {
-			heads[w.Pair] = diagnose.Head{A32: o.HeadA[:w.N], B32: o.HeadB[:w.N]}
-			continue
+			heads.Set(i, diagnose.Head{A32: o.HeadA[:w.N], B32: o.HeadB[:w.N]})
+		} else if e, ok := c.pairs[w.Pair]; ok && e.a != nil && e.b != nil {
+			reads[i] = true
 		}
-		if e, ok := c.pairs[w.Pair]; ok && e.a != nil && e.b != nil {
-			reads = append(reads, &read{want: w, e: e})
+	})
+	var toRead []int
+	for i, r := range reads {
+		if r {
+			toRead = append(toRead, i)
 		}
 	}
 	// several at a time: thousands of small files wait on the file system
-	parallel.For(len(reads), 2*runtime.GOMAXPROCS(0), func(i int) {
-		r := reads[i]
-		r.da, r.db = make([]float64, r.want.N), make([]float64, r.want.N)
-		na, errA := headInto(r.e.a.Tensor, r.da)
-		nb, errB := headInto(r.e.b.Tensor, r.db)
-		r.da, r.db = r.da[:na], r.db[:nb]
-		r.ok = errA == nil && errB == nil && na == nb
-	})
-	for _, r := range reads {
-		if r.ok {
-			heads[r.want.Pair] = diagnose.Head{A: r.da, B: r.db}
+	parallel.For(len(toRead), 2*runtime.GOMAXPROCS(0), func(k int) {
+		w := wants[toRead[k]]
+		e := c.pairs[w.Pair]
+		da, db := make([]float64, w.N), make([]float64, w.N)
+		na, errA := headInto(e.a.Tensor, da)
+		nb, errB := headInto(e.b.Tensor, db)
+		if errA == nil && errB == nil && na == nb {
+			heads.Set(toRead[k], diagnose.Head{A: da[:na], B: db[:nb]})
 		}
-	}
+	})
 	return plan, heads
 }
 

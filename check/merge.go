@@ -3,6 +3,7 @@ package check
 import (
 	"errors"
 	"fmt"
+	"github.com/graphdiff/graphdiff/diagnose"
 	"slices"
 	"sort"
 	"strings"
@@ -30,7 +31,7 @@ func Merge(parts []*judge.Result, strict bool, lo loaders.Options) (c *Compariso
 	}
 	a, b, pairs, err := reattach(merged, lo)
 	if err != nil {
-		return finish(merged, nil, nil, nil, strict), err, nil
+		return finish(merged, nil, diagnose.Heads{}, nil, strict), err, nil
 	}
 	withEntries := &compared{result: merged, pairs: pairs}
 	plan, heads := withEntries.heads()

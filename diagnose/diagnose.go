@@ -61,16 +61,18 @@ type facts struct {
 // Diagnose looks at a whole comparison — all steps, all tensors, and
 // samples of both runs' raw values — and returns the likely causes of what
 // it found, each with evidence and a fix. The samples are made of heads,
-// the leading values of the pairs PlanSamples names (fewer or none where
-// they could not be read). Diagnose reads no file and changes neither r
-// nor heads.
+// the leading values of the pairs a plan of r.Tensors names (fewer or
+// none where they could not be read), read as the plan they were made for
+// asked (Plan.NewHeads). Diagnose reads no file and changes neither r nor
+// heads.
 func Diagnose(r *judge.Result, heads Heads) Report {
 	return DiagnosePlanned(r, NewPlan(r.Tensors), heads)
 }
 
 // DiagnosePlanned is Diagnose with the samples' plan made already:
-// NewPlan(r.Tensors), as the heads were read for. A nil plan, or one made
-// over other pairs than r.Tensors (another slice), is made again.
+// NewPlan(r.Tensors), usually the plan the heads were read for. A nil
+// plan, or one made over other pairs than r.Tensors (another slice), is
+// made again; heads read for another plan are found by their pairs.
 func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 	if p == nil || !p.of(r.Tensors) {
 		p = NewPlan(r.Tensors)

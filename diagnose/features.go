@@ -68,18 +68,16 @@ type sampleSet struct {
 func takeSamples(p *Plan, heads Heads) *sampleSet {
 	s := &sampleSet{a: map[key]vec{}, b: map[key]vec{}, kinds: map[loaders.Kind]bool{}}
 	s.names = p.names
-	keys := make([]key, 0, len(p.byKey))
-	for k := range p.byKey {
-		keys = append(keys, k)
-	}
+	keys := p.keys
+	headOf := heads.forPlan(p)
 	// keys apart, on all processors: 100,000 pairs make 12.8 million
 	// values
 	va, vb := make([]vec, len(keys)), make([]vec, len(keys))
 	parallel.For(len(keys), runtime.GOMAXPROCS(0), func(i int) {
-		ms := p.byKey[keys[i]]
+		ms := p.groups[i]
 		total := 0
-		for _, m := range ms {
-			if n, same := heads[m.t].sides(); same {
+		for j, m := range ms {
+			if n, same := headOf(i, j).sides(); same {
 				total += min(m.want, n)
 			}
 		}
@@ -87,8 +85,8 @@ func takeSamples(p *Plan, heads Heads) *sampleSet {
 			return
 		}
 		a, b := make(vec, 0, total), make(vec, 0, total)
-		for _, m := range ms {
-			h := heads[m.t] // the zero Head of a pair without one adds nothing
+		for j, m := range ms {
+			h := headOf(i, j) // the zero Head of a pair without one adds nothing
 			if n, same := h.sides(); same {
 				a, b = h.appendTo(a, b, min(m.want, n))
 			}
@@ -144,9 +142,49 @@ func (h Head) appendTo(va, vb vec, n int) (vec, vec) {
 	return append(va, h.A[:n]...), append(vb, h.B[:n]...)
 }
 
-// Heads are the leading values read for diagnosis, by pair (the pairs of
-// the result being diagnosed).
-type Heads map[*judge.TensorResult]Head
+// Heads are the leading values read for diagnosis as a plan asked: one
+// Head for each of its Wants, by position (a slice, not a map by pair:
+// 16,000 pairs took 4 ms to put in a map and more to look up). The zero
+// Heads hold none.
+type Heads struct {
+	plan *Plan
+	of   []Head // by position in plan.Wants()
+}
+
+// NewHeads returns the Heads of p's Wants with none read yet; Set gives
+// each.
+func (p *Plan) NewHeads() Heads {
+	n := 0
+	for _, g := range p.groups {
+		n += len(g)
+	}
+	return Heads{plan: p, of: make([]Head, n)}
+}
+
+// Set gives h the head of the i-th pair of its plan's Wants. Calls for
+// different i may run at once.
+func (h Heads) Set(i int, head Head) { h.of[i] = head }
+
+// forPlan returns the head of the j-th pair of p's group g: found by its
+// position when h was read for p, by its pair otherwise (a plan made again
+// over the same pairs, or over some of them).
+func (h Heads) forPlan(p *Plan) func(g, j int) Head {
+	if h.plan == p {
+		first := make([]int, len(p.groups)) // of each group in Wants
+		n := 0
+		for g, ms := range p.groups {
+			first[g], n = n, n+len(ms)
+		}
+		return func(g, j int) Head { return h.of[first[g]+j] }
+	}
+	byPair := map[*judge.TensorResult]Head{}
+	if h.plan != nil {
+		for i, w := range h.plan.Wants() {
+			byPair[w.Pair] = h.of[i]
+		}
+	}
+	return func(g, j int) Head { return byPair[p.groups[g][j].t] }
+}
 
 // SampleWant is how many leading values of a pair diagnosis wants.
 type SampleWant struct {
@@ -168,13 +206,17 @@ func PlanSamples(ts []*judge.TensorResult) []SampleWant { return NewPlan(ts).Wan
 type Plan struct {
 	ts    []*judge.TensorResult
 	names map[loaders.Kind][]string
-	byKey map[key][]sampled
+	// keys are the samples' steps and kinds, step by step and each step's
+	// kinds in order; groups, by keys' index, the pairs each sample is
+	// made of, in name order (a group may be empty).
+	keys   []key
+	groups [][]sampled
 }
 
 // NewPlan plans the samples of the pairs ts (see PlanSamples).
 func NewPlan(ts []*judge.TensorResult) *Plan {
-	names, byKey := planSamples(ts)
-	return &Plan{ts: ts, names: names, byKey: byKey}
+	names, keys, groups := planSamples(ts)
+	return &Plan{ts: ts, names: names, keys: keys, groups: groups}
 }
 
 // of reports whether p was made over the pairs ts (the same slice).
@@ -186,21 +228,13 @@ func (p *Plan) of(ts []*judge.TensorResult) bool {
 // values of each, step by step, each step's kinds in order and each
 // kind's pairs in name order (each pair is sampled at one step and kind).
 func (p *Plan) Wants() []SampleWant {
-	keys := make([]key, 0, len(p.byKey))
 	n := 0
-	for k, ms := range p.byKey {
-		keys = append(keys, k)
-		n += len(ms)
+	for _, g := range p.groups {
+		n += len(g)
 	}
-	slices.SortFunc(keys, func(x, y key) int {
-		if x.step != y.step {
-			return cmp.Compare(x.step, y.step)
-		}
-		return strings.Compare(string(x.kind), string(y.kind))
-	})
 	out := make([]SampleWant, 0, n)
-	for _, k := range keys {
-		for _, m := range p.byKey[k] {
+	for _, g := range p.groups {
+		for _, m := range g {
 			out = append(out, SampleWant{m.t, m.want})
 		}
 	}
@@ -214,15 +248,20 @@ type sampled struct {
 	want int
 }
 
+// byName orders sampled tensors by name.
+func byName(x, y sampled) int { return strings.Compare(x.t.Name, y.t.Name) }
+
 // planSamples decides which tensors of ts the samples are made of and how
 // many values each gives: per step and kind, every tensor paired with the
 // same layout whose name the kind has at each of its steps, in name order,
 // min(minPerTensor, its length) values at least, and an equal share of
 // min(sampleBudget, totalSampleBudget / keys) otherwise. names are the
-// names sampled per kind.
-func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, byKey map[key][]sampled) {
-	byKey = map[key][]sampled{}
-	stepsOf := map[loaders.Kind]map[int]bool{}
+// names sampled per kind; keys and groups as in Plan.
+//
+// A run's names are mostly the same at every step: where a kind's steps
+// list the same names, all of them are the kind's, found by comparing the
+// sorted lists, without counting each name in a map.
+func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, keys []key, groups [][]sampled) {
 	// parameters-kind tensors without a gradient at a step that has
 	// gradients are buffers (BatchNorm's statistics, a scheduled value):
 	// sampled apart, so that parameter updates stay the optimizer's
@@ -238,6 +277,8 @@ func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, byK
 			gradSteps[t.Step] = true
 		}
 	}
+	index := map[key]int{} // into keys and groups
+	last, lastKey := -1, key{}
 	for _, t := range ts {
 		if t.A == nil || t.B == nil || t.Step == loaders.NoStep || t.Status == judge.StatusError ||
 			!sameLayout(t.A, t.B) {
@@ -247,57 +288,102 @@ func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, byK
 		if t.Kind == loaders.KindParam && gradSteps[t.Step] && !grads[subject{t.Step, loaders.Subject(t.Name)}] {
 			k.kind = kindBuffer
 		}
-		byKey[k] = append(byKey[k], sampled{t: t})
-		if stepsOf[k.kind] == nil {
-			stepsOf[k.kind] = map[int]bool{}
+		if last < 0 || k != lastKey { // pairs mostly come a step and a kind at a time
+			g, ok := index[k]
+			if !ok {
+				g = len(keys)
+				index[k] = g
+				keys, groups = append(keys, k), append(groups, nil)
+			}
+			last, lastKey = g, k
 		}
-		stepsOf[k.kind][t.Step] = true
+		groups[last] = append(groups[last], sampled{t: t})
+	}
+	stepsOf := map[loaders.Kind][]int{} // a kind's groups, one per step
+	for g, k := range keys {
+		if !slices.IsSortedFunc(groups[g], byName) {
+			slices.SortStableFunc(groups[g], byName)
+		}
+		stepsOf[k.kind] = append(stepsOf[k.kind], g)
 	}
 	// names common to every step of a kind
 	names = map[loaders.Kind][]string{}
-	for kind, steps := range stepsOf {
-		hint := 0 // the names of one step
-		for k := range steps {
-			hint = len(byKey[key{k, kind}])
-			break
+	commons := map[loaders.Kind]map[string]bool{} // by kind, where not every name is common
+	for kind, gs := range stepsOf {
+		if sameNames(groups, gs) {
+			for _, m := range groups[gs[0]] {
+				names[kind] = append(names[kind], m.t.Name)
+			}
+			continue
 		}
-		count := make(map[string]int, hint)
-		for k := range steps {
-			for _, m := range byKey[key{k, kind}] {
+		count := make(map[string]int, len(groups[gs[0]]))
+		for _, g := range gs {
+			for _, m := range groups[g] {
 				count[m.t.Name]++
 			}
 		}
+		common := map[string]bool{}
 		for name, n := range count {
-			if n == len(steps) {
+			if n == len(gs) {
 				names[kind] = append(names[kind], name)
+				common[name] = true
 			}
 		}
 		sort.Strings(names[kind])
+		commons[kind] = common
 	}
-	budget := min(sampleBudget, totalSampleBudget/max(1, len(byKey)))
-	commons := map[loaders.Kind]map[string]bool{} // names[kind] as a set, made once per kind
-	for k, ms := range byKey {
-		common := commons[k.kind]
-		if common == nil {
-			common = make(map[string]bool, len(names[k.kind]))
-			for _, n := range names[k.kind] {
-				common[n] = true
-			}
-			commons[k.kind] = common
-		}
-		per := int64(max(minPerTensor, budget/max(1, len(common))))
-		kept := ms[:0]
-		for _, m := range ms {
-			if common[m.t.Name] {
+	budget := min(sampleBudget, totalSampleBudget/max(1, len(keys)))
+	for g, k := range keys {
+		common := commons[k.kind] // nil: every name is common
+		per := int64(max(minPerTensor, budget/max(1, len(names[k.kind]))))
+		kept := groups[g][:0]
+		for _, m := range groups[g] {
+			if common == nil || common[m.t.Name] {
 				t := m.t.A
 				m.want = int(min(per, t.Len()*int64(t.DType.Components())))
 				kept = append(kept, m)
 			}
 		}
-		sort.Slice(kept, func(i, j int) bool { return kept[i].t.Name < kept[j].t.Name })
-		byKey[k] = kept
+		groups[g] = kept
 	}
-	return names, byKey
+	// step by step, each step's kinds in order
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int {
+		if c := cmp.Compare(keys[x].step, keys[y].step); c != 0 {
+			return c
+		}
+		return strings.Compare(string(keys[x].kind), string(keys[y].kind))
+	})
+	sortedKeys, sortedGroups := make([]key, len(keys)), make([][]sampled, len(keys))
+	for i, g := range order {
+		sortedKeys[i], sortedGroups[i] = keys[g], groups[g]
+	}
+	return names, sortedKeys, sortedGroups
+}
+
+// sameNames reports whether the groups gs (sorted by name) hold the same
+// names, each once.
+func sameNames(groups [][]sampled, gs []int) bool {
+	first := groups[gs[0]]
+	for i := 1; i < len(first); i++ {
+		if first[i].t.Name == first[i-1].t.Name {
+			return false
+		}
+	}
+	for _, g := range gs[1:] {
+		if len(groups[g]) != len(first) {
+			return false
+		}
+		for i, m := range groups[g] {
+			if m.t.Name != first[i].t.Name {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func sameLayout(a, b *loaders.Meta) bool {

@@ -1,7 +1,9 @@
 package diagnose
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/graphdiff/graphdiff/judge"
@@ -19,18 +21,20 @@ func TestSamplesFromFloat32HeadsEqualFloat64(t *testing.T) {
 		}
 	}
 	r := &judge.Result{Tensors: ts}
-	h64, h32 := Heads{}, Heads{}
-	for i, tr := range ts {
-		a32 := []float32{float32(i) + 0.1, -1.5, 3e-8}
-		b32 := []float32{float32(i) + 0.2, -1.25, 7e-9}
-		h32[tr] = Head{A32: a32, B32: b32}
+	p := NewPlan(r.Tensors)
+	h64, h32 := p.NewHeads(), p.NewHeads()
+	for i, w := range p.Wants() {
+		v := float32(slices.Index(ts, w.Pair))
+		a32 := []float32{v + 0.1, -1.5, 3e-8}
+		b32 := []float32{v + 0.2, -1.25, 7e-9}
+		h32.Set(i, Head{A32: a32, B32: b32})
 		var a64, b64 []float64
 		for j := range a32 {
 			a64, b64 = append(a64, float64(a32[j])), append(b64, float64(b32[j]))
 		}
-		h64[tr] = Head{A: a64, B: b64}
+		h64.Set(i, Head{A: a64, B: b64})
 	}
-	s64, s32 := takeSamples(NewPlan(r.Tensors), h64), takeSamples(NewPlan(r.Tensors), h32)
+	s64, s32 := takeSamples(p, h64), takeSamples(p, h32)
 	if len(s32.a) != 2 {
 		t.Fatalf("float32 heads gave %d samples, want one per step (2)", len(s32.a))
 	}
@@ -41,5 +45,50 @@ func TestSamplesFromFloat32HeadsEqualFloat64(t *testing.T) {
 	}
 	if len(s64.a[key{0, loaders.KindGrad}]) != 6 {
 		t.Errorf("step 0 sample holds %d values, want 6 (3 of each of 2 tensors)", len(s64.a[key{0, loaders.KindGrad}]))
+	}
+}
+
+// TestPlanSamplesNamesCommonToEveryStep plans pairs given out of order:
+// a kind is sampled in the names it has at every one of its steps (a name
+// missing at a step, or of another layout there, is left out at all of
+// them), parameters without a gradient apart as buffers, step by step,
+// kinds and names in order, each pair's whole length where the budget
+// allows.
+func TestPlanSamplesNamesCommonToEveryStep(t *testing.T) {
+	vec100 := &loaders.Meta{DType: loaders.Float32, Shape: []int{100}}
+	other := &loaders.Meta{DType: loaders.Float32, Shape: []int{10, 10}}
+	scalar := &loaders.Meta{DType: loaders.Float32}
+	pair := func(step int, kind loaders.Kind, name string, a, b *loaders.Meta) *judge.TensorResult {
+		return &judge.TensorResult{Name: name, Step: step, Kind: kind, Status: judge.StatusMatch, A: a, B: b}
+	}
+	var ts []*judge.TensorResult
+	for _, step := range []int{2, 0, 1} {
+		for _, name := range []string{"grads/w", "grads/v", "grads/u"} {
+			ts = append(ts, pair(step, loaders.KindGrad, name, vec100, vec100))
+		}
+		ts = append(ts, pair(step, loaders.KindParam, "params/u", scalar, scalar),
+			pair(step, loaders.KindParam, "params/running_mean", vec100, vec100))
+		if step != 1 {
+			ts = append(ts, pair(step, loaders.KindGrad, "grads/t", vec100, vec100)) // missing at step 1
+		}
+		b := vec100
+		if step == 2 {
+			b = other
+		}
+		ts = append(ts, pair(step, loaders.KindGrad, "grads/s", vec100, b)) // another layout at step 2
+	}
+	var got []string
+	for _, w := range PlanSamples(ts) {
+		got = append(got, fmt.Sprintf("%d %s %d", w.Pair.Step, w.Pair.Name, w.N))
+	}
+	var want []string
+	for step := range 3 {
+		// kinds in order: buffer, grad, param
+		want = append(want, fmt.Sprintf("%d params/running_mean 100", step),
+			fmt.Sprintf("%d grads/u 100", step), fmt.Sprintf("%d grads/v 100", step), fmt.Sprintf("%d grads/w 100", step),
+			fmt.Sprintf("%d params/u 1", step))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("planned\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
