@@ -202,7 +202,7 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 	}
 	units := bySteps(order, func(i int) int { return held[i].Step }) // indexes into held, step by step
 
-	rd := &stepReader{held: held, units: units, failed: map[*loaders.Entry]error{}, read: make([]bool, len(units))}
+	rd := newStepReader(held, units)
 	defer rd.wait() // no reading ahead outlives the comparison
 	if upfront {
 		for u := range units {
@@ -295,24 +295,38 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 	}
 	groups := make([][]*judge.TensorResult, len(units)) // the pairs to compare, unit by unit
 	toCompare := make([]bool, len(held))                // by pair: in groups
-	classified := make([]bool, len(units))
-	// prepare reads unit u and classifies its pairs, once; false when the
-	// unit holds a coarser gradient or parameter than the precision taken.
-	prepare := func(u int) bool {
-		if classified[u] {
+	classified := make([]bool, len(rd.parts))
+	spans := make([][2]int, len(rd.parts)) // by part: its pairs to compare, groups[u][from:to]
+	// preparePart reads part q of unit u and classifies its pairs, once;
+	// false when the part holds a coarser gradient or parameter than the
+	// precision taken.
+	preparePart := func(u, q int) bool {
+		if classified[q] {
 			return true
 		}
-		rd.readUnit(u)
-		if coarser(rd.weightDType(u), res.ModelDType) {
+		rd.readPart(q)
+		if coarser(rd.weightDType(rd.parts[q]), res.ModelDType) {
 			return false
 		}
-		for _, i := range units[u] {
+		from := len(groups[u])
+		for _, i := range rd.parts[q] {
 			if classify(i) {
 				groups[u] = append(groups[u], ts[i])
 				toCompare[i] = true
 			}
 		}
-		classified[u] = true
+		classified[q], spans[q] = true, [2]int{from, len(groups[u])}
+		return true
+	}
+	// prepare reads unit u, its parts not read yet at once, and classifies
+	// its pairs (see preparePart).
+	prepare := func(u int) bool {
+		rd.readUnit(u)
+		for q := rd.first[u]; q < rd.first[u+1]; q++ {
+			if !preparePart(u, q) {
+				return false
+			}
+		}
 		return true
 	}
 	if upfront {
@@ -351,44 +365,53 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 	out.kept = make(map[*judge.TensorResult]metrics.Outcome, len(heads))
 
 	var weights []*loaders.Entry // the last step's parameters, held for the next one's updates
+	var jobs []metrics.Job
+	var owners []*judge.TensorResult
+	var isNoise []bool
 	for u := range units {
-		if !prepare(u) {
-			return nil, false
-		}
-		if !upfront {
-			rd.readAhead(u + 1)
-		}
-		group := groups[u]
-		var jobs []metrics.Job
-		var owners []*judge.TensorResult
-		var isNoise []bool
-		for _, t := range group {
-			pe := out.pairs[t]
-			jobs = append(jobs, metrics.Job{A: pe.a.Tensor, B: pe.b.Tensor, Tolerance: t.Settings.Tolerance,
-				DType: t.Settings.DType, Heads: heads[t]})
-			owners, isNoise = append(owners, t), append(isNoise, false)
-			if e := noise[pairKey{Step: t.Step, Name: t.Name}]; e != nil && slices.Equal(e.Shape, pe.a.Shape) &&
-				e.DType.Components() == pe.a.DType.Components() {
-				jobs = append(jobs, metrics.Job{A: pe.a.Tensor, B: e.Tensor, Tolerance: t.Settings.Tolerance, DType: t.Settings.DType})
-				owners, isNoise = append(owners, t), append(isNoise, true)
+		var params []*loaders.Entry // this step's, held for the next one's updates
+		for q := rd.first[u]; q < rd.first[u+1]; q++ {
+			if !upfront {
+				rd.readPart(q)
+				rd.readAhead(q + 1) // read while this part is classified and compared
 			}
-		}
-		for k, o := range metrics.Pairs(jobs, opts.Jobs, progress) {
-			t := owners[k]
-			switch {
-			case isNoise[k]:
-				t.Noise = o.Metrics // nil when the baseline could not be read
-			case o.Err != nil:
-				t.Status, t.Err = judge.StatusError, o.Err
-			default:
-				t.Metrics = o.Metrics
-				if o.HeadA != nil {
-					out.kept[t] = o
+			if !preparePart(u, q) {
+				return nil, false
+			}
+			jobs, owners, isNoise = jobs[:0], owners[:0], isNoise[:0]
+			for _, t := range groups[u][spans[q][0]:spans[q][1]] {
+				pe := out.pairs[t]
+				jobs = append(jobs, metrics.Job{A: pe.a.Tensor, B: pe.b.Tensor, Tolerance: t.Settings.Tolerance,
+					DType: t.Settings.DType, Heads: heads[t]})
+				owners, isNoise = append(owners, t), append(isNoise, false)
+				if e := noise[pairKey{Step: t.Step, Name: t.Name}]; e != nil && slices.Equal(e.Shape, pe.a.Shape) &&
+					e.DType.Components() == pe.a.DType.Components() {
+					jobs = append(jobs, metrics.Job{A: pe.a.Tensor, B: e.Tensor, Tolerance: t.Settings.Tolerance, DType: t.Settings.DType})
+					owners, isNoise = append(owners, t), append(isNoise, true)
 				}
 			}
+			for k, o := range metrics.Pairs(jobs, opts.Jobs, progress) {
+				t := owners[k]
+				switch {
+				case isNoise[k]:
+					t.Noise = o.Metrics // nil when the baseline could not be read
+				case o.Err != nil:
+					t.Status, t.Err = judge.StatusError, o.Err
+				default:
+					t.Metrics = o.Metrics
+					if o.HeadA != nil {
+						out.kept[t] = o
+					}
+				}
+			}
+			params = append(params, rd.release(rd.parts[q])...)
 		}
+		group := groups[u]
 		measureUpdates(updates, group, out.pairs, opts.Jobs)
-		weights = rd.release(u, weights)
+		for _, e := range weights {
+			e.Release()
+		}
+		weights = params
 		if len(group) == 0 {
 			continue
 		}
@@ -404,7 +427,7 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 			if !prepare(v) {
 				return nil, false
 			}
-			rd.release(v, nil)
+			rd.release(units[v])
 		}
 		if later := slices.Concat(groups[u+1:]...); len(later) > 0 {
 			step := group[0].Step

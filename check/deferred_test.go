@@ -95,18 +95,7 @@ func bothWays(t *testing.T, a, b string, opts Options) (stepwise, upfront string
 // and reading every file first: every pair, metric, step, error, cause
 // and curve is the same.
 func TestStepwiseReadingChangesNothing(t *testing.T) {
-	var dirs []string
-	for _, root := range []string{"corpus", "scenarios"} {
-		filepath.WalkDir(fixture(root), func(path string, d os.DirEntry, err error) error {
-			if err == nil && d.Name() == "label.json" {
-				dirs = append(dirs, filepath.Dir(path))
-			}
-			return err
-		})
-	}
-	if len(dirs) < 100 {
-		t.Fatalf("%d scenarios, want the corpus's and testdata/scenarios'", len(dirs))
-	}
+	dirs := scenarioDirs(t)
 	// a manifest that names a file (read first) beside files read a step
 	// at a time, containers, a flat run, two precisions
 	for _, pair := range [][2]string{{"tree", "tree"}, {"flat", "flat"}, {"mlp_fp32", "mlp_bf16"}} {
@@ -137,11 +126,76 @@ func TestStepwiseReadingChangesNothing(t *testing.T) {
 	}
 }
 
+// scenarioDirs returns the directories of the corpus's scenarios and
+// testdata/scenarios'.
+func scenarioDirs(t *testing.T) []string {
+	t.Helper()
+	var dirs []string
+	for _, root := range []string{"corpus", "scenarios"} {
+		filepath.WalkDir(fixture(root), func(path string, d os.DirEntry, err error) error {
+			if err == nil && d.Name() == "label.json" {
+				dirs = append(dirs, filepath.Dir(path))
+			}
+			return err
+		})
+	}
+	if len(dirs) < 100 {
+		t.Fatalf("%d scenarios, want the corpus's and testdata/scenarios'", len(dirs))
+	}
+	return dirs
+}
+
+// TestReadingInPartsChangesNothing cuts every step in parts of one pair
+// and of three, each part read while the one before is compared: the runs
+// of testdata/runs, every seventh scenario and stale_input with fail-fast
+// and a baseline give what reading every file first gives.
+func TestReadingInPartsChangesNothing(t *testing.T) {
+	defer func(n int) { partPairs = n }(partPairs)
+	var dirs []string
+	for i, dir := range scenarioDirs(t) {
+		if i%7 == 0 || strings.HasSuffix(dir, "stale_input") {
+			dirs = append(dirs, dir)
+		}
+	}
+	for _, n := range []int{1, 3} {
+		partPairs = n
+		for _, pair := range [][2]string{{"tree", "tree"}, {"flat", "flat"}, {"mlp_fp32", "mlp_bf16"}} {
+			a, b := fixture("runs", pair[0]), fixture("runs", pair[1])
+			if s, u := bothWays(t, a, b, Options{}); s != u {
+				t.Errorf("parts of %d, %s vs %s: read a part at a time:\n%s\nread first:\n%s", n, a, b, s, u)
+			}
+		}
+		for _, dir := range dirs {
+			opts := []Options{{}}
+			if strings.HasSuffix(dir, "stale_input") {
+				opts = append(opts, Options{FailFast: true}, Options{Baseline: filepath.Join(dir, "eager")})
+			}
+			for _, o := range opts {
+				if s, u := bothWays(t, filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), o); s != u {
+					t.Errorf("parts of %d, %s (fail-fast %v, baseline %q): read a part at a time:\n%s\nread first:\n%s",
+						n, dir, o.FailFast, o.Baseline, s, u)
+				}
+			}
+		}
+	}
+}
+
 // TestStepwiseReadingOfUnreadableFiles: files that cannot be read, in one
 // run or both, at the first step or a later one, give the same pairs and
-// errors read a step at a time as read first; and a run whose later step
-// holds a coarser gradient than its first is judged at that precision.
+// errors read a step at a time as read first, in parts of any size; and a
+// run whose later step holds a coarser gradient than its first is judged
+// at that precision.
 func TestStepwiseReadingOfUnreadableFiles(t *testing.T) {
+	defer func(n int) { partPairs = n }(partPairs)
+	for _, n := range []int{partPairs, 1, 2} {
+		t.Run(fmt.Sprintf("parts of %d", n), func(t *testing.T) {
+			partPairs = n
+			stepwiseReadingOfUnreadableFiles(t)
+		})
+	}
+}
+
+func stepwiseReadingOfUnreadableFiles(t *testing.T) {
 	bad, err := filepath.Glob(fixture("bad", "*.npy"))
 	if err != nil || len(bad) < 10 {
 		t.Fatalf("%d bad .npy files (%v)", len(bad), err)
