@@ -146,17 +146,18 @@ var keepHeads = true
 // the pairs this comparison reads (both sides), and is done when they are.
 //
 // Entries of a and b that are Deferred (loaders.LoadDeferred) are read a
-// step at a time, while the step before is compared (stepReader.readAhead),
-// so that each small file is opened once; upfront reads them all before
-// comparing, as Load would have. What must be known of every tensor
-// before the first pair is compared is then taken from the first steps
-// read: the model's precision (modelDType) from the first step that holds
-// a gradient or a parameter, and the samples diagnosis keeps
-// (diagnose.PlanSamples) from the shapes of the tensors of the same name
-// read so far. A later step that holds a coarser gradient or parameter
-// dtype makes compareRuns return false, and the caller compares again with
-// upfront set; a plan that later steps do not follow costs only a read of
-// the samples it missed (compared.heads).
+// part of a step at a time, while the part before is compared
+// (stepReader), so that each small file is opened once; upfront reads
+// them all before comparing, as Load would have. What must be known of
+// every tensor before the first pair is compared is then taken from the
+// parts read first: the model's precision (modelDType) from the first
+// part that holds a gradient or a parameter, and the samples diagnosis
+// keeps (diagnose.PlanSamples) from the shapes of the tensors of the same
+// name read so far, or as many as it may want of a name not read yet. A
+// later part that holds a coarser gradient or parameter dtype makes
+// compareRuns return false, and the caller compares again with upfront
+// set; a plan that later steps do not follow costs only a read of the
+// samples it missed (compared.heads).
 func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*compared, bool) {
 	res := &judge.Result{A: a.Root, B: b.Root, Shard: opts.Shard}
 	out := &compared{result: res}
@@ -209,9 +210,11 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 			rd.readUnit(u)
 		}
 	} else if len(units) > 0 {
-		rd.readUnit(0)
+		// the first part, and the first with gradients or parameters: the
+		// precision the model computes in
+		rd.readPart(0)
 		if u := slices.IndexFunc(units, rd.holdsWeights); u >= 0 {
-			rd.readUnit(u)
+			rd.readPart(rd.first[u])
 		}
 	}
 
@@ -382,7 +385,7 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 			for _, t := range groups[u][spans[q][0]:spans[q][1]] {
 				pe := out.pairs[t]
 				jobs = append(jobs, metrics.Job{A: pe.a.Tensor, B: pe.b.Tensor, Tolerance: t.Settings.Tolerance,
-					DType: t.Settings.DType, Heads: heads[t]})
+					DType: t.Settings.DType, Heads: min(heads[t], int(pe.a.Len())*pe.a.DType.Components())})
 				owners, isNoise = append(owners, t), append(isNoise, false)
 				if e := noise[pairKey{Step: t.Step, Name: t.Name}]; e != nil && slices.Equal(e.Shape, pe.a.Shape) &&
 					e.DType.Components() == pe.a.DType.Components() {

@@ -6,19 +6,23 @@ import (
 	"testing"
 
 	"github.com/graphdiff/graphdiff/diagnose"
+	"github.com/graphdiff/graphdiff/loaders"
 )
 
 // TestHeadsFromTheComparison checks every scenario twice: once with the
 // samples' leading values kept by the comparison, once reading them all
 // from the files. The comparisons are the same, and the comparison kept
-// the heads of most planned pairs.
+// the heads of most planned pairs: with every file read first, and read a
+// part at a time, where the plan is made before most pairs are read
+// (parts of one pair: all but the first).
 func TestHeadsFromTheComparison(t *testing.T) {
 	defer func(old bool) { keepHeads = old }(keepHeads)
+	defer func(n int) { partPairs = n }(partPairs)
 	files, err := filepath.Glob(fixture("scenarios", "*", "scenario.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios (%v)", err)
 	}
-	kept, planned := 0, 0
+	kept, planned := map[int]int{}, map[int]int{} // by part size
 	for _, file := range files {
 		dir := filepath.Dir(file)
 		pathA, pathB := filepath.Join(dir, "eager"), filepath.Join(dir, "graph")
@@ -35,16 +39,32 @@ func TestHeadsFromTheComparison(t *testing.T) {
 		if !reflect.DeepEqual(got.Causes, read.Causes) || !reflect.DeepEqual(got.Warnings, read.Warnings) {
 			t.Errorf("%s: with the comparison's heads\n%+v\nreading the files\n%+v", dir, got.Causes, read.Causes)
 		}
-		c := compareLoaded(load(t, pathA), load(t, pathB), nil, Options{})
-		for _, w := range diagnose.PlanSamples(c.result.Tensors) {
-			planned++
-			if o, ok := c.kept[w.Pair]; ok && len(o.HeadA) >= w.N {
-				kept++
+		for _, parts := range []int{0, 1, 1024} { // 0: every file read first
+			c := compareLoaded(load(t, pathA), load(t, pathB), nil, Options{})
+			if parts > 0 {
+				partPairs = parts
+				a, errA := loaders.LoadDeferred(pathA, loaders.Options{})
+				b, errB := loaders.LoadDeferred(pathB, loaders.Options{})
+				if errA != nil || errB != nil {
+					t.Fatal(errA, errB)
+				}
+				var ok bool
+				if c, ok = compareRuns(a, b, nil, Options{}, false); !ok {
+					continue // compared again with every file read first, as above
+				}
+			}
+			for _, w := range diagnose.PlanSamples(c.result.Tensors) {
+				planned[parts]++
+				if o, ok := c.kept[w.Pair]; ok && len(o.HeadA) >= w.N {
+					kept[parts]++
+				}
 			}
 		}
 	}
-	t.Logf("heads kept for %d of %d planned pairs", kept, planned)
-	if planned == 0 || kept < planned*9/10 {
-		t.Errorf("heads kept for %d of %d planned pairs", kept, planned)
+	for parts, n := range planned {
+		t.Logf("parts of %d pairs: heads kept for %d of %d planned pairs", parts, kept[parts], n)
+		if n == 0 || kept[parts] < n*9/10 {
+			t.Errorf("parts of %d pairs: heads kept for %d of %d planned pairs", parts, kept[parts], n)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package check
 
 import (
 	"iter"
+	"math"
 
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
@@ -15,9 +16,10 @@ import (
 // classified and compared while the next one is read, so that a file's
 // bytes are compared soon after they were read, and about two parts'
 // worth is held at a time, where reading whole steps ahead held two
-// steps. (The first step, and the first with gradients or parameters, are
-// still read whole before any is compared: the samples' plan describes
-// every pair from them.)
+// steps. Before any is compared, the first part and the first part with
+// gradients or parameters are read: the model's precision comes from
+// them (a later part with a coarser gradient or parameter makes the
+// comparison start again, every file read first).
 type stepReader struct {
 	held  []loaders.Pair
 	units [][]int // indexes into held, step by step
@@ -110,7 +112,7 @@ func (r *stepReader) readPart(q int) {
 // readPart, readUnit and wait touch what it reads, and nothing else may
 // touch part q's entries before one of them returns.
 func (r *stepReader) readAhead(q int) {
-	if q >= len(r.parts) {
+	if q >= len(r.parts) || r.read[q] {
 		return
 	}
 	if es, ok := r.claim(q); ok {
@@ -216,9 +218,12 @@ func coarser(d, model loaders.DType) bool {
 
 // provisional returns the results of the pairs to plan diagnosis' samples
 // on before their steps are read: each pair described as it is, if read,
-// or as the tensors of its name first read in each run (a pair of a name
-// not read yet is left out). The descriptions are set on ts and replaced
-// when the pairs are classified.
+// or as the tensors of its name first read in each run, or, where no
+// tensor of its name was read yet, as unread (the plan then wants all it
+// allows of the pair: the comparison keeps as many values as the pair
+// has, up to that). A pair whose files could not be read, and of a name
+// not read in either run, is left out. The descriptions are set on ts and
+// replaced when the pairs are classified.
 func (r *stepReader) provisional(ts []*judge.TensorResult) []*judge.TensorResult {
 	firstA, firstB := map[string]*loaders.Meta{}, map[string]*loaders.Meta{}
 	describe := func(e *loaders.Entry, first map[string]*loaders.Meta) *loaders.Meta {
@@ -249,12 +254,19 @@ func (r *stepReader) provisional(ts []*judge.TensorResult) []*judge.TensorResult
 		if t.B == nil {
 			t.B = firstB[p.Name]
 		}
+		if t.A == nil && t.B == nil && p.A.Deferred() && p.B.Deferred() {
+			t.A, t.B = unread, unread
+		}
 		if t.A != nil && t.B != nil {
 			plan = append(plan, t)
 		}
 	}
 	return plan
 }
+
+// unread describes, for provisional, a pair of a name not read yet: of
+// the largest length a tensor the plan wants the values of can have.
+var unread = &loaders.Meta{DType: loaders.Float32, Shape: []int{math.MaxInt32}}
 
 // release drops the data that the entries of the pairs held[i], i in
 // pairs, hold in memory, and returns the parameters among them, whose

@@ -30,12 +30,11 @@ import (
 // data instead of reading it (1 MiB).
 const heldMax = 64 << 10
 
-// heldBudget is the most bytes one Resolve call holds: a step of more
-// small files than that has the rest read when compared. A comparison
-// holds at most four steps' worth at a time (the step being compared, the
-// next one, read meanwhile, the first step with weights, read early, and
-// the previous step's parameters, kept for the updates), well within its
-// memory bound.
+// heldBudget is the most bytes one Resolve call holds: a step (or a part
+// of one) of more small files than that has the rest read when compared.
+// A comparison holds a few such calls' worth at a time (the part being
+// compared, the next one, read meanwhile, and the previous step's
+// parameters, kept for the updates), well within its memory bound.
 const heldBudget = 32 << 20
 
 // keptMax is the most descriptors one Resolve call keeps open, from the
