@@ -640,10 +640,11 @@ func marshalPairs(ts []*judge.TensorResult, partial bool, write func(k int, b []
 			go func() {
 				defer close(b.done)
 				var s pairScratch
+				var limits limitsCache
 				pairs := ts[first:min(first+pairBatch, len(ts))]
 				for k, t := range pairs {
 					tj := s.tensorJSON(t, partial)
-					b.out = appendPairJSON(b.out, &tj)
+					b.out = appendPairJSONCached(b.out, &tj, &limits)
 					b.ends = append(b.ends, len(b.out))
 					if k == 0 && cap(b.out) < len(b.out)*len(pairs) {
 						// a new batch: room for the rest at the first pair's

@@ -88,9 +88,9 @@ func TestPairJSONMatchesEncodingJSON(t *testing.T) {
 // TestMarshalPairsInOrder encodes more pairs than the batches in flight
 // can hold, so that written batches' buffers encode later ones: every
 // pair comes to the writer once, in order, encoded as it is alone. Pairs
-// with and without metrics, steps and dimensions follow each other, so
-// that one pair's encoding showing what the encoder kept from the one
-// before fails.
+// with and without metrics, steps, dimensions and the limits of the pair
+// before follow each other, so that one pair's encoding showing what the
+// encoder kept from the one before fails.
 func TestMarshalPairsInOrder(t *testing.T) {
 	var ts []*judge.TensorResult
 	for i := range 20*pairBatch + 7 {
@@ -105,7 +105,12 @@ func TestMarshalPairsInOrder(t *testing.T) {
 		}
 		if i%3 != 0 { // compared: limits and metrics, peaks at some
 			p.Status, p.Reasons, p.B = judge.StatusMatch, nil, p.A
-			p.Settings.RTol, p.Settings.ATol, p.MaxRelL2 = float64(i)*1e-6, 1e-5, 3e-4
+			// limits repeated from one pair to the next, or not
+			p.Settings.RTol, p.Settings.ATol, p.MaxRelL2 = float64(i/4%3)*1e-6, 1e-5, 3e-4
+			p.Settings.PerTensor = i%11 == 0
+			if i%13 == 0 {
+				p.Settings.DType = loaders.BFloat16
+			}
 			m := &metrics.Metrics{Count: int64(i), Mismatched: int64(i % 4), RelL2: float64(i) / 7}
 			if i%4 != 0 {
 				m.MaxAbs = metrics.Extreme{Value: float64(i), Index: []int{i}, A: float64(i) + 0.5, B: -float64(i)}
