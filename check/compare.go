@@ -376,7 +376,9 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 		for q := rd.first[u]; q < rd.first[u+1]; q++ {
 			if !upfront {
 				rd.readPart(q)
-				rd.readAhead(q + 1) // read while this part is classified and compared
+				for k := range rd.ahead(q) {
+					rd.readAhead(q + 1 + k) // read while this part is classified and compared
+				}
 			}
 			if !preparePart(u, q) {
 				return nil, false

@@ -12,14 +12,15 @@ import (
 // stepReader reads the deferred entries of a comparison's pairs, a part
 // of a step (unit) at a time, and remembers those that could not be read.
 //
-// A step is read in parts of at most partPairs pairs: each part is
-// classified and compared while the next one is read, so that a file's
-// bytes are compared soon after they were read, and about two parts'
-// worth is held at a time, where reading whole steps ahead held two
-// steps. Before any is compared, the first part and the first part with
-// gradients or parameters are read: the model's precision comes from
-// them (a later part with a coarser gradient or parameter makes the
-// comparison start again, every file read first).
+// A step is read in parts of at most partPairs pairs: while a part is
+// classified and compared, the next parts are read (up to partsAhead of
+// them, see ahead), so that reading never waits for comparing, nor
+// comparing for reading, and a file's bytes are compared soon after they
+// were read; what is held at a time is those few parts, where reading
+// whole steps ahead held two steps. Before any is compared, the first
+// part and the first part with gradients or parameters are read: the
+// model's precision comes from them (a later part with a coarser gradient
+// or parameter makes the comparison start again, every file read first).
 type stepReader struct {
 	held  []loaders.Pair
 	units [][]int // indexes into held, step by step
@@ -28,27 +29,34 @@ type stepReader struct {
 	// failed are the entries that could not be read, with the error Load
 	// would have given.
 	failed map[*loaders.Entry]error
-	read   []bool // by part
-	// aheadDone reports the end of a reading ahead (readAhead) of part
-	// ahead: the entries it read and their errors; nil when none is under
-	// way.
-	aheadDone chan aheadRead
-	ahead     int
+	read   []bool // by part: read, or being read ahead
+	// inflight are the parts being read ahead (readAhead), each with the
+	// channel that gives the entries it read and their errors.
+	inflight map[int]chan aheadRead
 }
 
-// partPairs is the most pairs of a part (see stepReader). On 2 x 16,000
-// files of 4 KiB in 8 steps (bench/costs.sh's small files), medians of 21
-// turns taken in turn: parts of 256 pairs took 0.343 s of CPU, of 512
-// 0.339 s, of 1,024 0.339 s (0.203 s of time, the least), of 2,048 (whole
-// steps) 0.351 s, and reading a whole step ahead 0.355 s. A part of 1,024
-// such pairs holds 9 MB. A variable so that tests can cut steps in parts
-// of a few pairs.
-var partPairs = 1024
+// partPairs is the most pairs of a part, and partsAhead how many parts are
+// read ahead at most (see stepReader). On 2 x 16,000 files of 4 KiB in 8
+// steps (bench/costs.sh's small files), medians of 25 turns taken in turn,
+// against 0.100 s for bench/floor files: one part of 1,024 pairs read
+// ahead took 0.195 s, 2 parts of 256 0.181 s, 3 parts of 256 0.176 s, 3
+// of 192 0.180 s and 3 of 384 0.189 s; 4 of 128 and 8 of 64 took 0.188
+// and 0.196 s in another 21 turns. A part of 256 such pairs is 2.2 MB, a
+// processor's second-level cache here. A variable so that tests can cut
+// steps in parts of a few pairs.
+var partPairs = 256
+
+const partsAhead = 3
+
+// heldAhead is the most bytes of small files (held in memory, see
+// loaders.Resolve) the parts read ahead may hold together with the part
+// compared, going by the part compared (ahead).
+const heldAhead = 32 << 20
 
 // newStepReader returns the reader of the pairs held, compared unit by
 // unit (indexes into held).
 func newStepReader(held []loaders.Pair, units [][]int) *stepReader {
-	r := &stepReader{held: held, units: units, failed: map[*loaders.Entry]error{}}
+	r := &stepReader{held: held, units: units, failed: map[*loaders.Entry]error{}, inflight: map[int]chan aheadRead{}}
 	for _, unit := range units {
 		r.first = append(r.first, len(r.parts))
 		for len(unit) > 0 {
@@ -82,12 +90,32 @@ func (r *stepReader) entries(pairs []int) iter.Seq2[*loaders.Entry, bool] {
 	}
 }
 
+// ahead returns how many parts to read ahead of part q, just read: up to
+// partsAhead, as many as hold, at what q holds, within heldAhead with q;
+// one only where q holds a file that is not held in memory (its
+// descriptor is kept for the read of its data, up to a number per part:
+// more open at once would grow the process's table of descriptors, which
+// costs more than opening some files twice).
+func (r *stepReader) ahead(q int) int {
+	var held int64
+	for e := range r.entries(r.parts[q]) {
+		switch {
+		case live(e) == nil: // not read
+		case !e.Held():
+			return 1
+		default:
+			held += e.Size()
+		}
+	}
+	return max(1, min(partsAhead, int(heldAhead/max(held, 1))-1))
+}
+
 // readUnit reads the deferred entries of unit u's parts not read yet, all
 // at once, or waits for their reading ahead to end.
 func (r *stepReader) readUnit(u int) {
-	r.wait()
 	var es []*loaders.Entry
 	for q := r.first[u]; q < r.first[u+1]; q++ {
+		r.waitFor(q)
 		if !r.read[q] {
 			r.read[q] = true
 			es = append(es, r.deferred(q)...)
@@ -101,50 +129,45 @@ func (r *stepReader) readUnit(u int) {
 // readPart reads the deferred entries of part q, once, or waits for their
 // reading ahead to end.
 func (r *stepReader) readPart(q int) {
-	if es, ok := r.claim(q); ok {
+	r.waitFor(q)
+	if !r.read[q] {
+		r.read[q] = true
+		es := r.deferred(q)
 		r.record(es, loaders.Resolve(es))
 	}
 }
 
 // readAhead starts reading the deferred entries of part q on another
-// goroutine, once: the next part is read while one is classified,
-// compared and judged, which keep a processor each part of the time. Only
-// readPart, readUnit and wait touch what it reads, and nothing else may
-// touch part q's entries before one of them returns.
+// goroutine, once: the next parts are read while one is classified,
+// compared and judged. Only readPart, readUnit, waitFor and wait touch
+// what it reads, and nothing else may touch part q's entries before one
+// of them returns.
 func (r *stepReader) readAhead(q int) {
 	if q >= len(r.parts) || r.read[q] {
 		return
 	}
-	if es, ok := r.claim(q); ok {
-		r.aheadDone, r.ahead = make(chan aheadRead, 1), q
-		go func(done chan<- aheadRead) { done <- aheadRead{es, loaders.Resolve(es)} }(r.aheadDone)
-	}
-}
-
-// claim returns the deferred entries of part q to read, marking the part
-// read, once any reading ahead has ended; false when it was read already
-// (waiting for its reading ahead to end, when it is the part read ahead).
-func (r *stepReader) claim(q int) ([]*loaders.Entry, bool) {
-	if r.read[q] {
-		if r.aheadDone != nil && r.ahead == q {
-			r.wait()
-		}
-		return nil, false
-	}
-	r.wait()
 	r.read[q] = true
-	return r.deferred(q), true
+	es := r.deferred(q)
+	done := make(chan aheadRead, 1)
+	r.inflight[q] = done
+	go func() { done <- aheadRead{es, loaders.Resolve(es)} }()
 }
 
-// wait waits for a reading ahead to end, if one is under way, and records
-// its failures.
-func (r *stepReader) wait() {
-	if r.aheadDone == nil {
-		return
+// waitFor waits for the reading ahead of part q to end, if it is under
+// way, and records its failures.
+func (r *stepReader) waitFor(q int) {
+	if done, ok := r.inflight[q]; ok {
+		got := <-done
+		delete(r.inflight, q)
+		r.record(got.es, got.errs)
 	}
-	got := <-r.aheadDone
-	r.aheadDone = nil
-	r.record(got.es, got.errs)
+}
+
+// wait waits for every reading ahead to end.
+func (r *stepReader) wait() {
+	for q := range r.inflight {
+		r.waitFor(q)
+	}
 }
 
 // deferred returns the entries of part q not read yet.
