@@ -386,6 +386,8 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 			jobs, owners, isNoise = jobs[:0], owners[:0], isNoise[:0]
 			for _, t := range groups[u][spans[q][0]:spans[q][1]] {
 				pe := out.pairs[t]
+				// the plan wants all it may of a name not read when it was
+				// made: as many values as the pair has, up to that
 				jobs = append(jobs, metrics.Job{A: pe.a.Tensor, B: pe.b.Tensor, Tolerance: t.Settings.Tolerance,
 					DType: t.Settings.DType, Heads: min(heads[t], int(pe.a.Len())*pe.a.DType.Components())})
 				owners, isNoise = append(owners, t), append(isNoise, false)
