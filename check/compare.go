@@ -375,10 +375,7 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 		var params []*loaders.Entry // this step's, held for the next one's updates
 		for q := rd.first[u]; q < rd.first[u+1]; q++ {
 			if !upfront {
-				rd.readPart(q)
-				for k := range rd.ahead(q) {
-					rd.readAhead(q + 1 + k) // read while this part is classified and compared
-				}
+				rd.readOnward(q)
 			}
 			if !preparePart(u, q) {
 				return nil, false

@@ -3,11 +3,11 @@ package check
 import (
 	"errors"
 	"fmt"
-	"github.com/graphdiff/graphdiff/diagnose"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 )

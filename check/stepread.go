@@ -110,11 +110,17 @@ func (r *stepReader) ahead(q int) int {
 	return max(1, min(partsAhead, int(heldAhead/max(held, 1))-1))
 }
 
-// readUnit reads the deferred entries of unit u's parts not read yet, all
-// at once, or waits for their reading ahead to end.
-func (r *stepReader) readUnit(u int) {
+// readUnit reads the deferred entries of unit u (see readParts).
+func (r *stepReader) readUnit(u int) { r.readParts(r.first[u], r.first[u+1]) }
+
+// readPart reads the deferred entries of part q (see readParts).
+func (r *stepReader) readPart(q int) { r.readParts(q, q+1) }
+
+// readParts reads the deferred entries of parts from to to-1 not read
+// yet, all at once, and waits for the reading ahead of the others to end.
+func (r *stepReader) readParts(from, to int) {
 	var es []*loaders.Entry
-	for q := r.first[u]; q < r.first[u+1]; q++ {
+	for q := from; q < to; q++ {
 		r.waitFor(q)
 		if !r.read[q] {
 			r.read[q] = true
@@ -126,20 +132,18 @@ func (r *stepReader) readUnit(u int) {
 	}
 }
 
-// readPart reads the deferred entries of part q, once, or waits for their
-// reading ahead to end.
-func (r *stepReader) readPart(q int) {
-	r.waitFor(q)
-	if !r.read[q] {
-		r.read[q] = true
-		es := r.deferred(q)
-		r.record(es, loaders.Resolve(es))
+// readOnward reads part q and starts reading the parts after it (as many
+// as ahead says), to be read while q is classified and compared.
+func (r *stepReader) readOnward(q int) {
+	r.readPart(q)
+	for k := range r.ahead(q) {
+		r.readAhead(q + 1 + k)
 	}
 }
 
 // readAhead starts reading the deferred entries of part q on another
 // goroutine, once: the next parts are read while one is classified,
-// compared and judged. Only readPart, readUnit, waitFor and wait touch
+// compared and judged. Only readParts, waitFor and wait touch
 // what it reads, and nothing else may touch part q's entries before one
 // of them returns.
 func (r *stepReader) readAhead(q int) {

@@ -481,8 +481,8 @@ func (s *pairScratch) tensorJSON(t *judge.TensorResult, partial bool) TensorJSON
 			s.step, out.Step = t.Step, &s.step
 		}
 		s.shape = append(s.shape[:0], first.Shape...)
-		out.Shape = s.shape[:len(s.shape):len(s.shape)]
-		if out.Shape == nil {
+		out.Shape = s.shape
+		if out.Shape == nil { // a scalar's first: [], not null
 			out.Shape = []int{}
 		}
 	}

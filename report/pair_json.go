@@ -71,10 +71,9 @@ func appendPairJSONCached(b []byte, t *TensorJSON, c *limitsCache) []byte {
 	}
 	if l := t.Limits; l != nil {
 		b = appendKey(b, ',', 1, "limits")
-		switch {
-		case c != nil && c.ok && *l == c.limits: // never for a NaN
+		if c != nil && c.ok && *l == c.limits { // never for a NaN
 			b = append(b, c.text...)
-		default:
+		} else {
 			start := len(b)
 			b = appendLimits(b, l)
 			if c != nil {
