@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What each assembly kernel gains end to end: graphdiff compare on the
 # inputs of make_files.py with every kernel, then with each turned off by
-# GRAPHDIFF_NOASM (see metrics/kernel_amd64.go), then with none (a purego
+# GRAPHDIFF_NOASM (see compare/kernel_amd64.go), then with none (a purego
 # build, when given). The variants of one case run in turn, ROUNDS times
 # (default 7), so that a shared machine's slow spells fall on all of them;
 # each cell is the median wall time, page cache warm.

@@ -6,11 +6,11 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/curve"
 	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
-	"github.com/graphdiff/graphdiff/metrics"
 	"github.com/graphdiff/graphdiff/tolerances"
 )
 
@@ -128,7 +128,7 @@ var deferReading = true
 type compared struct {
 	result *judge.Result
 	pairs  map[*judge.TensorResult]pairEntries
-	kept   map[*judge.TensorResult]metrics.Outcome
+	kept   map[*judge.TensorResult]compare.Outcome
 }
 
 // pairEntries are the two runs' entries of one pair.
@@ -365,10 +365,10 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 			heads[w.Pair] = w.N
 		}
 	}
-	out.kept = make(map[*judge.TensorResult]metrics.Outcome, len(heads))
+	out.kept = make(map[*judge.TensorResult]compare.Outcome, len(heads))
 
 	var weights []*loaders.Entry // the last step's parameters, held for the next one's updates
-	var jobs []metrics.Job
+	var jobs []compare.Job
 	var owners []*judge.TensorResult
 	var isNoise []bool
 	for u := range units {
@@ -385,16 +385,16 @@ func compareRuns(a, b, baseline *loaders.Run, opts Options, upfront bool) (*comp
 				pe := out.pairs[t]
 				// the plan wants all it may of a name not read when it was
 				// made: as many values as the pair has, up to that
-				jobs = append(jobs, metrics.Job{A: pe.a.Tensor, B: pe.b.Tensor, Tolerance: t.Settings.Tolerance,
+				jobs = append(jobs, compare.Job{A: pe.a.Tensor, B: pe.b.Tensor, Tolerance: t.Settings.Tolerance,
 					DType: t.Settings.DType, Heads: min(heads[t], int(pe.a.Len())*pe.a.DType.Components())})
 				owners, isNoise = append(owners, t), append(isNoise, false)
 				if e := noise[pairKey{Step: t.Step, Name: t.Name}]; e != nil && slices.Equal(e.Shape, pe.a.Shape) &&
 					e.DType.Components() == pe.a.DType.Components() {
-					jobs = append(jobs, metrics.Job{A: pe.a.Tensor, B: e.Tensor, Tolerance: t.Settings.Tolerance, DType: t.Settings.DType})
+					jobs = append(jobs, compare.Job{A: pe.a.Tensor, B: e.Tensor, Tolerance: t.Settings.Tolerance, DType: t.Settings.DType})
 					owners, isNoise = append(owners, t), append(isNoise, true)
 				}
 			}
-			for k, o := range metrics.Pairs(jobs, opts.Jobs, progress) {
+			for k, o := range compare.Pairs(jobs, opts.Jobs, progress) {
 				t := owners[k]
 				switch {
 				case isNoise[k]:

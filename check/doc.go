@@ -1,5 +1,5 @@
 // Package check is the pipeline: it loads two runs (and a baseline),
-// pairs their tensors, compares every pair (package metrics), judges each
+// pairs their tensors, compares every pair (package compare), judges each
 // pair and the run (package judge), analyses the loss curves (package
 // curve), reads the samples diagnosis plans and hands them over as a value
 // (package diagnose), applies --strict, and returns a finished Comparison

@@ -3,8 +3,8 @@ package check
 import (
 	"sort"
 
+	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/loaders"
-	"github.com/graphdiff/graphdiff/metrics"
 )
 
 // TensorSummary is one row of an inspection: a run entry and its values'
@@ -14,7 +14,7 @@ type TensorSummary struct {
 	Step int
 	Kind loaders.Kind
 	loaders.Meta
-	metrics.Summary
+	compare.Summary
 }
 
 // Inspection is what `graphdiff inspect` reports about one run.
@@ -65,7 +65,7 @@ func inspect(run *loaders.Run, jobs int) Inspection {
 				read, tensors = append(read, e), append(tensors, e.Tensor)
 			}
 		}
-		sums, errs := metrics.Summarize(tensors, jobs)
+		sums, errs := compare.Summarize(tensors, jobs)
 		for i, e := range read {
 			if errs[i] != nil {
 				ins.Errors = append(ins.Errors, errs[i])

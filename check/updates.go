@@ -5,9 +5,9 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
-	"github.com/graphdiff/graphdiff/metrics"
 )
 
 // updateIndex finds what measuring a parameter's update needs: both runs'
@@ -49,11 +49,11 @@ func newUpdateIndex(a, b *loaders.Run) *updateIndex {
 
 // job returns the update job of parameter pair pe at step, and false when
 // the pair has no previous step in both runs with its shape and dtypes.
-func (x *updateIndex) job(step int, name string, pe pairEntries) (metrics.UpdateJob, bool) {
+func (x *updateIndex) job(step int, name string, pe pairEntries) (compare.UpdateJob, bool) {
 	steps := x.steps[name]
 	i := sort.SearchInts(steps, step)
 	if i == 0 {
-		return metrics.UpdateJob{}, false
+		return compare.UpdateJob{}, false
 	}
 	prev := pairKey{steps[i-1], name}
 	pa, pb := x.a[prev], x.b[prev]
@@ -61,9 +61,9 @@ func (x *updateIndex) job(step int, name string, pe pairEntries) (metrics.Update
 		return p != nil && p.DType == c.DType && slices.Equal(p.Shape, c.Shape) && p.FortranOrder == c.FortranOrder
 	}
 	if !same(pa, pe.a) || !same(pb, pe.b) || !same(pe.b, pe.a) {
-		return metrics.UpdateJob{}, false
+		return compare.UpdateJob{}, false
 	}
-	j := metrics.UpdateJob{PrevA: pa.Tensor, CurA: pe.a.Tensor, PrevB: pb.Tensor, CurB: pe.b.Tensor}
+	j := compare.UpdateJob{PrevA: pa.Tensor, CurA: pe.a.Tensor, PrevB: pb.Tensor, CurB: pe.b.Tensor}
 	if g := x.grads[pairKey{step, loaders.Subject(name)}]; g != nil && slices.Equal(g.Shape, pe.a.Shape) &&
 		g.FortranOrder == pe.a.FortranOrder && g.DType.IsFloat() {
 		j.Grad = g.Tensor
@@ -75,7 +75,7 @@ func (x *updateIndex) job(step int, name string, pe pairEntries) (metrics.Update
 // and sets their Update (left nil where one cannot be measured: the pair is
 // then judged alone).
 func measureUpdates(x *updateIndex, group []*judge.TensorResult, pairs map[*judge.TensorResult]pairEntries, workers int) {
-	var jobs []metrics.UpdateJob
+	var jobs []compare.UpdateJob
 	var owners []*judge.TensorResult
 	for _, t := range group {
 		if t.Kind != loaders.KindParam || t.Step == loaders.NoStep || t.Metrics == nil || t.Status != "" ||
@@ -87,7 +87,7 @@ func measureUpdates(x *updateIndex, group []*judge.TensorResult, pairs map[*judg
 			owners = append(owners, t)
 		}
 	}
-	for i, o := range metrics.Updates(jobs, workers) {
+	for i, o := range compare.Updates(jobs, workers) {
 		owners[i].Update = o.Update
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/judge"
-	"github.com/graphdiff/graphdiff/metrics"
 )
 
 // NoiseDrift is the ID of the warning "parameters drifted where their
@@ -77,11 +77,11 @@ func noiseDrift(f *facts) *Cause {
 
 // elemList names up to n elements as "[13] (|g| < 2^-17, Δu 0.0039)",
 // "no gradient" for the NoGrad bin.
-func elemList(es []metrics.UpdateElem, n int) string {
+func elemList(es []compare.UpdateElem, n int) string {
 	var parts []string
 	for _, e := range es[:min(n, len(es))] {
 		grad := "no gradient"
-		if e.Exp != metrics.NoGrad {
+		if e.Exp != compare.NoGrad {
 			grad = fmt.Sprintf("|g| < 2^%d", e.Exp)
 		}
 		parts = append(parts, fmt.Sprintf("%s (%s, Δu %s)", strings.ReplaceAll(fmt.Sprint(e.Index), " ", ","), grad, g(e.D)))

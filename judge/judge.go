@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/loaders"
-	"github.com/graphdiff/graphdiff/metrics"
 )
 
 // NoiseFactor is how far beyond the baseline's noise a pair may go: the
@@ -73,7 +73,7 @@ func Tensor(t *TensorResult) Decision {
 
 // specialsReason describes NaN/±Inf at different positions in the two
 // runs; "" when there are none.
-func specialsReason(m *metrics.Metrics) string {
+func specialsReason(m *compare.Metrics) string {
 	if m.SpecialMismatches == 0 {
 		return ""
 	}

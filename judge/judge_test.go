@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/loaders"
-	"github.com/graphdiff/graphdiff/metrics"
 	"github.com/graphdiff/graphdiff/tolerances"
 )
 
@@ -41,21 +41,21 @@ func TestTensor(t *testing.T) {
 		reason string // a substring of the first reason, "" for none
 	}{
 		{"inside", TensorResult{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
-			Metrics: &metrics.Metrics{Count: 1000, RelL2: 9e-4}}, StatusMatch, ""},
+			Metrics: &compare.Metrics{Count: 1000, RelL2: 9e-4}}, StatusMatch, ""},
 		{"rel-L2 just over", TensorResult{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
-			Metrics: &metrics.Metrics{Count: 1000, RelL2: math.Nextafter(1e-3, 1)}}, StatusMismatch, "relative L2 error"},
+			Metrics: &compare.Metrics{Count: 1000, RelL2: math.Nextafter(1e-3, 1)}}, StatusMismatch, "relative L2 error"},
 		{"NaN moved", TensorResult{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
-			Metrics: &metrics.Metrics{Count: 1000, SpecialMismatches: 1, NaNA: 1}}, StatusMismatch, "NaN/Inf at different positions"},
+			Metrics: &compare.Metrics{Count: 1000, SpecialMismatches: 1, NaNA: 1}}, StatusMismatch, "NaN/Inf at different positions"},
 		{"many beyond, rel-L2 near the limit", TensorResult{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
-			Metrics: &metrics.Metrics{Count: 1000, Mismatched: 300, RelL2: 5e-4}}, StatusMismatch, "300 of 1000 elements"},
+			Metrics: &compare.Metrics{Count: 1000, Mismatched: 300, RelL2: 5e-4}}, StatusMismatch, "300 of 1000 elements"},
 		{"many beyond, rel-L2 far under the limit", TensorResult{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
-			Metrics: &metrics.Metrics{Count: 1000, Mismatched: 300, RelL2: 3e-4}}, StatusMatch, ""},
+			Metrics: &compare.Metrics{Count: 1000, Mismatched: 300, RelL2: 3e-4}}, StatusMatch, ""},
 		{"baseline raises the limit", TensorResult{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
-			Metrics: &metrics.Metrics{Count: 1000, RelL2: 2e-3}, Noise: &metrics.Metrics{Count: 1000, RelL2: 1e-3}}, StatusMatch, ""},
+			Metrics: &compare.Metrics{Count: 1000, RelL2: 2e-3}, Noise: &compare.Metrics{Count: 1000, RelL2: 1e-3}}, StatusMatch, ""},
 		{"effective dtypes differ: judged by the numbers", TensorResult{A: f32(), B: bf16, Settings: settings(1e-3, 0.01),
-			Metrics: &metrics.Metrics{Count: 1000}}, StatusMatch, ""},
+			Metrics: &compare.Metrics{Count: 1000}}, StatusMatch, ""},
 		{"effective dtypes differ, and a dtype change fails", TensorResult{A: f32(), B: bf16, Settings: failOnDTypeChange(settings(1e-3, 0.01)),
-			Metrics: &metrics.Metrics{Count: 1000}}, StatusDTypeMismatch, "dtype float32 vs bfloat16"},
+			Metrics: &compare.Metrics{Count: 1000}}, StatusDTypeMismatch, "dtype float32 vs bfloat16"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := tc.t

@@ -1,8 +1,8 @@
 package judge
 
 import (
+	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/loaders"
-	"github.com/graphdiff/graphdiff/metrics"
 	"github.com/graphdiff/graphdiff/tolerances"
 )
 
@@ -43,14 +43,14 @@ type TensorResult struct {
 	Status   Status
 	Settings tolerances.Settings
 	// Metrics are nil when the pair was not compared.
-	Metrics *metrics.Metrics
+	Metrics *compare.Metrics
 	// Noise compares the first run with the baseline run, when one was
 	// given and holds this tensor.
-	Noise *metrics.Metrics
+	Noise *compare.Metrics
 	// Update is how far each run moved a parameter since its previous
 	// dumped step (nil for other kinds, and for a parameter without a
 	// previous step in both runs); Step judges parameters by it.
-	Update *metrics.Update
+	Update *compare.Update
 	// MaxRelL2 and MaxMismatchFraction are the thresholds applied: the
 	// settings', raised to the noise floor when a baseline shows more.
 	MaxRelL2, MaxMismatchFraction float64

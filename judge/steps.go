@@ -5,8 +5,8 @@ import (
 	"math"
 	"sort"
 
+	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/loaders"
-	"github.com/graphdiff/graphdiff/metrics"
 	"github.com/graphdiff/graphdiff/tolerances"
 )
 
@@ -107,9 +107,9 @@ type Drift struct {
 	// scale; UpdateRMS the RMS of its update in the reference run.
 	GradRatio, UpdateRMS float64
 	// Elements are the elements of largest update difference among those
-	// with rounding-level gradients (from metrics.Update.Worst, so at most
-	// metrics.WorstElems), largest first.
-	Elements []metrics.UpdateElem
+	// with rounding-level gradients (from compare.Update.Worst, so at most
+	// compare.WorstElems), largest first.
+	Elements []compare.UpdateElem
 }
 
 // Context is what Step needs besides the step's pairs: the run's
@@ -227,7 +227,7 @@ func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decisi
 	default:
 		f.GradRel = math.Sqrt(sumSqD / sumSq)
 	}
-	minExp := metrics.NoGrad // every element, when the step has no gradients
+	minExp := compare.NoGrad // every element, when the step has no gradients
 	if f.Grads > 0 {
 		f.HealthyFloor, minExp = healthyFloor(math.Sqrt(eps) * f.GradScale)
 	}
@@ -360,7 +360,7 @@ func blame(out map[*TensorResult]Decision, t *TensorResult, f StepFacts, beta fl
 
 // gradRatio returns RMS(Δg)/max(RMS(g_A), S): 0 for equal gradients, +Inf
 // for differing ones where both are 0.
-func gradRatio(m *metrics.Metrics, scale float64) float64 {
+func gradRatio(m *compare.Metrics, scale float64) float64 {
 	if m.NormDiff == 0 || m.Count == 0 {
 		return 0
 	}
@@ -373,7 +373,7 @@ func gradRatio(m *metrics.Metrics, scale float64) float64 {
 }
 
 // healthyFloor returns the smallest power of two ≥ x and the update bin
-// exponent whose elements are at least that large (metrics.UpdateBin: |g|
+// exponent whose elements are at least that large (compare.UpdateBin: |g|
 // in [2^(Exp−1), 2^Exp)). For x = 0 it is the smallest float32 normal.
 func healthyFloor(x float64) (float64, int) {
 	if x <= 0 || math.IsNaN(x) {

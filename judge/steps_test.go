@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/loaders"
-	"github.com/graphdiff/graphdiff/metrics"
 	"github.com/graphdiff/graphdiff/tolerances"
 )
 
@@ -18,15 +18,15 @@ func stepPair(name string, kind loaders.Kind, n int64, normA, normDiff float64) 
 		rel = normDiff / normA
 	}
 	return &TensorResult{Name: name, Step: 3, Kind: kind, A: f32(), B: f32(), Settings: settings(3e-4, 0.1),
-		Metrics: &metrics.Metrics{Count: n, NormA: normA, NormDiff: normDiff, RelL2: rel}}
+		Metrics: &compare.Metrics{Count: n, NormA: normA, NormDiff: normDiff, RelL2: rel}}
 }
 
 // update is an Update of n elements whose gradients all sit in bin exp,
 // with reference updates u (each element) and compared updates (1+beta)·u.
-func update(n int64, exp int, u, beta float64) *metrics.Update {
+func update(n int64, exp int, u, beta float64) *compare.Update {
 	fn := float64(n)
-	return &metrics.Update{Count: n, MovedA: n, MovedB: n,
-		Bins: []metrics.UpdateBin{{Exp: exp, N: n, UU: fn * u * u, DU: fn * beta * u * u, DD: fn * beta * beta * u * u}}}
+	return &compare.Update{Count: n, MovedA: n, MovedB: n,
+		Bins: []compare.UpdateBin{{Exp: exp, N: n, UU: fn * u * u, DU: fn * beta * u * u, DD: fn * beta * beta * u * u}}}
 }
 
 var testRules = tolerances.RunRules{Grad: 10, GradGrowth: 5, Update: 20, Loss: 2, Output: 8}
@@ -142,10 +142,10 @@ func TestStepDrift(t *testing.T) {
 	p := stepPair("params/qkv.bias", loaders.KindParam, 96, 1, 0.2)
 	// 64 healthy elements take the same step; 32 with gradients near 2^-40
 	// take steps of random sign
-	p.Update = &metrics.Update{Count: 96, MovedA: 96, MovedB: 96, Bins: []metrics.UpdateBin{
+	p.Update = &compare.Update{Count: 96, MovedA: 96, MovedB: 96, Bins: []compare.UpdateBin{
 		{Exp: -40, N: 32, UU: 32e-6, DU: 0, DD: 4 * 32e-6},
 		{Exp: 0, N: 64, UU: 64e-6},
-	}, Worst: []metrics.UpdateElem{{Index: []int{40}, Exp: -40, D: 4e-3}, {Index: []int{3}, Exp: 0, D: 1e-3}, {Index: []int{41}, Exp: -40, D: -1e-3}}}
+	}, Worst: []compare.UpdateElem{{Index: []int{40}, Exp: -40, D: 4e-3}, {Index: []int{3}, Exp: 0, D: 1e-3}, {Index: []int{41}, Exp: -40, D: -1e-3}}}
 	f, d := Step([]*TensorResult{grad, p}, c)
 	if d[p].Status != StatusMatch || len(f.Drift) != 1 {
 		t.Fatalf("%s, drift %+v", d[p].Status, f.Drift)

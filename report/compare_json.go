@@ -11,10 +11,10 @@ import (
 	"strconv"
 
 	"github.com/graphdiff/graphdiff/check"
+	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
-	"github.com/graphdiff/graphdiff/metrics"
 )
 
 // CompareJSON is the JSON form of a comparison, the contract that scripts
@@ -132,7 +132,7 @@ type DriftJSON struct {
 }
 
 // UpdateElemJSON is one element of a parameter's update
-// (metrics.UpdateElem): its index, the octave of its reference gradient
+// (compare.UpdateElem): its index, the octave of its reference gradient
 // (exp: |g| in [2^(exp−1), 2^exp); -2147483648 for none) and its update
 // difference u_B − u_A.
 type UpdateElemJSON struct {
@@ -141,7 +141,7 @@ type UpdateElemJSON struct {
 	Diff    Float `json:"diff"`
 }
 
-func updateElemsJSON(es []metrics.UpdateElem) []UpdateElemJSON {
+func updateElemsJSON(es []compare.UpdateElem) []UpdateElemJSON {
 	out := make([]UpdateElemJSON, 0, len(es))
 	for _, e := range es {
 		out = append(out, UpdateElemJSON{Index: e.Index, GradExp: e.Exp, Diff: Float(e.D)})
@@ -158,7 +158,7 @@ type PartialJSON struct {
 	Update   *UpdateJSON `json:"update,omitempty"`
 }
 
-// UpdateJSON is a parameter's update sums (metrics.Update); exp is
+// UpdateJSON is a parameter's update sums (compare.Update); exp is
 // -2147483648 for the bin of elements without a usable gradient.
 type UpdateJSON struct {
 	Count  int64            `json:"count"`
@@ -168,7 +168,7 @@ type UpdateJSON struct {
 	Worst  []UpdateElemJSON `json:"worst"`
 }
 
-// UpdateBinJSON is one octave of an UpdateJSON (metrics.UpdateBin).
+// UpdateBinJSON is one octave of an UpdateJSON (compare.UpdateBin).
 type UpdateBinJSON struct {
 	Exp int   `json:"exp"`
 	N   int64 `json:"n"`
@@ -280,7 +280,7 @@ type LimitsJSON struct {
 	FailOnDTypeChange bool `json:"fail_on_dtype_change,omitempty"`
 }
 
-// MetricsJSON are a compared pair's metrics (see metrics.Metrics).
+// MetricsJSON are a compared pair's metrics (see compare.Metrics).
 type MetricsJSON struct {
 	Count             int64   `json:"count"`
 	Mismatched        int64   `json:"mismatched"`
@@ -535,7 +535,7 @@ func (s *pairScratch) tensorJSON(t *judge.TensorResult, partial bool) TensorJSON
 
 // metricsJSON is the JSON form of m, the values at its peaks
 // (max_abs_values, then max_rel_values) held in values.
-func metricsJSON(m *metrics.Metrics, values *[4]Float) MetricsJSON {
+func metricsJSON(m *compare.Metrics, values *[4]Float) MetricsJSON {
 	return MetricsJSON{
 		Count: m.Count, Mismatched: m.Mismatched, MismatchFraction: Float(m.MismatchFraction()),
 		FirstMismatch: m.FirstMismatch,
@@ -550,7 +550,7 @@ func metricsJSON(m *metrics.Metrics, values *[4]Float) MetricsJSON {
 
 // extremeValues returns [a, b] at a metric's peak, in dst (of length 2),
 // nil when it has none.
-func extremeValues(e metrics.Extreme, dst []Float) []Float {
+func extremeValues(e compare.Extreme, dst []Float) []Float {
 	if e.Index == nil {
 		return nil
 	}

@@ -7,9 +7,9 @@ import (
 	"io"
 	"math"
 
+	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
-	"github.com/graphdiff/graphdiff/metrics"
 	"github.com/graphdiff/graphdiff/tolerances"
 )
 
@@ -218,7 +218,7 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 				return nil, fmt.Errorf("metrics.%s %d is not between 0 and the count %d", c.what, c.n, m.Count)
 			}
 		}
-		t.Metrics = &metrics.Metrics{
+		t.Metrics = &compare.Metrics{
 			Count: m.Count, Mismatched: m.Mismatched, FirstMismatch: m.FirstMismatch,
 			MaxAbs: extremeFromJSON(m.MaxAbs, m.MaxAbsIndex, m.MaxAbsValues),
 			MaxRel: extremeFromJSON(m.MaxRel, m.MaxRelIndex, m.MaxRelValues),
@@ -240,30 +240,30 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 				}
 				binned += b.N
 			}
-			t.Update = &metrics.Update{Count: u.Count, MovedA: u.MovedA, MovedB: u.MovedB}
+			t.Update = &compare.Update{Count: u.Count, MovedA: u.MovedA, MovedB: u.MovedB}
 			for _, b := range u.Bins {
-				t.Update.Bins = append(t.Update.Bins, metrics.UpdateBin{Exp: b.Exp, N: b.N, UU: float64(b.UU), DU: float64(b.DU), DD: float64(b.DD), PU: float64(b.PU)})
+				t.Update.Bins = append(t.Update.Bins, compare.UpdateBin{Exp: b.Exp, N: b.N, UU: float64(b.UU), DU: float64(b.DU), DD: float64(b.DD), PU: float64(b.PU)})
 			}
-			if len(u.Worst) > metrics.WorstElems {
-				return nil, fmt.Errorf("partial.update.worst: %d elements, at most %d", len(u.Worst), metrics.WorstElems)
+			if len(u.Worst) > compare.WorstElems {
+				return nil, fmt.Errorf("partial.update.worst: %d elements, at most %d", len(u.Worst), compare.WorstElems)
 			}
 			for _, w := range u.Worst {
 				if !inShape(w.Index, tj.Shape) {
 					return nil, fmt.Errorf("partial.update.worst: index %v outside shape %v", w.Index, tj.Shape)
 				}
-				t.Update.Worst = append(t.Update.Worst, metrics.UpdateElem{Index: w.Index, Exp: w.GradExp, D: float64(w.Diff)})
+				t.Update.Worst = append(t.Update.Worst, compare.UpdateElem{Index: w.Index, Exp: w.GradExp, D: float64(w.Diff)})
 			}
 		}
 	}
 	if n := tj.Noise; n != nil {
-		t.Noise = &metrics.Metrics{Count: n.Count, Mismatched: n.Mismatched, RelL2: float64(n.RelL2),
-			MaxAbs: metrics.Extreme{Value: float64(n.MaxAbs)}}
+		t.Noise = &compare.Metrics{Count: n.Count, Mismatched: n.Mismatched, RelL2: float64(n.RelL2),
+			MaxAbs: compare.Extreme{Value: float64(n.MaxAbs)}}
 	}
 	return t, nil
 }
 
-func extremeFromJSON(v Float, index []int, values []Float) metrics.Extreme {
-	e := metrics.Extreme{Value: float64(v), Index: index}
+func extremeFromJSON(v Float, index []int, values []Float) compare.Extreme {
+	e := compare.Extreme{Value: float64(v), Index: index}
 	if len(values) == 2 {
 		e.A, e.B = float64(values[0]), float64(values[1])
 	}

@@ -9,10 +9,10 @@ import (
 	"text/tabwriter"
 
 	"github.com/graphdiff/graphdiff/check"
+	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
-	"github.com/graphdiff/graphdiff/metrics"
 )
 
 // TextOptions shape the text report.
@@ -400,7 +400,7 @@ func dtypeCell(t *judge.TensorResult) string {
 }
 
 // metricCells returns the REL_L2, MISMATCHED, MAX_ABS, AT and COSINE cells.
-func metricCells(m *metrics.Metrics) string {
+func metricCells(m *compare.Metrics) string {
 	if m == nil {
 		return "-\t-\t-\t-\t-"
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/graphdiff/graphdiff/internal/words"
 
 	"github.com/graphdiff/graphdiff/check"
+	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/loaders"
-	"github.com/graphdiff/graphdiff/metrics"
 )
 
 // inspectRenderers are the output formats of `graphdiff inspect`.
@@ -178,7 +178,7 @@ func inspectionText(w io.Writer, ins check.Inspection) error {
 }
 
 // stat formats a statistic of the finite elements, "-" when there are none.
-func stat(s metrics.Summary, v float64) string {
+func stat(s compare.Summary, v float64) string {
 	if s.Finite == 0 {
 		return "-"
 	}

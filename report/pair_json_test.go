@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
-	"github.com/graphdiff/graphdiff/metrics"
 )
 
 // TestPairJSONMatchesEncodingJSON checks the hand-written pair encoding
@@ -111,10 +111,10 @@ func TestMarshalPairsInOrder(t *testing.T) {
 			if i%13 == 0 {
 				p.Settings.DType = loaders.BFloat16
 			}
-			m := &metrics.Metrics{Count: int64(i), Mismatched: int64(i % 4), RelL2: float64(i) / 7}
+			m := &compare.Metrics{Count: int64(i), Mismatched: int64(i % 4), RelL2: float64(i) / 7}
 			if i%4 != 0 {
-				m.MaxAbs = metrics.Extreme{Value: float64(i), Index: []int{i}, A: float64(i) + 0.5, B: -float64(i)}
-				m.MaxRel = metrics.Extreme{Value: 2 * float64(i), Index: []int{i, 1}, A: 3, B: float64(i) / 3}
+				m.MaxAbs = compare.Extreme{Value: float64(i), Index: []int{i}, A: float64(i) + 0.5, B: -float64(i)}
+				m.MaxRel = compare.Extreme{Value: 2 * float64(i), Index: []int{i, 1}, A: 3, B: float64(i) / 3}
 			}
 			p.Metrics = m
 		}

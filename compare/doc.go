@@ -1,4 +1,4 @@
-// Package metrics is the engine: a pair of tensors in, a value of numbers
+// Package compare is the engine: a pair of tensors in, a value of numbers
 // out. It owns the comparison of paired tensors (Pairs: Job in, Outcome
 // with Metrics out) and the summary statistics of one tensor (Summarize),
 // with everything that makes them fast: the float32, 16-bit and mixed
@@ -15,4 +15,4 @@
 // tolerance when tolerances.Tolerance.Beyond says so (|a−b| > atol +
 // rtol·|a|, a the reference); every kernel is tested against that
 // function.
-package metrics
+package compare

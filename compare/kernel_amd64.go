@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package metrics
+package compare
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package metrics
+package compare
 
 // The float64 sums behind RelL2 and Cosine (‖a−b‖², ‖a‖², ‖b‖², a·b) are
 // kept as partial sums, so that the hot loops add into independent

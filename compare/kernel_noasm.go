@@ -1,6 +1,6 @@
 //go:build !amd64 || purego
 
-package metrics
+package compare
 
 // Without assembly kernels the fast paths are the Go loops of kernel.go.
 

@@ -1,4 +1,4 @@
-package metrics
+package compare
 
 import (
 	"encoding/binary"
