@@ -8,6 +8,8 @@
 #
 #   bench/sameoutput.sh OLD_BINARY NEW_BINARY [OUT]
 #
+# FORMATS (default "text json junit markdown html") chooses the formats of
+# the plain comparison.
 # A change that is meant to alter some output (say, the units a report
 # states) is checked by reading the diff this leaves in OUT.
 set -uo pipefail
@@ -29,7 +31,7 @@ outputs() { # outputs BINARY DEST
     n=$(basename "$d")
     a=$d/eager b=$d/graph
     mkdir -p "$dest/$n"
-    for f in text json junit markdown html; do
+    for f in ${FORMATS:-text json junit markdown html}; do
       run "$bin" "$dest/$n" "$f" compare "$a" "$b" --format "$f" --top 0
     done
     run "$bin" "$dest/$n" strict compare "$a" "$b" --format json --strict

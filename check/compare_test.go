@@ -195,6 +195,7 @@ func TestBaselineThatMeasuresNothing(t *testing.T) {
 
 // compareLoaded compares runs that Load read (none deferred).
 func compareLoaded(a, b, baseline *loaders.Run, opts Options) *compared {
-	c, _ := compareRuns(a, b, baseline, opts, true)
+	opts.readFirst = true
+	c, _ := runSteps(a, b, baseline, opts)
 	return c
 }

@@ -9,14 +9,15 @@ import (
 
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/outcome"
 )
 
 // describe prints what a comparison says: every pair with its description
 // and metrics, the steps' facts, errors, verdict, causes and curve.
-func describe(c *Comparison) string {
+func describe(c *outcome.Comparison) string {
 	var b strings.Builder
 	r := c.Result
-	fmt.Fprintf(&b, "verdict %s compute %s model %s not compared %d\n", r.Verdict, r.ComputeDType, r.ModelDType, r.NotCompared)
+	fmt.Fprintf(&b, "verdict %s precision %s not compared %d\n", r.Verdict, r.Precision, r.NotCompared)
 	if r.StoppedAfterStep != nil {
 		fmt.Fprintf(&b, "stopped after %d\n", *r.StoppedAfterStep)
 	}
@@ -74,10 +75,10 @@ func pairsByValue(ts []*judge.TensorResult) string {
 // then reading every file first, and returns both descriptions.
 func bothWays(t *testing.T, a, b string, opts Options) (stepwise, upfront string) {
 	t.Helper()
-	defer func(v bool) { deferReading = v }(deferReading)
 	for _, d := range []bool{true, false} {
-		deferReading = d
-		c, err := Runs(a, b, opts)
+		o := opts
+		o.readFirst = !d
+		c, err := Runs(a, b, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +151,6 @@ func scenarioDirs(t *testing.T) []string {
 // of testdata/runs, every seventh scenario and stale_input with fail-fast
 // and a baseline give what reading every file first gives.
 func TestReadingInPartsChangesNothing(t *testing.T) {
-	defer func(n int) { partPairs = n }(partPairs)
 	var dirs []string
 	for i, dir := range scenarioDirs(t) {
 		if i%7 == 0 || strings.HasSuffix(dir, "stale_input") {
@@ -158,17 +158,16 @@ func TestReadingInPartsChangesNothing(t *testing.T) {
 		}
 	}
 	for _, n := range []int{1, 3} {
-		partPairs = n
 		for _, pair := range [][2]string{{"tree", "tree"}, {"flat", "flat"}, {"mlp_fp32", "mlp_bf16"}} {
 			a, b := fixture("runs", pair[0]), fixture("runs", pair[1])
-			if s, u := bothWays(t, a, b, Options{}); s != u {
+			if s, u := bothWays(t, a, b, Options{partPairs: n}); s != u {
 				t.Errorf("parts of %d, %s vs %s: read a part at a time:\n%s\nread first:\n%s", n, a, b, s, u)
 			}
 		}
 		for _, dir := range dirs {
-			opts := []Options{{}}
+			opts := []Options{{partPairs: n}}
 			if strings.HasSuffix(dir, "stale_input") {
-				opts = append(opts, Options{FailFast: true}, Options{Baseline: filepath.Join(dir, "eager")})
+				opts = append(opts, Options{FailFast: true, partPairs: n}, Options{Baseline: filepath.Join(dir, "eager"), partPairs: n})
 			}
 			for _, o := range opts {
 				if s, u := bothWays(t, filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), o); s != u {
@@ -186,16 +185,14 @@ func TestReadingInPartsChangesNothing(t *testing.T) {
 // run whose later step holds a coarser gradient than its first is judged
 // at that precision.
 func TestStepwiseReadingOfUnreadableFiles(t *testing.T) {
-	defer func(n int) { partPairs = n }(partPairs)
-	for _, n := range []int{partPairs, 1, 2} {
+	for _, n := range []int{partPairsDefault, 1, 2} {
 		t.Run(fmt.Sprintf("parts of %d", n), func(t *testing.T) {
-			partPairs = n
-			stepwiseReadingOfUnreadableFiles(t)
+			stepwiseReadingOfUnreadableFiles(t, n) // not in parallel: it counts the process's descriptors
 		})
 	}
 }
 
-func stepwiseReadingOfUnreadableFiles(t *testing.T) {
+func stepwiseReadingOfUnreadableFiles(t *testing.T, partPairs int) {
 	bad, err := filepath.Glob(fixture("bad", "*.npy"))
 	if err != nil || len(bad) < 10 {
 		t.Fatalf("%d bad .npy files (%v)", len(bad), err)
@@ -241,7 +238,7 @@ func stepwiseReadingOfUnreadableFiles(t *testing.T) {
 	}
 	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
 	before := openDescriptors(t)
-	for _, o := range []Options{{}, {FailFast: true}} {
+	for _, o := range []Options{{partPairs: partPairs}, {FailFast: true, partPairs: partPairs}} {
 		if s, u := bothWays(t, a, b, o); s != u {
 			t.Errorf("fail-fast %v: read a step at a time:\n%s\nread first:\n%s", o.FailFast, s, u)
 		}
@@ -255,7 +252,7 @@ func stepwiseReadingOfUnreadableFiles(t *testing.T) {
 		}
 	}
 	for _, files := range [][2]string{{good, large}, {good, bad[0]}, {bad[0], bad[1]}, {large, large}} {
-		if s, u := bothWays(t, files[0], files[1], Options{}); s != u {
+		if s, u := bothWays(t, files[0], files[1], Options{partPairs: partPairs}); s != u {
 			t.Errorf("%s vs %s: read a step at a time:\n%s\nread first:\n%s", files[0], files[1], s, u)
 		}
 	}
@@ -263,7 +260,7 @@ func stepwiseReadingOfUnreadableFiles(t *testing.T) {
 	for _, run := range []string{"a", "b"} {
 		put(run, "step_1", "grads/w.npy", coarse)
 	}
-	s, u := bothWays(t, a, b, Options{})
+	s, u := bothWays(t, a, b, Options{partPairs: partPairs})
 	if s != u {
 		t.Errorf("coarser later gradient: read a step at a time:\n%s\nread first:\n%s", s, u)
 	}
@@ -335,10 +332,8 @@ func openDescriptors(t *testing.T) int {
 // then reading every file first, and returns both reports as text.
 func inspectBothWays(t *testing.T, path string) (stepwise, upfront string) {
 	t.Helper()
-	defer func(v bool) { deferReading = v }(deferReading)
 	for _, d := range []bool{true, false} {
-		deferReading = d
-		ins, err := Inspect(path, loaders.Options{}, 0)
+		ins, err := inspectPath(path, loaders.Options{}, 0, !d)
 		if err != nil {
 			t.Fatal(err)
 		}

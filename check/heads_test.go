@@ -16,8 +16,6 @@ import (
 // part at a time, where the plan is made before most pairs are read
 // (parts of one pair: all but the first).
 func TestHeadsFromTheComparison(t *testing.T) {
-	defer func(old bool) { keepHeads = old }(keepHeads)
-	defer func(n int) { partPairs = n }(partPairs)
 	files, err := filepath.Glob(fixture("scenarios", "*", "scenario.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios (%v)", err)
@@ -26,12 +24,10 @@ func TestHeadsFromTheComparison(t *testing.T) {
 	for _, file := range files {
 		dir := filepath.Dir(file)
 		pathA, pathB := filepath.Join(dir, "eager"), filepath.Join(dir, "graph")
-		keepHeads = false
-		read, err := Runs(pathA, pathB, Options{})
+		read, err := Runs(pathA, pathB, Options{keepNoHeads: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		keepHeads = true
 		got, err := Runs(pathA, pathB, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -42,20 +38,19 @@ func TestHeadsFromTheComparison(t *testing.T) {
 		for _, parts := range []int{0, 1, 1024} { // 0: every file read first
 			c := compareLoaded(load(t, pathA), load(t, pathB), nil, Options{})
 			if parts > 0 {
-				partPairs = parts
 				a, errA := loaders.LoadDeferred(pathA, loaders.Options{})
 				b, errB := loaders.LoadDeferred(pathB, loaders.Options{})
 				if errA != nil || errB != nil {
 					t.Fatal(errA, errB)
 				}
-				var ok bool
-				if c, ok = compareRuns(a, b, nil, Options{}, false); !ok {
+				var err error
+				if c, err = runSteps(a, b, nil, Options{partPairs: parts}); err != nil {
 					continue // compared again with every file read first, as above
 				}
 			}
 			for _, w := range diagnose.PlanSamples(c.result.Tensors) {
 				planned[parts]++
-				if o, ok := c.kept[w.Pair]; ok && len(o.HeadA) >= w.N {
+				if len(c.kept[w.Index].a) >= w.N {
 					kept[parts]++
 				}
 			}

@@ -5,30 +5,8 @@ import (
 
 	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/outcome"
 )
-
-// TensorSummary is one row of an inspection: a run entry and its values'
-// statistics.
-type TensorSummary struct {
-	Name string
-	Step int
-	Kind loaders.Kind
-	loaders.Meta
-	compare.Summary
-}
-
-// Inspection is what `graphdiff inspect` reports about one run.
-type Inspection struct {
-	// Root is the run directory or file inspected.
-	Root string
-	// Manifest is the run's manifest, nil when it has none.
-	Manifest *loaders.Manifest
-	// Tensors are the readable tensors, in entry order (step, kind, name).
-	Tensors []TensorSummary
-	// Errors are the files and tensors that could not be read, each an
-	// *loaders.Error naming the file; the rest are still listed.
-	Errors []error
-}
 
 // Inspect loads the run at path (a run directory or a tensor file) and
 // summarizes every tensor with up to jobs goroutines. It fails only when
@@ -37,21 +15,26 @@ type Inspection struct {
 //
 // A run's .npy files are read a step at a time, each opened once (see
 // loaders.LoadDeferred): the summaries are those of a run Load read.
-func Inspect(path string, lo loaders.Options, jobs int) (Inspection, error) {
-	load := loaders.Load
-	if deferReading {
-		load = loaders.LoadDeferred
+func Inspect(path string, lo loaders.Options, jobs int) (outcome.Inspection, error) {
+	return inspectPath(path, lo, jobs, false)
+}
+
+// inspectPath is Inspect, with every file read first when readFirst.
+func inspectPath(path string, lo loaders.Options, jobs int, readFirst bool) (outcome.Inspection, error) {
+	load := loaders.LoadDeferred
+	if readFirst {
+		load = loaders.Load
 	}
 	run, err := load(path, lo)
 	if err != nil {
-		return Inspection{}, err
+		return outcome.Inspection{}, err
 	}
 	return inspect(run, jobs), nil
 }
 
 // inspect summarizes every tensor of a loaded run, a step at a time.
-func inspect(run *loaders.Run, jobs int) Inspection {
-	ins := Inspection{Root: run.Root, Manifest: run.Manifest, Errors: append([]error(nil), run.Errors...)}
+func inspect(run *loaders.Run, jobs int) outcome.Inspection {
+	ins := outcome.Inspection{Root: run.Root, Manifest: run.Manifest, Errors: append([]error(nil), run.Errors...)}
 	for _, step := range entriesByStep(run.Entries) {
 		for _, err := range loaders.Resolve(step) {
 			if err != nil {
@@ -70,7 +53,7 @@ func inspect(run *loaders.Run, jobs int) Inspection {
 			if errs[i] != nil {
 				ins.Errors = append(ins.Errors, errs[i])
 			} else {
-				ins.Tensors = append(ins.Tensors, TensorSummary{Name: e.Name, Step: e.Step, Kind: e.Kind, Meta: *e.Meta(), Summary: sums[i]})
+				ins.Tensors = append(ins.Tensors, outcome.TensorSummary{Name: e.Name, Step: e.Step, Kind: e.Kind, Meta: *e.Meta(), Summary: sums[i]})
 			}
 			e.Release()
 		}

@@ -10,6 +10,8 @@ import (
 	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/outcome"
+	"github.com/graphdiff/graphdiff/tolerances"
 )
 
 // Merge combines the results of every shard of one comparison (read back
@@ -24,29 +26,39 @@ import (
 // Merge fails when the parts are not the shards of one comparison (runs,
 // shard count or compute dtype differ) or when a shard is missing or given
 // twice, so that no pair is silently left out.
-func Merge(parts []*judge.Result, strict bool, lo loaders.Options) (c *Comparison, warning, err error) {
-	merged, err := mergeResults(parts)
+func Merge(parts []*judge.Result, strict bool, lo loaders.Options) (c *outcome.Comparison, warning, err error) {
+	pairs, err := mergePairs(parts)
 	if err != nil {
 		return nil, nil, err
 	}
-	a, b, pairs, err := reattach(merged, lo)
-	if err != nil {
-		return finish(merged, nil, diagnose.Heads{}, nil, strict), err, nil
+	a, b, entries, warning := reattach(parts[0], pairs.tensors, lo)
+	merged := mergedResult(parts, pairs, entries)
+	if warning != nil {
+		return finish(merged, nil, diagnose.Heads{}, nil, strict), warning, nil
 	}
-	withEntries := &compared{result: merged, pairs: pairs}
+	withEntries := &compared{result: merged, entries: entries}
 	plan, heads := withEntries.heads()
-	return finish(merged, plan, heads, runCurves(a, b, lo, merged.ComputeDType, merged.ModelDType), strict), nil, nil
+	return finish(merged, plan, heads, runCurves(a, b, lo, merged.Precision), strict), nil, nil
 }
 
 // maxShards is the most shards a merge takes (the report reader refuses
 // more).
 const maxShards = 1 << 16
 
-// mergeResults combines the shards' results: copies of their pairs, in
-// the unsharded order, and the verdict and first divergence of them all.
-func mergeResults(parts []*judge.Result) (*judge.Result, error) {
+// shardPairs are the pairs of every shard of a comparison, in the
+// unsharded order, as the shards' results hold them (not copied).
+type shardPairs struct {
+	tensors, ignored []*judge.TensorResult
+	errors           []error
+	notCompared      int
+}
+
+// mergePairs gathers the pairs of the shards' results in the unsharded
+// order, after checking that the parts are the shards of one comparison.
+func mergePairs(parts []*judge.Result) (shardPairs, error) {
+	var sp shardPairs
 	if len(parts) == 0 {
-		return nil, errors.New("no shard results to merge")
+		return sp, errors.New("no shard results to merge")
 	}
 	first := parts[0]
 	count := first.Shard.Count
@@ -54,38 +66,25 @@ func mergeResults(parts []*judge.Result) (*judge.Result, error) {
 		count = 1
 	}
 	if count < 1 || count > maxShards {
-		return nil, fmt.Errorf("shard %s: a comparison in %d shards", first.Shard, count)
+		return sp, fmt.Errorf("shard %s: a comparison in %d shards", first.Shard, count)
 	}
 	seen := make([]bool, count+1)
-	res := &judge.Result{A: first.A, B: first.B, ComputeDType: first.ComputeDType, ModelDType: first.ModelDType, Rules: first.Rules}
 	for _, p := range parts {
-		switch {
-		case p.A != first.A || p.B != first.B:
-			return nil, fmt.Errorf("shard %s compares %s with %s, shard %s %s with %s",
-				p.Shard, p.A, p.B, first.Shard, first.A, first.B)
-		case max(p.Shard.Count, 1) != count:
-			return nil, fmt.Errorf("shard %s is one of %d, shard %s one of %d", p.Shard, max(p.Shard.Count, 1), first.Shard, count)
-		case p.ComputeDType != first.ComputeDType:
-			return nil, fmt.Errorf("shard %s assumed compute dtype %s, shard %s %s",
-				p.Shard, p.ComputeDType, first.Shard, first.ComputeDType)
-		case p.ModelDType != first.ModelDType || p.Rules != first.Rules:
-			return nil, fmt.Errorf("shard %s was judged with model dtype %s and rules %+v, shard %s with %s and %+v",
-				p.Shard, p.ModelDType, p.Rules, first.Shard, first.ModelDType, first.Rules)
-		case p.StoppedAfterStep != nil:
-			return nil, fmt.Errorf("shard %s stopped early (--fail-fast): its later steps were not compared", p.Shard)
+		if err := sameComparison(p, first, count); err != nil {
+			return sp, err
 		}
 		i := max(p.Shard.Index, 1)
 		if i > count {
-			return nil, fmt.Errorf("shard %s: index beyond the count", p.Shard)
+			return sp, fmt.Errorf("shard %s: index beyond the count", p.Shard)
 		}
 		if seen[i] {
-			return nil, fmt.Errorf("shard %d/%d given twice", i, count)
+			return sp, fmt.Errorf("shard %d/%d given twice", i, count)
 		}
 		seen[i] = true
-		res.Tensors = append(res.Tensors, copies(p.Tensors)...)
-		res.Ignored = append(res.Ignored, copies(p.Ignored)...)
-		res.NotCompared += p.NotCompared
-		res.Errors = append(res.Errors, p.Errors...)
+		sp.tensors = append(sp.tensors, p.Tensors...)
+		sp.ignored = append(sp.ignored, p.Ignored...)
+		sp.notCompared += p.NotCompared
+		sp.errors = append(sp.errors, p.Errors...)
 	}
 	var missing []string
 	for i := 1; i <= count; i++ {
@@ -94,93 +93,145 @@ func mergeResults(parts []*judge.Result) (*judge.Result, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("missing shard %s: its pairs would go unreported", strings.Join(missing, ", "))
+		return sp, fmt.Errorf("missing shard %s: its pairs would go unreported", strings.Join(missing, ", "))
 	}
-	sortPairs(res.Tensors)
-	sortPairs(res.Ignored)
-	if dup := duplicatePair(res.Tensors); dup != nil {
-		return nil, fmt.Errorf("pair %s (step %s) is in two shards: were the shards made from different dumps?",
+	sortPairs(sp.tensors)
+	sortPairs(sp.ignored)
+	if dup := duplicatePair(sp.tensors); dup != nil {
+		return sp, fmt.Errorf("pair %s (step %s) is in two shards: were the shards made from different dumps?",
 			dup.Name, loaders.StepString(dup.Step))
 	}
-	rejudge(res)
-	res.Verdict, res.FirstDivergence = judge.Run(res.Tensors, res.Errors)
-	res.CheckSomethingCompared(fmt.Sprintf("the %s hold %s, %s ignored", plural(len(parts), "shard report"),
-		plural(len(res.Tensors), "pair"), plural(len(res.Ignored), "pair")))
-	return res, nil
+	return sp, nil
 }
 
-// rejudge judges the merged pairs step by step with every shard's pairs
-// in hand, as the unsharded comparison does: a shard judged its pairs with
-// the facts of its own part of each step only.
-func rejudge(res *judge.Result) {
-	ctx := judge.NewContext(res.ComputeDType, res.ModelDType, res.Rules)
-	var judged []*judge.TensorResult
-	for _, t := range res.Tensors {
-		if t.Metrics == nil || (t.Status != judge.StatusMatch && t.Status != judge.StatusMismatch && t.Status != judge.StatusDTypeMismatch) {
-			continue
-		}
-		t.Status, t.Reasons = "", nil
-		judged = append(judged, t)
+// sameComparison fails when shard result p is not of the same comparison
+// as first, in count shards, or stopped early.
+func sameComparison(p, first *judge.Result, count int) error {
+	switch {
+	case p.A != first.A || p.B != first.B:
+		return fmt.Errorf("shard %s compares %s with %s, shard %s %s with %s",
+			p.Shard, p.A, p.B, first.Shard, first.A, first.B)
+	case max(p.Shard.Count, 1) != count:
+		return fmt.Errorf("shard %s is one of %d, shard %s one of %d", p.Shard, max(p.Shard.Count, 1), first.Shard, count)
+	case p.Precision.Compute != first.Precision.Compute:
+		return fmt.Errorf("shard %s assumed compute dtype %s, shard %s %s",
+			p.Shard, p.Precision.Compute, first.Shard, first.Precision.Compute)
+	case p.Precision.Model != first.Precision.Model || p.Rules != first.Rules:
+		return fmt.Errorf("shard %s was judged with model dtype %s and rules %+v, shard %s with %s and %+v",
+			p.Shard, p.Precision.Model, p.Rules, first.Shard, first.Precision.Model, first.Rules)
+	case p.StoppedAfterStep != nil:
+		return fmt.Errorf("shard %s stopped early (--fail-fast): its later steps were not compared", p.Shard)
 	}
-	for _, g := range bySteps(judged, func(t *judge.TensorResult) int { return t.Step }) {
-		facts := judgeStep(g, ctx)
-		res.Steps = append(res.Steps, facts)
+	return nil
+}
+
+// mergedResult is the result of the unsharded comparison the shards'
+// pairs make: each pair's result made anew, its numbers judged again step
+// by step with every shard's pairs in hand (rejudge), described as the
+// runs describe them now where reattach found them (entries, nil when it
+// could not), and the verdict and first divergence of them all.
+func mergedResult(parts []*judge.Result, sp shardPairs, entries []pairEntries) *judge.Result {
+	first := parts[0]
+	res := &judge.Result{A: first.A, B: first.B, Precision: first.Precision, Rules: first.Rules,
+		NotCompared: sp.notCompared, Errors: sp.errors}
+	decisions, steps := rejudge(sp.tensors, first.Precision, first.Rules)
+	results := make([]judge.TensorResult, len(sp.tensors)) // one allocation for all
+	res.Tensors = make([]*judge.TensorResult, len(sp.tensors))
+	for i, t := range sp.tensors {
+		r := *t
+		r.Decision = decisions[i]
+		if entries != nil {
+			r.A, r.B = reattached(t.A, entries[i].a), reattached(t.B, entries[i].b)
+		}
+		results[i] = r
+		res.Tensors[i] = &results[i]
+	}
+	res.Steps = steps
+	res.Ignored = make([]*judge.TensorResult, len(sp.ignored))
+	for i, t := range sp.ignored {
+		r := *t
+		res.Ignored[i] = &r
+	}
+	res.Verdict, res.FirstDivergence = judge.Run(res.Tensors, res.Errors)
+	if judge.NothingCompared(res.Verdict, res.Tensors, res.Shard) {
+		res.Verdict = judge.Error
+		res.NothingCompared = fmt.Sprintf("the %s hold %s, %s ignored", plural(len(parts), "shard report"),
+			plural(len(res.Tensors), "pair"), plural(len(res.Ignored), "pair"))
+	}
+	return res
+}
+
+// reattached returns how a merged pair's side is described: as the run
+// describes it now when reattach found its entry, else as the shard did.
+func reattached(shard *loaders.Meta, e *loaders.Entry) *loaders.Meta {
+	if e == nil {
+		return shard
+	}
+	return e.Meta()
+}
+
+// rejudge returns, by position, the decision on each merged pair: its
+// numbers judged again step by step with every shard's pairs in hand, as
+// the unsharded comparison does (a shard judged its pairs with the facts
+// of its own part of each step only); a pair not compared keeps its own.
+// It returns the steps' facts too.
+func rejudge(ts []*judge.TensorResult, p tolerances.Precision, rules tolerances.RunRules) ([]judge.Decision, []judge.StepFacts) {
+	decisions := make([]judge.Decision, len(ts))
+	var judged []int
+	for i, t := range ts {
+		decisions[i] = t.Decision
+		if t.Metrics != nil && (t.Status == judge.StatusMatch || t.Status == judge.StatusMismatch || t.Status == judge.StatusDTypeMismatch) {
+			judged = append(judged, i)
+		}
+	}
+	ctx := judge.NewContext(p, rules)
+	var steps []judge.StepFacts
+	for _, g := range bySteps(judged, func(i int) int { return ts[i].Step }) {
+		pairs := make([]judge.Pair, len(g))
+		for k, i := range g {
+			pairs[k] = ts[i].Pair
+		}
+		facts, ds := judge.Step(pairs, ctx)
+		for k, i := range g {
+			decisions[i] = ds[k]
+		}
+		steps = append(steps, facts)
 		ctx = ctx.Next(facts)
 	}
+	return decisions, steps
 }
 
-// copies returns shallow copies of the pairs ts, so that a merged result
-// can take other descriptions of their tensors (reattach) without changing
-// the shards' results.
-func copies(ts []*judge.TensorResult) []*judge.TensorResult {
-	out := make([]*judge.TensorResult, len(ts))
-	for i, t := range ts {
-		c := *t
-		out[i] = &c
+// reattach loads the two runs a merged comparison names (first's A and
+// B) and returns the entries of its pairs ts, by position, so that their
+// samples can be read; warning says why it could not. A pair whose tensor
+// the run now describes with another dtype or shape (the dumps changed
+// since the shards ran) gets no entry for it; the others take the run's
+// description (storage order included, which reports do not carry).
+func reattach(first *judge.Result, ts []*judge.TensorResult, lo loaders.Options) (a, b *loaders.Run, entries []pairEntries, warning error) {
+	if a, warning = loaders.Load(first.A, lo); warning != nil {
+		return nil, nil, nil, warning
 	}
-	return out
-}
-
-// reattach loads the two runs a merged result names and returns the
-// entries of its pairs, so that their samples can be read. A pair whose
-// tensor the run now describes with another dtype or shape (the dumps
-// changed since the shards ran) gets no entry for it; the others take the
-// run's description (storage order included, which reports do not carry).
-func reattach(r *judge.Result, lo loaders.Options) (a, b *loaders.Run, pairs map[*judge.TensorResult]pairEntries, err error) {
-	if a, err = loaders.Load(r.A, lo); err != nil {
-		return nil, nil, nil, err
-	}
-	if b, err = loaders.Load(r.B, lo); err != nil {
-		return nil, nil, nil, err
+	if b, warning = loaders.Load(first.B, lo); warning != nil {
+		return nil, nil, nil, warning
 	}
 	loaders.PairSingleFiles(a, b)
-	index := func(run *loaders.Run) map[pairKey]*loaders.Entry {
-		m := make(map[pairKey]*loaders.Entry, len(run.Entries))
-		for _, e := range run.Entries {
-			m[pairKey{Step: e.Step, Name: e.Name}] = e
-		}
-		return m
-	}
-	ea, eb := index(a), index(b)
-	match := func(described *loaders.Meta, m map[pairKey]*loaders.Entry, key pairKey) (*loaders.Meta, *loaders.Entry) {
+	ea, eb := indexRun(a), indexRun(b)
+	match := func(described *loaders.Meta, m map[pairKey]*loaders.Entry, key pairKey) *loaders.Entry {
 		if described == nil {
-			return nil, nil
+			return nil
 		}
 		e := m[key]
 		if e == nil || e.DType != described.DType || !slices.Equal(e.Shape, described.Shape) {
-			return described, nil
+			return nil
 		}
-		return e.Meta(), e
+		return e
 	}
-	pairs = map[*judge.TensorResult]pairEntries{}
-	for _, t := range r.Tensors {
+	entries = make([]pairEntries, len(ts))
+	for i, t := range ts {
 		key := pairKey{Step: t.Step, Name: t.Name}
-		var pe pairEntries
-		t.A, pe.a = match(t.A, ea, key)
-		t.B, pe.b = match(t.B, eb, key)
-		pairs[t] = pe
+		entries[i] = pairEntries{match(t.A, ea, key), match(t.B, eb, key)}
 	}
-	return a, b, pairs, nil
+	return a, b, entries, nil
 }
 
 // sortPairs orders pairs like loaders.PairRuns does: step (step-less

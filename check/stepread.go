@@ -2,11 +2,9 @@ package check
 
 import (
 	"iter"
-	"math"
+	"slices"
 
-	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
-	"github.com/graphdiff/graphdiff/tolerances"
 )
 
 // stepReader reads the deferred entries of a comparison's pairs, a part
@@ -20,7 +18,7 @@ import (
 // whole steps ahead held two steps. Before any is compared, the first
 // part and the first part with gradients or parameters are read: the
 // model's precision comes from them (a later part with a coarser gradient
-// or parameter makes the comparison start again, every file read first).
+// or parameter ends the comparison: see Runs).
 type stepReader struct {
 	held  []loaders.Pair
 	units [][]int // indexes into held, step by step
@@ -35,18 +33,14 @@ type stepReader struct {
 	inflight map[int]chan aheadRead
 }
 
-// partPairs is the most pairs of a part, and partsAhead how many parts are
-// read ahead at most (see stepReader). On 2 x 16,000 files of 4 KiB in 8
-// steps (bench/costs.sh's small files), medians of 25 turns taken in turn,
-// against 0.100 s for bench/floor files: one part of 1,024 pairs read
-// ahead took 0.195 s, 2 parts of 256 0.181 s, 3 parts of 256 0.176 s, 3
-// of 192 0.180 s and 3 of 384 0.189 s; 4 of 128 and 8 of 64 took 0.188
-// and 0.196 s in another 21 turns. A part of 256 such pairs is 2.2 MB, a
-// processor's second-level cache here. A variable so that tests can cut
-// steps in parts of a few pairs.
-var partPairs = 256
-
-const partsAhead = 3
+// partPairsDefault is the most pairs of a part, and partsAhead how many
+// parts are read ahead at most (see stepReader): a part of 256 small
+// files' pairs fits a processor's second-level cache, and three read
+// ahead keep reading and comparing apart (bench/README.md).
+const (
+	partPairsDefault = 256
+	partsAhead       = 3
+)
 
 // heldAhead is the most bytes of small files (held in memory, see
 // loaders.Resolve) the parts read ahead may hold together with the part
@@ -54,8 +48,12 @@ const partsAhead = 3
 const heldAhead = 32 << 20
 
 // newStepReader returns the reader of the pairs held, compared unit by
-// unit (indexes into held).
-func newStepReader(held []loaders.Pair, units [][]int) *stepReader {
+// unit (indexes into held), in parts of at most partPairs pairs
+// (partPairsDefault when ≤ 0).
+func newStepReader(held []loaders.Pair, units [][]int, partPairs int) *stepReader {
+	if partPairs <= 0 {
+		partPairs = partPairsDefault
+	}
 	r := &stepReader{held: held, units: units, failed: map[*loaders.Entry]error{}, inflight: map[int]chan aheadRead{}}
 	for _, unit := range units {
 		r.first = append(r.first, len(r.parts))
@@ -108,6 +106,24 @@ func (r *stepReader) ahead(q int) int {
 		}
 	}
 	return max(1, min(partsAhead, int(heldAhead/max(held, 1))-1))
+}
+
+// readFirstParts reads what deciding the precision needs before any pair
+// is compared: with all, every part; otherwise the first part, and the
+// first part with gradients or parameters (the precision the model
+// computes in).
+func (r *stepReader) readFirstParts(all bool) {
+	switch {
+	case all:
+		for u := range r.units {
+			r.readUnit(u)
+		}
+	case len(r.units) > 0:
+		r.readPart(0)
+		if u := slices.IndexFunc(r.units, r.holdsWeights); u >= 0 {
+			r.readPart(r.first[u])
+		}
+	}
 }
 
 // readUnit reads the deferred entries of unit u (see readParts).
@@ -237,63 +253,6 @@ func (r *stepReader) weightDType(pairs []int) loaders.DType {
 	}
 	return d
 }
-
-// coarser reports whether d is coarser (has a larger epsilon) than model.
-func coarser(d, model loaders.DType) bool {
-	return d != loaders.Invalid && tolerances.Epsilon(d) > tolerances.Epsilon(model)
-}
-
-// provisional returns the results of the pairs to plan diagnosis' samples
-// on before their steps are read: each pair described as it is, if read,
-// or as the tensors of its name first read in each run, or, where no
-// tensor of its name was read yet, as unread (the plan then wants all it
-// allows of the pair: the comparison keeps as many values as the pair
-// has, up to that). A pair whose files could not be read, and of a name
-// not read in either run, is left out. The descriptions are set on ts and
-// replaced when the pairs are classified.
-func (r *stepReader) provisional(ts []*judge.TensorResult) []*judge.TensorResult {
-	firstA, firstB := map[string]*loaders.Meta{}, map[string]*loaders.Meta{}
-	describe := func(e *loaders.Entry, first map[string]*loaders.Meta) *loaders.Meta {
-		switch {
-		case e == nil:
-			return nil
-		case live(e) != nil:
-			m := e.Meta()
-			if first[e.Name] == nil {
-				first[e.Name] = m
-			}
-			return m
-		}
-		return nil
-	}
-	for i, p := range r.held {
-		ts[i].A, ts[i].B = describe(p.A, firstA), describe(p.B, firstB)
-	}
-	var plan []*judge.TensorResult
-	for i, p := range r.held {
-		t := ts[i]
-		if p.A == nil || p.B == nil {
-			continue
-		}
-		if t.A == nil {
-			t.A = firstA[p.Name]
-		}
-		if t.B == nil {
-			t.B = firstB[p.Name]
-		}
-		if t.A == nil && t.B == nil && p.A.Deferred() && p.B.Deferred() {
-			t.A, t.B = unread, unread
-		}
-		if t.A != nil && t.B != nil {
-			plan = append(plan, t)
-		}
-	}
-	return plan
-}
-
-// unread describes, for provisional, a pair of a name not read yet: of
-// the largest length a tensor the plan wants the values of can have.
-var unread = &loaders.Meta{DType: loaders.Float32, Shape: []int{math.MaxInt32}}
 
 // release drops the data that the entries of the pairs held[i], i in
 // pairs, hold in memory, and returns the parameters among them, whose

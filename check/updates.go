@@ -1,12 +1,10 @@
 package check
 
 import (
-	"cmp"
 	"slices"
 	"sort"
 
 	"github.com/graphdiff/graphdiff/compare"
-	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 )
 
@@ -69,64 +67,4 @@ func (x *updateIndex) job(step int, name string, pe pairEntries) (compare.Update
 		j.Grad = g.Tensor
 	}
 	return j, true
-}
-
-// measureUpdates measures the updates of group's compared parameter pairs
-// and sets their Update (left nil where one cannot be measured: the pair is
-// then judged alone).
-func measureUpdates(x *updateIndex, group []*judge.TensorResult, pairs map[*judge.TensorResult]pairEntries, workers int) {
-	var jobs []compare.UpdateJob
-	var owners []*judge.TensorResult
-	for _, t := range group {
-		if t.Kind != loaders.KindParam || t.Step == loaders.NoStep || t.Metrics == nil || t.Status != "" ||
-			!t.A.DType.IsFloat() || !t.B.DType.IsFloat() {
-			continue
-		}
-		if j, ok := x.job(t.Step, t.Name, pairs[t]); ok {
-			jobs = append(jobs, j)
-			owners = append(owners, t)
-		}
-	}
-	for i, o := range compare.Updates(jobs, workers) {
-		owners[i].Update = o.Update
-	}
-}
-
-// judgeStep decides the statuses of one step's compared pairs (judge.Step,
-// and judge.Tensor for the pairs it leaves) in context c and returns the
-// step's facts.
-// Pairs whose status is already set (not compared) are left as they are.
-func judgeStep(group []*judge.TensorResult, c judge.Context) judge.StepFacts {
-	facts, decisions := judge.Step(group, c)
-	for _, t := range group {
-		if t.Status != "" || t.Metrics == nil {
-			continue
-		}
-		d, ok := decisions[t]
-		if !ok {
-			d = judge.Tensor(t)
-		}
-		t.Status, t.MaxRelL2, t.MaxMismatchFraction, t.Reasons = d.Status, d.MaxRelL2, d.MaxMismatchFraction, d.Reasons
-	}
-	return facts
-}
-
-// bySteps groups items by their step, in comparison order: steps
-// ascending, step-less items last; each group keeps the items' order.
-func bySteps[T any](items []T, step func(T) int) [][]T {
-	index := map[int]int{}
-	var groups [][]T
-	for _, it := range items {
-		g, ok := index[step(it)]
-		if !ok {
-			g = len(groups)
-			index[step(it)] = g
-			groups = append(groups, nil)
-		}
-		groups[g] = append(groups[g], it)
-	}
-	slices.SortStableFunc(groups, func(x, y []T) int {
-		return cmp.Compare(judge.StepOrder(step(x[0])), judge.StepOrder(step(y[0])))
-	})
-	return groups
 }

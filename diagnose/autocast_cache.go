@@ -30,7 +30,7 @@ around capture (torch.cuda.make_graphed_callables requires it).`,
 // break at the first replay after it (the step after the first dumped
 // step), drifting apart while staying strongly correlated.
 func autocastCache(f *facts) *Cause {
-	compute, stored := f.r.ComputeDType, f.storedFloat()
+	compute, stored := f.r.Precision.Compute, f.storedFloat()
 	if compute == loaders.Invalid || stored == loaders.Invalid || tolerances.Epsilon(compute) <= tolerances.Epsilon(stored) {
 		return nil
 	}

@@ -143,9 +143,7 @@ func (h Head) appendTo(va, vb vec, n int) (vec, vec) {
 }
 
 // Heads are the leading values read for diagnosis as a plan asked: one
-// Head for each of its Wants, by position (a slice, not a map by pair:
-// 16,000 pairs took 4 ms to put in a map and more to look up). The zero
-// Heads hold none.
+// Head for each of its Wants, by position. The zero Heads hold none.
 type Heads struct {
 	plan *Plan
 	of   []Head // by position in plan.Wants()
@@ -160,41 +158,77 @@ func (p *Plan) NewHeads() Heads { return Heads{plan: p, of: make([]Head, p.first
 func (h Heads) Set(i int, head Head) { h.of[i] = head }
 
 // forPlan returns the head of the j-th pair of p's group g: found by its
-// position when h was read for p, by its pair otherwise (a plan made again
-// over the same pairs, or over some of them).
+// position where p is the plan the heads were read for, by the pair's
+// step and name otherwise.
 func (h Heads) forPlan(p *Plan) func(g, j int) Head {
-	if h.plan == p {
+	switch h.plan {
+	case nil:
+		return func(int, int) Head { return Head{} }
+	case p:
 		return func(g, j int) Head { return h.of[p.first[g]+j] }
 	}
-	byPair := map[*judge.TensorResult]Head{}
-	if h.plan != nil {
-		for i, w := range h.plan.Wants() {
-			byPair[w.Pair] = h.of[i]
-		}
+	type pairKey struct {
+		step int
+		name string
 	}
-	return func(g, j int) Head { return byPair[p.groups[g][j].t] }
+	byPair := make(map[pairKey]Head, len(h.of))
+	for i, w := range h.plan.Wants() {
+		c := h.plan.cs[w.Index]
+		byPair[pairKey{c.Step, c.Name}] = h.of[i]
+	}
+	return func(g, j int) Head {
+		c := p.cs[p.groups[g][j].i]
+		return byPair[pairKey{c.Step, c.Name}]
+	}
 }
 
-// SampleWant is how many leading values of a pair diagnosis wants.
+// SampleWant is how many leading values of a pair diagnosis wants: the
+// pair at Index of those the plan was made over.
 type SampleWant struct {
-	Pair *judge.TensorResult
-	N    int
+	Index int
+	N     int
+}
+
+// Unread is Candidate.Values for a pair not read yet: a plan wants as
+// many of its values as a sample may take.
+const Unread = -1
+
+// Candidate is a pair as planning the samples sees it.
+type Candidate struct {
+	Step int
+	Kind loaders.Kind
+	Name string
+	// Values is how many values each side holds (complex values count
+	// twice), or Unread.
+	Values int64
+	// Sampled is set when the pair may give a sample: both runs hold it,
+	// it could be read (or is not read yet), and both sides have the same
+	// layout (shape, storage order, real or complex).
+	Sampled bool
+}
+
+// CandidateOf describes a finished pair for planning.
+func CandidateOf(t *judge.TensorResult) Candidate {
+	c := Candidate{Step: t.Step, Kind: t.Kind, Name: t.Name}
+	if t.A != nil && t.B != nil && t.Status != judge.StatusError && sameLayout(t.A, t.B) {
+		c.Sampled = true
+		c.Values = t.A.Len() * int64(t.A.DType.Components())
+	}
+	return c
 }
 
 // PlanSamples returns the pairs of ts whose leading values the samples
 // are made of, and how many of each, in the order Plan.Wants says: what the
 // pipeline must read (or keep while comparing) and hand to Diagnose as
-// Heads. ts may be the pairs about to be compared, or the finished ones;
-// Diagnose plans on the finished ones, so heads read for a plan made
-// before comparing may hold pairs it then leaves out.
+// Heads.
 func PlanSamples(ts []*judge.TensorResult) []SampleWant { return NewPlan(ts).Wants() }
 
-// Plan is which leading values of which pairs of ts the samples are made
-// of. Made once over a result's pairs, it serves both the reading
-// (Wants) and DiagnosePlanned: planning 100,000 pairs (50 steps of 2,000)
-// takes some 8 ms.
+// Plan is which leading values of which pairs the samples are made of.
+// Made once over a result's pairs, it serves both the reading (Wants) and
+// DiagnosePlanned.
 type Plan struct {
-	ts    []*judge.TensorResult
+	ts    []*judge.TensorResult // the pairs planned on, nil for a plan of candidates
+	cs    []Candidate
 	names map[loaders.Kind][]string
 	// keys are the samples' steps and kinds, step by step and each step's
 	// kinds in order; groups, by keys' index, the pairs each sample is
@@ -205,19 +239,32 @@ type Plan struct {
 	first  []int
 }
 
-// NewPlan plans the samples of the pairs ts (see PlanSamples).
+// NewPlan plans the samples of the finished pairs ts (see PlanSamples).
 func NewPlan(ts []*judge.TensorResult) *Plan {
-	names, keys, groups := planSamples(ts)
+	cs := make([]Candidate, len(ts))
+	for i, t := range ts {
+		cs[i] = CandidateOf(t)
+	}
+	p := PlanCandidates(cs)
+	p.ts = ts
+	return p
+}
+
+// PlanCandidates plans the samples of pairs described before they are
+// compared (see Candidate): the pipeline keeps the values it wants while
+// comparing. SampleWant.Index is a position in cs.
+func PlanCandidates(cs []Candidate) *Plan {
+	names, keys, groups := planSamples(cs)
 	first := make([]int, len(groups)+1)
 	for g, ms := range groups {
 		first[g+1] = first[g] + len(ms)
 	}
-	return &Plan{ts: ts, names: names, keys: keys, groups: groups, first: first}
+	return &Plan{cs: cs, names: names, keys: keys, groups: groups, first: first}
 }
 
 // of reports whether p was made over the pairs ts (the same slice).
 func (p *Plan) of(ts []*judge.TensorResult) bool {
-	return len(p.ts) == len(ts) && (len(ts) == 0 || &p.ts[0] == &ts[0])
+	return p.ts != nil && len(p.ts) == len(ts) && (len(ts) == 0 || &p.ts[0] == &ts[0])
 }
 
 // Wants is PlanSamples' answer: the pairs sampled and how many leading
@@ -227,7 +274,7 @@ func (p *Plan) Wants() []SampleWant {
 	out := make([]SampleWant, 0, p.first[len(p.groups)])
 	for _, g := range p.groups {
 		for _, m := range g {
-			out = append(out, SampleWant{m.t, m.want})
+			out = append(out, SampleWant{m.i, m.want})
 		}
 	}
 	return out
@@ -236,12 +283,13 @@ func (p *Plan) Wants() []SampleWant {
 // sampled is one tensor's part of a sample: its first want values of
 // each side.
 type sampled struct {
-	t    *judge.TensorResult
+	i    int // into the candidates
+	name string
 	want int
 }
 
 // byName orders sampled tensors by name.
-func byName(x, y sampled) int { return strings.Compare(x.t.Name, y.t.Name) }
+func byName(x, y sampled) int { return strings.Compare(x.name, y.name) }
 
 // planSamples decides which tensors of ts the samples are made of and how
 // many values each gives: per step and kind, every tensor paired with the
@@ -253,7 +301,7 @@ func byName(x, y sampled) int { return strings.Compare(x.t.Name, y.t.Name) }
 // A run's names are mostly the same at every step: where a kind's steps
 // list the same names, all of them are the kind's, found by comparing the
 // sorted lists, without counting each name in a map.
-func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, keys []key, groups [][]sampled) {
+func planSamples(ts []Candidate) (names map[loaders.Kind][]string, keys []key, groups [][]sampled) {
 	// parameters-kind tensors without a gradient at a step that has
 	// gradients are buffers (BatchNorm's statistics, a scheduled value):
 	// sampled apart, so that parameter updates stay the optimizer's
@@ -262,7 +310,7 @@ func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, key
 		name string
 	}
 	grads, gradSteps := map[subject]bool{}, map[int]bool{}
-	hasParams := slices.ContainsFunc(ts, func(t *judge.TensorResult) bool { return t.Kind == loaders.KindParam })
+	hasParams := slices.ContainsFunc(ts, func(t Candidate) bool { return t.Kind == loaders.KindParam })
 	for _, t := range ts {
 		if t.Kind == loaders.KindGrad && hasParams { // only parameters look gradients up
 			grads[subject{t.Step, loaders.Subject(t.Name)}] = true
@@ -271,9 +319,8 @@ func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, key
 	}
 	index := map[key]int{} // into keys and groups
 	last, lastKey := -1, key{}
-	for _, t := range ts {
-		if t.A == nil || t.B == nil || t.Step == loaders.NoStep || t.Status == judge.StatusError ||
-			!sameLayout(t.A, t.B) {
+	for i, t := range ts {
+		if !t.Sampled || t.Step == loaders.NoStep {
 			continue
 		}
 		k := key{t.Step, t.Kind}
@@ -289,50 +336,20 @@ func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, key
 			}
 			last, lastKey = g, k
 		}
-		groups[last] = append(groups[last], sampled{t: t})
+		groups[last] = append(groups[last], sampled{i: i, name: t.Name})
 	}
-	stepsOf := map[loaders.Kind][]int{} // a kind's groups, one per step
-	for g, k := range keys {
-		if !slices.IsSortedFunc(groups[g], byName) {
-			slices.SortStableFunc(groups[g], byName)
-		}
-		stepsOf[k.kind] = append(stepsOf[k.kind], g)
-	}
-	// names common to every step of a kind
-	names = map[loaders.Kind][]string{}
-	commons := map[loaders.Kind]map[string]bool{} // by kind, where not every name is common
-	for kind, gs := range stepsOf {
-		if sameNames(groups, gs) {
-			for _, m := range groups[gs[0]] {
-				names[kind] = append(names[kind], m.t.Name)
-			}
-			continue
-		}
-		count := make(map[string]int, len(groups[gs[0]]))
-		for _, g := range gs {
-			for _, m := range groups[g] {
-				count[m.t.Name]++
-			}
-		}
-		common := map[string]bool{}
-		for name, n := range count {
-			if n == len(gs) {
-				names[kind] = append(names[kind], name)
-				common[name] = true
-			}
-		}
-		sort.Strings(names[kind])
-		commons[kind] = common
-	}
+	names, commons := commonNames(keys, groups)
 	budget := min(sampleBudget, totalSampleBudget/max(1, len(keys)))
 	for g, k := range keys {
 		common := commons[k.kind] // nil: every name is common
 		per := int64(max(minPerTensor, budget/max(1, len(names[k.kind]))))
 		kept := groups[g][:0]
 		for _, m := range groups[g] {
-			if common == nil || common[m.t.Name] {
-				t := m.t.A
-				m.want = int(min(per, t.Len()*int64(t.DType.Components())))
+			if common == nil || common[m.name] {
+				m.want = int(per)
+				if n := ts[m.i].Values; n != Unread {
+					m.want = int(min(per, n))
+				}
 				kept = append(kept, m)
 			}
 		}
@@ -356,12 +373,52 @@ func planSamples(ts []*judge.TensorResult) (names map[loaders.Kind][]string, key
 	return names, sortedKeys, sortedGroups
 }
 
+// commonNames sorts each group by name and returns the names each kind
+// has at every one of its steps, and, for the kinds where not every name
+// is common, those names as a set (nil for the others).
+func commonNames(keys []key, groups [][]sampled) (names map[loaders.Kind][]string, commons map[loaders.Kind]map[string]bool) {
+	stepsOf := map[loaders.Kind][]int{} // a kind's groups, one per step
+	for g, k := range keys {
+		if !slices.IsSortedFunc(groups[g], byName) {
+			slices.SortStableFunc(groups[g], byName)
+		}
+		stepsOf[k.kind] = append(stepsOf[k.kind], g)
+	}
+	// names common to every step of a kind
+	names = map[loaders.Kind][]string{}
+	commons = map[loaders.Kind]map[string]bool{} // by kind, where not every name is common
+	for kind, gs := range stepsOf {
+		if sameNames(groups, gs) {
+			for _, m := range groups[gs[0]] {
+				names[kind] = append(names[kind], m.name)
+			}
+			continue
+		}
+		count := make(map[string]int, len(groups[gs[0]]))
+		for _, g := range gs {
+			for _, m := range groups[g] {
+				count[m.name]++
+			}
+		}
+		common := map[string]bool{}
+		for name, n := range count {
+			if n == len(gs) {
+				names[kind] = append(names[kind], name)
+				common[name] = true
+			}
+		}
+		sort.Strings(names[kind])
+		commons[kind] = common
+	}
+	return names, commons
+}
+
 // sameNames reports whether the groups gs (sorted by name) hold the same
 // names, each once.
 func sameNames(groups [][]sampled, gs []int) bool {
 	first := groups[gs[0]]
 	for i := 1; i < len(first); i++ {
-		if first[i].t.Name == first[i-1].t.Name {
+		if first[i].name == first[i-1].name {
 			return false
 		}
 	}
@@ -370,7 +427,7 @@ func sameNames(groups [][]sampled, gs []int) bool {
 			return false
 		}
 		for i, m := range groups[g] {
-			if m.t.Name != first[i].t.Name {
+			if m.name != first[i].name {
 				return false
 			}
 		}

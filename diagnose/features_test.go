@@ -17,14 +17,14 @@ func TestSamplesFromFloat32HeadsEqualFloat64(t *testing.T) {
 	var ts []*judge.TensorResult
 	for step := range 2 {
 		for _, name := range []string{"grads/a", "grads/b"} {
-			ts = append(ts, &judge.TensorResult{Name: name, Step: step, Kind: loaders.KindGrad, A: meta, B: meta})
+			ts = append(ts, &judge.TensorResult{Pair: judge.Pair{Name: name, Step: step, Kind: loaders.KindGrad, A: meta, B: meta}})
 		}
 	}
 	r := &judge.Result{Tensors: ts}
 	p := NewPlan(r.Tensors)
 	h64, h32 := p.NewHeads(), p.NewHeads()
 	for i, w := range p.Wants() {
-		v := float32(slices.Index(ts, w.Pair))
+		v := float32(w.Index)
 		a32 := []float32{v + 0.1, -1.5, 3e-8}
 		b32 := []float32{v + 0.2, -1.25, 7e-9}
 		h32.Set(i, Head{A32: a32, B32: b32})
@@ -59,7 +59,7 @@ func TestPlanSamplesNamesCommonToEveryStep(t *testing.T) {
 	other := &loaders.Meta{DType: loaders.Float32, Shape: []int{10, 10}}
 	scalar := &loaders.Meta{DType: loaders.Float32}
 	pair := func(step int, kind loaders.Kind, name string, a, b *loaders.Meta) *judge.TensorResult {
-		return &judge.TensorResult{Name: name, Step: step, Kind: kind, Status: judge.StatusMatch, A: a, B: b}
+		return &judge.TensorResult{Pair: judge.Pair{Name: name, Step: step, Kind: kind, A: a, B: b}, Decision: judge.Decision{Status: judge.StatusMatch}}
 	}
 	var ts []*judge.TensorResult
 	for _, step := range []int{2, 0, 1} {
@@ -79,7 +79,7 @@ func TestPlanSamplesNamesCommonToEveryStep(t *testing.T) {
 	}
 	var got []string
 	for _, w := range PlanSamples(ts) {
-		got = append(got, fmt.Sprintf("%d %s %d", w.Pair.Step, w.Pair.Name, w.N))
+		got = append(got, fmt.Sprintf("%d %s %d", ts[w.Index].Step, ts[w.Index].Name, w.N))
 	}
 	var want []string
 	for step := range 3 {

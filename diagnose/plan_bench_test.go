@@ -16,8 +16,8 @@ func BenchmarkPlanSamples(b *testing.B) {
 	for step := range 8 {
 		for i := range 2000 {
 			m := &loaders.Meta{DType: loaders.Float32, Shape: []int{1024}}
-			ts = append(ts, &judge.TensorResult{Name: fmt.Sprintf("grads/layer_%04d.weight", i), Step: step,
-				Kind: loaders.KindGrad, Status: judge.StatusMatch, A: m, B: m})
+			ts = append(ts, &judge.TensorResult{Pair: judge.Pair{Name: fmt.Sprintf("grads/layer_%04d.weight", i), Step: step,
+				Kind: loaders.KindGrad, A: m, B: m}, Decision: judge.Decision{Status: judge.StatusMatch}})
 		}
 	}
 	for b.Loop() {

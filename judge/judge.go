@@ -22,8 +22,8 @@ type Decision struct {
 	Reasons                       []string
 }
 
-// Tensor decides a compared pair's status from its metrics (t.Metrics,
-// and t.Noise when a baseline was given), its settings and its two dtypes.
+// Tensor decides a compared pair's status from its metrics (p.Metrics,
+// and p.Noise when a baseline was given), its settings and its two dtypes.
 // The rule:
 //
 //	fail if NaN/±Inf positions differ between the runs, or
@@ -44,14 +44,13 @@ type Decision struct {
 // effective dtypes (loaders.Meta.Effective) are compared in the coarser
 // and judged by these numbers; they fail as dtype_mismatch, with the
 // metrics still reported, only when the settings say a dtype change
-// fails. The reasons come after t.Reasons, which the decision keeps.
-func Tensor(t *TensorResult) Decision {
-	m, s := t.Metrics, t.Settings
-	d := Decision{MaxRelL2: s.MaxRelL2, MaxMismatchFraction: s.MaxMismatchFraction,
-		Reasons: append([]string(nil), t.Reasons...)}
-	if t.Noise != nil {
-		d.MaxRelL2 = max(d.MaxRelL2, NoiseFactor*t.Noise.RelL2)
-		d.MaxMismatchFraction = max(d.MaxMismatchFraction, min(1, NoiseFactor*t.Noise.MismatchFraction()))
+// fails.
+func Tensor(p *Pair) Decision {
+	m, s := p.Metrics, p.Settings
+	d := Decision{MaxRelL2: s.MaxRelL2, MaxMismatchFraction: s.MaxMismatchFraction}
+	if p.Noise != nil {
+		d.MaxRelL2 = max(d.MaxRelL2, NoiseFactor*p.Noise.RelL2)
+		d.MaxMismatchFraction = max(d.MaxMismatchFraction, min(1, NoiseFactor*p.Noise.MismatchFraction()))
 	}
 	if r := specialsReason(m); r != "" {
 		d.Reasons = append(d.Reasons, r)
@@ -67,7 +66,7 @@ func Tensor(t *TensorResult) Decision {
 		d.Reasons = append(d.Reasons, fmt.Sprintf("%d of %d elements (%.3g%%) beyond rtol %.3g, atol %.3g (limit %.3g%%)",
 			m.Mismatched, m.Count, 100*m.MismatchFraction(), s.RTol, s.ATol, 100*d.MaxMismatchFraction))
 	}
-	settle(t, &d, 0)
+	settle(p, &d)
 	return d
 }
 
@@ -83,15 +82,15 @@ func specialsReason(m *compare.Metrics) string {
 
 // settle sets d's status once its reasons are in: dtype_mismatch (its
 // reason put first) when the pair's effective dtypes differ and its
-// settings fail a dtype change, else mismatch when d holds more than base
-// reasons (base: those it started with), else match. A pair stored in two
-// dtypes is otherwise judged by its numbers, compared in the coarser dtype.
-func settle(t *TensorResult, d *Decision, base int) {
+// settings fail a dtype change, else mismatch when d holds reasons, else
+// match. A pair stored in two dtypes is otherwise judged by its numbers,
+// compared in the coarser dtype.
+func settle(p *Pair, d *Decision) {
 	switch {
-	case t.A.Effective() != t.B.Effective() && t.Settings.FailOnDTypeChange:
+	case p.A.Effective() != p.B.Effective() && p.Settings.FailOnDTypeChange:
 		d.Status = StatusDTypeMismatch
-		d.Reasons = append([]string{fmt.Sprintf("dtype %s vs %s", t.A.Effective(), t.B.Effective())}, d.Reasons...)
-	case len(d.Reasons) > base:
+		d.Reasons = append([]string{fmt.Sprintf("dtype %s vs %s", p.A.Effective(), p.B.Effective())}, d.Reasons...)
+	case len(d.Reasons) > 0:
 		d.Status = StatusMismatch
 	default:
 		d.Status = StatusMatch

@@ -31,16 +31,15 @@ const (
 	Error Verdict = "error"
 )
 
-// TensorResult is the comparison of one tensor pair: a value, holding no
-// file handle.
-type TensorResult struct {
+// Pair is one tensor pair as the comparison measured it: what the rules
+// judge (Tensor, Step). A value, holding no file handle.
+type Pair struct {
 	Name string
 	Step int
 	Kind loaders.Kind
 	// A and B describe the two runs' tensors; nil for a missing (B) or
 	// extra (A) tensor.
 	A, B     *loaders.Meta
-	Status   Status
 	Settings tolerances.Settings
 	// Metrics are nil when the pair was not compared.
 	Metrics *compare.Metrics
@@ -51,11 +50,16 @@ type TensorResult struct {
 	// dumped step (nil for other kinds, and for a parameter without a
 	// previous step in both runs); Step judges parameters by it.
 	Update *compare.Update
-	// MaxRelL2 and MaxMismatchFraction are the thresholds applied: the
-	// settings', raised to the noise floor when a baseline shows more.
-	MaxRelL2, MaxMismatchFraction float64
-	// Reasons say why a pair did not match, one line per violated limit.
-	Reasons []string
+}
+
+// TensorResult is the result of one tensor pair: the pair as measured and
+// the decision on it, made once (by the rules for a compared pair, by
+// what could be read for the others) and not changed after.
+type TensorResult struct {
+	Pair
+	// Decision holds the status, the thresholds applied and, for a pair
+	// that did not match, why.
+	Decision
 	// Err is set for StatusError.
 	Err error
 }
@@ -97,13 +101,10 @@ type Result struct {
 	// a failing step; NotCompared pairs of later steps were not looked at.
 	StoppedAfterStep *int
 	NotCompared      int
-	// ComputeDType is the compute dtype the comparison assumed (from the
-	// options or the manifests), Invalid when none was given.
-	ComputeDType loaders.DType
-	// ModelDType is the coarsest dtype the runs store parameters and
-	// gradients in, Invalid when they hold neither; with ComputeDType it
-	// sets the working epsilon (WorkingEpsilon).
-	ModelDType loaders.DType
+	// Precision is the arithmetic the comparison assumed: the compute
+	// dtype given (options or manifests), the model's dtype and the
+	// working epsilon the run-level rules are in units of.
+	Precision tolerances.Precision
 	// Rules are the run-level rules the steps were judged by.
 	Rules tolerances.RunRules
 	// Steps are the facts each step was judged with (Step), in step order,
@@ -118,20 +119,21 @@ type Result struct {
 	NothingCompared string
 }
 
-// CheckSomethingCompared makes a passing result with no compared pair an
-// error, saying what was empty (what describes the runs). Shards are left
-// alone: a shard may hold no pair; the merge of all of them may not.
-func (r *Result) CheckSomethingCompared(what string) {
-	if r.Verdict != Pass || r.Shard.Count > 0 {
-		return
+// NothingCompared reports whether a comparison whose verdict is v, over
+// the pairs tensors, compared no pair's numbers while passing: its verdict
+// is then Error, never Pass (a broken dump script must not turn a gate
+// green). Shards are left alone: a shard may hold no pair; the merge of
+// all of them may not.
+func NothingCompared(v Verdict, tensors []*TensorResult, shard loaders.Shard) bool {
+	if v != Pass || shard.Count > 0 {
+		return false
 	}
-	for _, t := range r.Tensors {
+	for _, t := range tensors {
 		if t.Metrics != nil {
-			return
+			return false
 		}
 	}
-	r.Verdict = Error
-	r.NothingCompared = what
+	return true
 }
 
 // AllErrors returns every input that could not be read: Errors, then the

@@ -16,25 +16,6 @@ import (
 // updates differ by about this factor at early steps, for every element.
 const adamEpsilon = 0x1p-23 / (1 - 0.999)
 
-// tf32Epsilon is TF32's epsilon, 2^-10: float32 models are often computed
-// in TF32 (PyTorch's default for cuDNN convolutions; matmuls under
-// torch.set_float32_matmul_precision("high")), which their dumps cannot
-// show.
-const tf32Epsilon = 0x1p-10
-
-// WorkingEpsilon returns the ε the run-level rules are in units of: the
-// coarser of the compute dtype (when given) and the model's dtype (the
-// coarsest dtype its parameters and gradients are stored in), and at least
-// TF32's 2^-10 unless the model is float64. Invalid dtypes are ignored; with
-// neither known ε is 2^-10.
-func WorkingEpsilon(compute, model loaders.DType) float64 {
-	e := max(tolerances.Epsilon(compute), tolerances.Epsilon(model))
-	if model != loaders.Float64 || e == 0 {
-		e = max(e, tf32Epsilon)
-	}
-	return e
-}
-
 // StepFacts are the facts of one step that the run-level verdict judged
 // its tensors with.
 type StepFacts struct {
@@ -113,13 +94,14 @@ type Drift struct {
 }
 
 // Context is what Step needs besides the step's pairs: the run's
-// epsilons and rules, and what the steps before it showed.
+// precision and rules, and what the steps before it showed.
 type Context struct {
-	// Epsilon is the working epsilon ε (WorkingEpsilon); ParamEpsilon is
-	// the epsilon of the dtype the parameters are stored in (2^-23 when
-	// unknown): the optimizer's own arithmetic rounds at that level.
-	Epsilon, ParamEpsilon float64
-	Rules                 tolerances.RunRules
+	// Precision gives the working epsilon ε (Precision.Epsilon) and the
+	// epsilon of the dtype the parameters are stored in
+	// (Precision.ParamEpsilon): the optimizer's own arithmetic rounds at
+	// that level.
+	Precision tolerances.Precision
+	Rules     tolerances.RunRules
 	// PriorDrift is the largest WorstGradRatio of the passing steps
 	// before, PriorGradRel their largest GradRel, PriorLoss and
 	// PriorOutput their largest LossRel and OutputRel (0 for the first
@@ -128,12 +110,8 @@ type Context struct {
 }
 
 // NewContext returns the context of a run's first step.
-func NewContext(compute, model loaders.DType, rules tolerances.RunRules) Context {
-	pe := tolerances.Epsilon(model)
-	if pe == 0 {
-		pe = tolerances.Epsilon(loaders.Float32)
-	}
-	return Context{Epsilon: WorkingEpsilon(compute, model), ParamEpsilon: pe, Rules: rules}
+func NewContext(p tolerances.Precision, rules tolerances.RunRules) Context {
+	return Context{Precision: p, Rules: rules}
 }
 
 // Next returns the context of the step after one with facts f. Only a
@@ -160,11 +138,13 @@ func (c Context) Next(f StepFacts) Context {
 	return c
 }
 
-// Step judges the compared pairs of one step as a whole (step-less pairs
-// count as one step) in context c.
-// It returns the step's facts and the decision for each pair it judged;
-// pairs it leaves to Tensor (inputs, other tensors, parameters without a
-// measured update, pairs not compared) are absent from the map. The rules:
+// Step judges the pairs of one step as a whole (step-less pairs count as
+// one step) in context c. It returns the step's facts and, by position,
+// the decision on each compared pair (one with Metrics); a pair not
+// compared gets the zero Decision, for its caller to fill from what could
+// be read. Pairs the run-level rules do not cover (inputs, other tensors,
+// parameters without a measured update, pairs whose thresholds a policy
+// or an override set) are decided alone, by Tensor. The rules:
 //
 //	S      = sqrt(Σ_t ‖g_A,t‖² / Σ_t n_t)         gradient scale, over the step's gradients
 //	r_t    = ‖g_B,t − g_A,t‖ / max(‖g_A,t‖, S·sqrt(n_t))
@@ -194,60 +174,33 @@ func (c Context) Next(f StepFacts) Context {
 // a bias ahead of a normalization, embedding rows a batch does not touch)
 // takes optimizer steps of random sign in any correct run. Such
 // differences beyond the dtype's default max_rel_l2 are listed in Drift.
-func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decision) {
-	eps, rules, prior := c.Epsilon, c.Rules, c.PriorDrift
+func Step(pairs []Pair, c Context) (StepFacts, []Decision) {
+	eps, rules, prior := c.Precision.Epsilon, c.Rules, c.PriorDrift
 	f := StepFacts{Epsilon: eps, GradLimit: max(rules.Grad*eps, rules.GradGrowth*prior), PriorDrift: prior,
 		LossLimit: max(rules.Loss*eps, rules.GradGrowth*c.PriorLoss), OutputLimit: max(rules.Output*eps, rules.GradGrowth*c.PriorOutput),
 		UpdateRatio: math.NaN()}
 	if len(pairs) > 0 {
 		f.Step = pairs[0].Step
 	}
-	compared := func(t *TensorResult) bool {
-		return t.Metrics != nil && (t.Status == "" || t.Status == StatusMatch || t.Status == StatusMismatch)
-	}
-	var sumSq, sumSqD float64
-	var n int64
-	grads := make(map[string]*TensorResult, len(pairs))
-	for _, t := range pairs {
-		if t.Kind == loaders.KindGrad && compared(t) {
-			sumSq += t.Metrics.NormA * t.Metrics.NormA
-			sumSqD += t.Metrics.NormDiff * t.Metrics.NormDiff
-			n += t.Metrics.Count
-			f.Grads++
-			grads[loaders.Subject(t.Name)] = t
-		}
-	}
-	if n > 0 {
-		f.GradScale = math.Sqrt(sumSq / float64(n))
-	}
-	switch {
-	case sumSqD == 0:
-	case sumSq == 0:
-		f.GradRel = math.Inf(1)
-	default:
-		f.GradRel = math.Sqrt(sumSqD / sumSq)
-	}
+	grads := poolGradients(pairs, &f)
 	minExp := compare.NoGrad // every element, when the step has no gradients
 	if f.Grads > 0 {
 		f.HealthyFloor, minExp = healthyFloor(math.Sqrt(eps) * f.GradScale)
 	}
 
-	out := make(map[*TensorResult]Decision, len(pairs)) // sized once: a step may hold thousands of pairs
+	out := make([]Decision, len(pairs))
 	var du, uu, pu float64
-	type contribution struct {
-		t      *TensorResult
-		du, uu float64
-	}
 	var updates []contribution
-	for _, t := range pairs {
-		if !compared(t) {
+	for i := range pairs {
+		t := &pairs[i]
+		if t.Metrics == nil {
 			continue
 		}
 		if t.Settings.PerTensor {
-			continue // the user set its thresholds: Tensor decides
+			out[i] = Tensor(t) // the user set its thresholds
+			continue
 		}
-		d := Decision{Reasons: append([]string(nil), t.Reasons...), MaxRelL2: t.Settings.MaxRelL2,
-			MaxMismatchFraction: t.Settings.MaxMismatchFraction}
+		d := Decision{MaxRelL2: t.Settings.MaxRelL2, MaxMismatchFraction: t.Settings.MaxMismatchFraction}
 		m := t.Metrics
 		switch t.Kind {
 		case loaders.KindGrad:
@@ -265,24 +218,11 @@ func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decisi
 					m.NormDiff/math.Sqrt(float64(max(m.Count, 1))), r, m.NormA/math.Sqrt(float64(max(m.Count, 1))), f.GradScale, limit, rules.Grad, rules.GradGrowth, prior))
 			}
 		case loaders.KindLoss, loaders.KindOutput:
-			limit, what, k, prior := f.LossLimit, "loss", rules.Loss, c.PriorLoss
-			if t.Kind == loaders.KindOutput {
-				limit, what, k, prior = f.OutputLimit, "output", rules.Output, c.PriorOutput
-				f.OutputRel = max(f.OutputRel, m.RelL2)
-			} else {
-				f.LossRel = max(f.LossRel, m.RelL2)
-			}
-			if t.Noise != nil {
-				limit = max(limit, NoiseFactor*t.Noise.RelL2)
-			}
-			d.MaxRelL2 = limit
-			if m.RelL2 > limit {
-				d.Reasons = append(d.Reasons, fmt.Sprintf("%s relative L2 error %.3g > %.3g (%g·ε, or %g× the %.3g of the steps before)",
-					what, m.RelL2, limit, k, rules.GradGrowth, prior))
-			}
+			judgeLevel(t, &d, &f, c)
 		case loaders.KindParam:
 			if t.Update == nil {
-				continue // no previous step: Tensor decides
+				out[i] = Tensor(t) // no previous step
+				continue
 			}
 			u := t.Update
 			switch {
@@ -297,24 +237,100 @@ func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decisi
 				uu += h.UU
 				pu += h.PU
 				f.UpdateElems += h.N
-				updates = append(updates, contribution{t, h.DU, h.UU})
+				updates = append(updates, contribution{i, h.DU, h.UU})
 			}
 			if dr, ok := drift(t, grads[loaders.Subject(t.Name)], f, minExp); ok {
 				f.Drift = append(f.Drift, dr)
 			}
 		default:
+			out[i] = Tensor(t)
 			continue
 		}
 		if r := specialsReason(m); r != "" {
 			d.Reasons = append(d.Reasons, r)
 		}
-		settle(t, &d, len(t.Reasons))
-		out[t] = d
+		settle(t, &d)
+		out[i] = d
 	}
 	if uu > 0 {
 		f.UpdateRatio = du / uu
-		f.Resolution = c.ParamEpsilon * pu / uu
+		f.Resolution = c.Precision.ParamEpsilon * pu / uu
 	}
+	judgeUpdates(&f, out, updates, c)
+	for i, d := range out {
+		if d.Status != "" && d.Status != StatusMatch && len(f.Reasons) == 0 && stepRuled(&pairs[i]) {
+			f.Reasons = append(f.Reasons, pairs[i].Name+": "+d.Reasons[len(d.Reasons)-1])
+		}
+	}
+	sort.SliceStable(f.Drift, func(i, j int) bool { return f.Drift[i].RelL2 > f.Drift[j].RelL2 })
+	return f, out
+}
+
+// judgeLevel decides a loss or an output t (into d) by its relative L2
+// error against the step's limit for its kind, raised to NoiseFactor times
+// the baseline's, and records its error in f.
+func judgeLevel(t *Pair, d *Decision, f *StepFacts, c Context) {
+	m, rules := t.Metrics, c.Rules
+	limit, what, k, prior := f.LossLimit, "loss", rules.Loss, c.PriorLoss
+	if t.Kind == loaders.KindOutput {
+		limit, what, k, prior = f.OutputLimit, "output", rules.Output, c.PriorOutput
+		f.OutputRel = max(f.OutputRel, m.RelL2)
+	} else {
+		f.LossRel = max(f.LossRel, m.RelL2)
+	}
+	if t.Noise != nil {
+		limit = max(limit, NoiseFactor*t.Noise.RelL2)
+	}
+	d.MaxRelL2 = limit
+	if m.RelL2 > limit {
+		d.Reasons = append(d.Reasons, fmt.Sprintf("%s relative L2 error %.3g > %.3g (%g·ε, or %g× the %.3g of the steps before)",
+			what, m.RelL2, limit, k, rules.GradGrowth, prior))
+	}
+}
+
+// poolGradients sets f's gradient scale S, pooled relative difference
+// and count from the compared gradients of pairs, and returns them by
+// subject (loaders.Subject), for the parameters to find theirs.
+func poolGradients(pairs []Pair, f *StepFacts) map[string]*Pair {
+	var sumSq, sumSqD float64
+	var n int64
+	grads := make(map[string]*Pair, len(pairs))
+	for i := range pairs {
+		t := &pairs[i]
+		if t.Kind == loaders.KindGrad && t.Metrics != nil {
+			sumSq += t.Metrics.NormA * t.Metrics.NormA
+			sumSqD += t.Metrics.NormDiff * t.Metrics.NormDiff
+			n += t.Metrics.Count
+			f.Grads++
+			grads[loaders.Subject(t.Name)] = t
+		}
+	}
+	if n > 0 {
+		f.GradScale = math.Sqrt(sumSq / float64(n))
+	}
+	switch {
+	case sumSqD == 0:
+	case sumSq == 0:
+		f.GradRel = math.Inf(1)
+	default:
+		f.GradRel = math.Sqrt(sumSqD / sumSq)
+	}
+	return grads
+}
+
+// contribution is one parameter's part of the step's update ratio: its
+// position in the step's pairs and its sums Σ(u_B−u_A)·u_A and Σu_A².
+type contribution struct {
+	i      int
+	du, uu float64
+}
+
+// judgeUpdates sets f's update floor and limit and, when the step's
+// update ratio passes the limit, its reason, and fails (in out, by
+// position) each parameter whose own ratio passes it, or else the one of
+// largest contribution.
+func judgeUpdates(f *StepFacts, out []Decision, updates []contribution, c Context) {
+	rules := c.Rules
 	f.UpdateFloor = max(adamEpsilon, f.Resolution)
 	f.UpdateLimit = rules.Update*f.UpdateFloor + max(f.GradRel, c.PriorGradRel)
 	if math.Abs(f.UpdateRatio) > f.UpdateLimit {
@@ -330,32 +346,36 @@ func Step(pairs []*TensorResult, c Context) (StepFacts, map[*TensorResult]Decisi
 				largest = c
 			}
 			if c.uu > 0 && math.Abs(c.du/c.uu) > f.UpdateLimit {
-				blame(out, c.t, f, c.du/c.uu)
+				blame(&out[c.i], *f, c.du/c.uu)
 				blamed = true
 			}
 		}
 		if !blamed && largest != nil {
-			blame(out, largest.t, f, largest.du/math.Max(largest.uu, math.SmallestNonzeroFloat64))
+			blame(&out[largest.i], *f, largest.du/math.Max(largest.uu, math.SmallestNonzeroFloat64))
 		}
 	}
-	for _, t := range pairs {
-		if d, ok := out[t]; ok && d.Status != StatusMatch && len(f.Reasons) == 0 {
-			f.Reasons = append(f.Reasons, t.Name+": "+d.Reasons[len(d.Reasons)-1])
-		}
-	}
-	sort.SliceStable(f.Drift, func(i, j int) bool { return f.Drift[i].RelL2 > f.Drift[j].RelL2 })
-	return f, out
 }
 
-// blame fails parameter t for the step's update ratio; its own is beta.
-func blame(out map[*TensorResult]Decision, t *TensorResult, f StepFacts, beta float64) {
-	d := out[t]
+// stepRuled reports whether the run-level rules decided pair p (Step),
+// rather than Tensor alone.
+func stepRuled(p *Pair) bool {
+	switch {
+	case p.Metrics == nil || p.Settings.PerTensor:
+		return false
+	case p.Kind == loaders.KindParam:
+		return p.Update != nil
+	}
+	return p.Kind == loaders.KindGrad || p.Kind == loaders.KindLoss || p.Kind == loaders.KindOutput
+}
+
+// blame fails the parameter decided by d for the step's update ratio; its
+// own is beta.
+func blame(d *Decision, f StepFacts, beta float64) {
 	d.Reasons = append(d.Reasons, fmt.Sprintf("its update is %.3g× the reference run's (β = %+.3g over elements with gradients ≥ %.3g), and the step's is %.3g× (limit |β| ≤ %.3g)",
 		1+beta, beta, f.HealthyFloor, 1+f.UpdateRatio, f.UpdateLimit))
 	if d.Status != StatusDTypeMismatch {
 		d.Status = StatusMismatch
 	}
-	out[t] = d
 }
 
 // gradRatio returns RMS(Δg)/max(RMS(g_A), S): 0 for equal gradients, +Inf
@@ -390,7 +410,7 @@ func healthyFloor(x float64) (float64, int) {
 
 // drift describes parameter t when its difference is beyond its dtype's
 // default limit (the per-tensor rule a parameter would fail alone).
-func drift(t, grad *TensorResult, f StepFacts, minExp int) (Drift, bool) {
+func drift(t, grad *Pair, f StepFacts, minExp int) (Drift, bool) {
 	m := t.Metrics
 	if m.RelL2 <= t.Settings.MaxRelL2 || math.IsNaN(m.RelL2) {
 		return Drift{}, false

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -12,12 +13,12 @@ import (
 
 // stepPair is a compared pair of step 3 with the norms the rules read: n
 // elements, ‖a‖ = normA and ‖a−b‖ = normDiff.
-func stepPair(name string, kind loaders.Kind, n int64, normA, normDiff float64) *TensorResult {
+func stepPair(name string, kind loaders.Kind, n int64, normA, normDiff float64) Pair {
 	rel := 0.0
 	if normA > 0 {
 		rel = normDiff / normA
 	}
-	return &TensorResult{Name: name, Step: 3, Kind: kind, A: f32(), B: f32(), Settings: settings(3e-4, 0.1),
+	return Pair{Name: name, Step: 3, Kind: kind, A: f32(), B: f32(), Settings: settings(3e-4, 0.1),
 		Metrics: &compare.Metrics{Count: n, NormA: normA, NormDiff: normDiff, RelL2: rel}}
 }
 
@@ -32,23 +33,8 @@ func update(n int64, exp int, u, beta float64) *compare.Update {
 var testRules = tolerances.RunRules{Grad: 10, GradGrowth: 5, Update: 20, Loss: 2, Output: 8}
 
 // ctx is a float32 model's first step under testRules: ε = 2^-10 (TF32).
-func ctx() Context { return NewContext(loaders.Invalid, loaders.Float32, testRules) }
-
-func TestWorkingEpsilon(t *testing.T) {
-	for _, tc := range []struct {
-		compute, model loaders.DType
-		want           float64
-	}{
-		{loaders.Invalid, loaders.Float32, 0x1p-10}, // TF32 may have computed it
-		{loaders.Invalid, loaders.BFloat16, 0x1p-7},
-		{loaders.BFloat16, loaders.Float32, 0x1p-7}, // autocast
-		{loaders.Invalid, loaders.Float64, 0x1p-52},
-		{loaders.Invalid, loaders.Invalid, 0x1p-10},
-	} {
-		if got := WorkingEpsilon(tc.compute, tc.model); got != tc.want {
-			t.Errorf("compute %s, model %s: ε = %g, want %g", tc.compute, tc.model, got, tc.want)
-		}
-	}
+func ctx() Context {
+	return NewContext(tolerances.NewPrecision(loaders.Invalid, loaders.Float32), testRules)
 }
 
 // TestStepGradients: a gradient fails when its difference passes Grad·ε
@@ -58,28 +44,28 @@ func TestStepGradients(t *testing.T) {
 	eps := 0x1p-10
 	// two gradients of 100 elements: RMS 1 and 0.01, so S ≈ 0.707
 	big := stepPair("grads/w", loaders.KindGrad, 100, 10, 0)
-	small := func(diffRMS float64) *TensorResult {
+	small := func(diffRMS float64) Pair {
 		return stepPair("grads/b", loaders.KindGrad, 100, 0.1, diffRMS*10)
 	}
 	S := math.Sqrt((100 + 0.01) / 200)
 	under, over := small(0.99*10*eps*S), small(1.01*10*eps*S)
 
-	f, d := Step([]*TensorResult{big, under}, ctx())
-	if d[under].Status != StatusMatch || len(f.Reasons) != 0 {
-		t.Errorf("under the limit: %s %v", d[under].Status, f.Reasons)
+	f, d := Step([]Pair{big, under}, ctx())
+	if d[1].Status != StatusMatch || len(f.Reasons) != 0 {
+		t.Errorf("under the limit: %s %v", d[1].Status, f.Reasons)
 	}
 	if math.Abs(f.GradScale-S) > 1e-12 || f.WorstGrad != "grads/b" {
 		t.Errorf("scale %g (want %g), worst %s", f.GradScale, S, f.WorstGrad)
 	}
-	f, d = Step([]*TensorResult{big, over}, ctx())
-	if d[over].Status != StatusMismatch || !strings.Contains(d[over].Reasons[0], "gradient difference") || len(f.Reasons) != 1 {
-		t.Errorf("over the limit: %s %v / %v", d[over].Status, d[over].Reasons, f.Reasons)
+	f, d = Step([]Pair{big, over}, ctx())
+	if d[1].Status != StatusMismatch || !strings.Contains(d[1].Reasons[0], "gradient difference") || len(f.Reasons) != 1 {
+		t.Errorf("over the limit: %s %v / %v", d[1].Status, d[1].Reasons, f.Reasons)
 	}
 	// the same difference after steps that drifted to a third of it passes
 	c := ctx()
 	c.PriorDrift = f.WorstGradRatio / 3
-	if _, d = Step([]*TensorResult{big, over}, c); d[over].Status != StatusMatch {
-		t.Errorf("after drift: %s %v", d[over].Status, d[over].Reasons)
+	if _, d = Step([]Pair{big, over}, c); d[1].Status != StatusMatch {
+		t.Errorf("after drift: %s %v", d[1].Status, d[1].Reasons)
 	}
 	// a failed step does not add to the drift
 	if n := ctx().Next(f); n.PriorDrift != 0 {
@@ -94,43 +80,43 @@ func TestStepUpdates(t *testing.T) {
 	c := ctx()
 	limit := testRules.Update * adamEpsilon // gradients equal (R = 0), parameters of float32 far above their update
 	grad := stepPair("grads/w", loaders.KindGrad, 100, 1, 0)
-	param := func(beta float64) *TensorResult {
+	param := func(beta float64) Pair {
 		p := stepPair("params/w", loaders.KindParam, 100, 10, 0.01)
 		p.Update = update(100, -2, 1e-3, beta)
 		return p
 	}
 	ok, bad := param(0.9*limit), param(1.1*limit)
-	f, d := Step([]*TensorResult{grad, ok}, c)
-	if d[ok].Status != StatusMatch || math.Abs(f.UpdateRatio-0.9*limit) > 1e-12 || f.UpdateElems != 100 {
-		t.Errorf("inside: %s, β = %g, %d elements", d[ok].Status, f.UpdateRatio, f.UpdateElems)
+	f, d := Step([]Pair{grad, ok}, c)
+	if d[1].Status != StatusMatch || math.Abs(f.UpdateRatio-0.9*limit) > 1e-12 || f.UpdateElems != 100 {
+		t.Errorf("inside: %s, β = %g, %d elements", d[1].Status, f.UpdateRatio, f.UpdateElems)
 	}
-	f, d = Step([]*TensorResult{grad, bad}, c)
-	if d[bad].Status != StatusMismatch || len(f.Reasons) != 1 || !strings.Contains(f.Reasons[0], "update ratio") {
-		t.Errorf("outside: %s, reasons %v", d[bad].Status, f.Reasons)
+	f, d = Step([]Pair{grad, bad}, c)
+	if d[1].Status != StatusMismatch || len(f.Reasons) != 1 || !strings.Contains(f.Reasons[0], "update ratio") {
+		t.Errorf("outside: %s, reasons %v", d[1].Status, f.Reasons)
 	}
 	// the same ratio with gradients that differ by 10% is what they explain
 	noisy := stepPair("grads/w", loaders.KindGrad, 100, 1, 0.1)
-	if _, d = Step([]*TensorResult{noisy, bad}, c); d[bad].Status != StatusMatch {
-		t.Errorf("explained by the gradients: %s %v", d[bad].Status, d[bad].Reasons)
+	if _, d = Step([]Pair{noisy, bad}, c); d[1].Status != StatusMatch {
+		t.Errorf("explained by the gradients: %s %v", d[1].Status, d[1].Reasons)
 	}
 	// bf16 parameters 50 times their update: storing p + u rounds the
 	// update by up to ε_p·|p|/|u| = 2^-7·50 = 0.39, which explains the
 	// same ratio
-	bf := NewContext(loaders.Invalid, loaders.BFloat16, testRules)
+	bf := NewContext(tolerances.NewPrecision(loaders.Invalid, loaders.BFloat16), testRules)
 	stored := param(1.1 * limit)
 	for i := range stored.Update.Bins {
 		stored.Update.Bins[i].PU = 50 * stored.Update.Bins[i].UU
 	}
-	f, d = Step([]*TensorResult{grad, stored}, bf)
-	if d[stored].Status != StatusMatch || math.Abs(f.Resolution-50*0x1p-7) > 1e-12 {
-		t.Errorf("storage rounding: %s, resolution %g", d[stored].Status, f.Resolution)
+	f, d = Step([]Pair{grad, stored}, bf)
+	if d[1].Status != StatusMatch || math.Abs(f.Resolution-50*0x1p-7) > 1e-12 {
+		t.Errorf("storage rounding: %s, resolution %g", d[1].Status, f.Resolution)
 	}
 	// only the compared run moved it
 	frozen := param(0)
 	frozen.Update.MovedA = 0
-	if _, d = Step([]*TensorResult{grad, frozen}, c); d[frozen].Status != StatusMismatch ||
-		!strings.Contains(d[frozen].Reasons[0], "left unchanged by the reference run") {
-		t.Errorf("moved by one run only: %s %v", d[frozen].Status, d[frozen].Reasons)
+	if _, d = Step([]Pair{grad, frozen}, c); d[1].Status != StatusMismatch ||
+		!strings.Contains(d[1].Reasons[0], "left unchanged by the reference run") {
+		t.Errorf("moved by one run only: %s %v", d[1].Status, d[1].Reasons)
 	}
 }
 
@@ -146,9 +132,9 @@ func TestStepDrift(t *testing.T) {
 		{Exp: -40, N: 32, UU: 32e-6, DU: 0, DD: 4 * 32e-6},
 		{Exp: 0, N: 64, UU: 64e-6},
 	}, Worst: []compare.UpdateElem{{Index: []int{40}, Exp: -40, D: 4e-3}, {Index: []int{3}, Exp: 0, D: 1e-3}, {Index: []int{41}, Exp: -40, D: -1e-3}}}
-	f, d := Step([]*TensorResult{grad, p}, c)
-	if d[p].Status != StatusMatch || len(f.Drift) != 1 {
-		t.Fatalf("%s, drift %+v", d[p].Status, f.Drift)
+	f, d := Step([]Pair{grad, p}, c)
+	if d[1].Status != StatusMatch || len(f.Drift) != 1 {
+		t.Fatalf("%s, drift %+v", d[1].Status, f.Drift)
 	}
 	if dr := f.Drift[0]; dr.NoisyElems != 32 || dr.NoisyShare != 1 || dr.Count != 96 {
 		t.Errorf("drift %+v", dr)
@@ -166,9 +152,14 @@ func TestStepLeavesToTensor(t *testing.T) {
 	first := stepPair("params/w", loaders.KindParam, 10, 1, 0.5)
 	loss := stepPair("loss", loaders.KindLoss, 1, 1, 0.5)
 	loss.Settings.PerTensor = true
-	_, d := Step([]*TensorResult{in, first, loss}, ctx())
-	if len(d) != 0 {
-		t.Errorf("judged %d pairs: %+v", len(d), d)
+	f, d := Step([]Pair{in, first, loss}, ctx())
+	for i, p := range []Pair{in, first, loss} {
+		if want := Tensor(&p); fmt.Sprint(d[i]) != fmt.Sprint(want) {
+			t.Errorf("%s: %+v, judged alone %+v", p.Name, d[i], want)
+		}
+	}
+	if d[0].Status != StatusMismatch || len(f.Reasons) != 0 {
+		t.Errorf("the input failing alone made the step's reasons %v (status %s)", f.Reasons, d[0].Status)
 	}
 }
 
@@ -182,15 +173,15 @@ func TestStepLossAndOutput(t *testing.T) {
 	}{{loaders.KindLoss, 0.99 * testRules.Loss, false}, {loaders.KindLoss, 1.01 * testRules.Loss, true},
 		{loaders.KindOutput, 0.99 * testRules.Output, false}, {loaders.KindOutput, 1.01 * testRules.Output, true}} {
 		p := stepPair("x", tc.kind, 1, 1, tc.k*eps)
-		_, d := Step([]*TensorResult{p}, ctx())
-		if (d[p].Status == StatusMismatch) != tc.fails {
-			t.Errorf("%s at %g·ε: %s", tc.kind, tc.k, d[p].Status)
+		_, d := Step([]Pair{p}, ctx())
+		if (d[0].Status == StatusMismatch) != tc.fails {
+			t.Errorf("%s at %g·ε: %s", tc.kind, tc.k, d[0].Status)
 		}
 		// after passing steps that drifted to a fifth of it, it passes
 		c := ctx()
 		c.PriorLoss, c.PriorOutput = tc.k*eps/5, tc.k*eps/5
-		if _, d = Step([]*TensorResult{p}, c); d[p].Status != StatusMatch {
-			t.Errorf("%s at %g·ε after drift: %s %v", tc.kind, tc.k, d[p].Status, d[p].Reasons)
+		if _, d = Step([]Pair{p}, c); d[0].Status != StatusMatch {
+			t.Errorf("%s at %g·ε after drift: %s %v", tc.kind, tc.k, d[0].Status, d[0].Reasons)
 		}
 	}
 }
@@ -216,8 +207,8 @@ func TestHealthyFloor(t *testing.T) {
 func TestStepUserThresholdGradient(t *testing.T) {
 	g := stepPair("grads/w", loaders.KindGrad, 100, 10, 5)
 	g.Settings.PerTensor = true
-	f, d := Step([]*TensorResult{g}, ctx())
-	if _, ok := d[g]; ok || f.GradScale != 1 {
-		t.Errorf("judged %v, scale %g", ok, f.GradScale)
+	f, d := Step([]Pair{g}, ctx())
+	if want := Tensor(&g); fmt.Sprint(d[0]) != fmt.Sprint(want) || f.GradScale != 1 {
+		t.Errorf("judged %+v, alone %+v, scale %g", d[0], want, f.GradScale)
 	}
 }

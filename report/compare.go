@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/graphdiff/graphdiff/check"
+	"github.com/graphdiff/graphdiff/outcome"
 )
 
 // More output formats, for comparisons.
@@ -18,7 +18,7 @@ const (
 )
 
 // compareRenderers are the output formats of a comparison.
-var compareRenderers = renderers[*check.Comparison]{
+var compareRenderers = renderers[*outcome.Comparison]{
 	{Text, compareText},
 	{JSON, plain(compareJSON)},
 	{JUnit, plain(compareJUnit)},
@@ -30,7 +30,7 @@ var compareRenderers = renderers[*check.Comparison]{
 var CompareFormats = compareRenderers.formats()
 
 // Compare writes a comparison in format f; o applies to text only.
-func Compare(w io.Writer, f Format, r *check.Comparison, o TextOptions) error {
+func Compare(w io.Writer, f Format, r *outcome.Comparison, o TextOptions) error {
 	return compareRenderers.write(w, f, r, o, "compare")
 }
 

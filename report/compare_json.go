@@ -10,11 +10,11 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/outcome"
 )
 
 // CompareJSON is the JSON form of a comparison, the contract that scripts
@@ -334,7 +334,7 @@ func (f Float) MarshalJSON() ([]byte, error) {
 }
 
 // NewCompareJSON builds the JSON form of a comparison.
-func NewCompareJSON(r *check.Comparison) CompareJSON {
+func NewCompareJSON(r *outcome.Comparison) CompareJSON {
 	out := compareJSONHead(r)
 	for _, t := range r.Tensors {
 		out.Tensors = append(out.Tensors, tensorJSON(t, r.Shard.Count > 0))
@@ -343,7 +343,7 @@ func NewCompareJSON(r *check.Comparison) CompareJSON {
 }
 
 // compareJSONHead is NewCompareJSON without the tensors.
-func compareJSONHead(r *check.Comparison) CompareJSON {
+func compareJSONHead(r *outcome.Comparison) CompareJSON {
 	out := CompareJSON{
 		Verdict: string(r.Verdict), A: r.A, B: r.B,
 		Causes: causesJSON(r.Causes), Warnings: causesJSON(r.Warnings),
@@ -355,14 +355,14 @@ func compareJSONHead(r *check.Comparison) CompareJSON {
 		out.FirstDivergence = &DivergenceJSON{Step: stepPtr(d.Step), Tensor: d.Name, Kind: string(d.Kind), Reasons: d.Reasons}
 	}
 	out.Summary = summarize(r.Result)
-	if r.ComputeDType != loaders.Invalid {
-		out.ComputeDType = r.ComputeDType.String()
+	if r.Precision.Compute != loaders.Invalid {
+		out.ComputeDType = r.Precision.Compute.String()
 	}
 	if s := r.Shard; s.Count > 0 {
 		out.Shard = &ShardJSON{Index: s.Index, Count: s.Count, Strict: r.Strict,
 			Rules: RunRulesJSON{Grad: r.Rules.Grad, GradGrowth: r.Rules.GradGrowth, Update: r.Rules.Update, Loss: r.Rules.Loss, Output: r.Rules.Output}}
-		if r.ModelDType != loaders.Invalid {
-			out.Shard.ModelDType = r.ModelDType.String()
+		if r.Precision.Model != loaders.Invalid {
+			out.Shard.ModelDType = r.Precision.Model.String()
 		}
 	}
 	out.BaselineIdentical = r.BaselineIdentical
@@ -569,7 +569,7 @@ func entryFile(e *loaders.Meta) string {
 // indent would, but streams the tensors one at a time: encoding them all
 // at once holds the whole document in memory (about 1 KB per pair, 60 MB
 // for 50,000 pairs) on top of the result.
-func compareJSON(w io.Writer, r *check.Comparison) error {
+func compareJSON(w io.Writer, r *outcome.Comparison) error {
 	partial := r.Shard.Count > 0
 	doc := compareJSONHead(r)
 	head, err := json.MarshalIndent(doc, "", "  ")

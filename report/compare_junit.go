@@ -6,10 +6,10 @@ import (
 	"io"
 	"strings"
 
-	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/outcome"
 )
 
 // JUnit XML, as CI systems read it: one <testsuite> for the pair of runs,
@@ -64,7 +64,7 @@ type junitSkipped struct {
 	Message string `xml:"message,attr"`
 }
 
-func compareJUnit(w io.Writer, r *check.Comparison) error {
+func compareJUnit(w io.Writer, r *outcome.Comparison) error {
 	suite := junitSuite{
 		Name:       r.A + " vs " + r.B,
 		Properties: []junitProperty{{"verdict", string(r.Verdict)}, {"reference", r.A}, {"compared", r.B}},

@@ -5,15 +5,15 @@ import (
 	"io"
 	"strings"
 
-	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/outcome"
 )
 
 // compareMarkdown writes a report for a CI job summary (GitHub-flavoured
 // Markdown): the verdict, the first divergence, counts, the failing pairs
 // with their reasons, and the worst matching pairs in a collapsed section.
-func compareMarkdown(w io.Writer, r *check.Comparison) error {
+func compareMarkdown(w io.Writer, r *outcome.Comparison) error {
 	icon := map[judge.Verdict]string{judge.Pass: "✅", judge.Fail: "❌", judge.Error: "⚠️"}[r.Verdict]
 	fmt.Fprintf(w, "## graphdiff: %s %s\n\n", icon, r.Verdict)
 	fmt.Fprintf(w, "`%s` (reference) vs `%s`\n\n", mdCode(r.A), mdCode(r.B))

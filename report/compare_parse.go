@@ -62,12 +62,13 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 	}
 	res := &judge.Result{A: in.A, B: in.B, NotCompared: in.Summary.NotCompared}
 	out := &ShardReport{Result: res}
+	compute, model := loaders.Invalid, loaders.Invalid
 	if in.ComputeDType != "" {
 		d, err := loaders.ParseDType(in.ComputeDType)
 		if err != nil {
 			return nil, fmt.Errorf("compute_dtype: %w", err)
 		}
-		res.ComputeDType = d
+		compute = d
 	}
 	if s := in.Shard; s != nil {
 		if s.Count < 1 || s.Count > MaxShards || s.Index < 1 || s.Index > s.Count {
@@ -81,9 +82,10 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 			if err != nil {
 				return nil, fmt.Errorf("shard.model_dtype: %w", err)
 			}
-			res.ModelDType = d
+			model = d
 		}
 	}
+	res.Precision = tolerances.NewPrecision(compute, model)
 	if in.StoppedAfterStep != nil {
 		if *in.StoppedAfterStep < 0 {
 			return nil, fmt.Errorf("stopped_after_step %d is negative", *in.StoppedAfterStep)
@@ -125,7 +127,7 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 		res.Tensors = append(res.Tensors, t)
 	}
 	for _, ig := range in.Ignored {
-		res.Ignored = append(res.Ignored, &judge.TensorResult{Name: ig.Name, Step: stepOf(ig.Step), Kind: loaders.Kind(ig.Kind)})
+		res.Ignored = append(res.Ignored, &judge.TensorResult{Pair: judge.Pair{Name: ig.Name, Step: stepOf(ig.Step), Kind: loaders.Kind(ig.Kind)}})
 	}
 	return out, nil
 }
@@ -165,8 +167,8 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 	if err := checkShape("shape_b", tj.ShapeB); err != nil {
 		return nil, err
 	}
-	t := &judge.TensorResult{Name: tj.Name, Step: stepOf(tj.Step), Kind: loaders.Kind(tj.Kind),
-		Status: judge.Status(tj.Status), Reasons: tj.Reasons}
+	t := &judge.TensorResult{Pair: judge.Pair{Name: tj.Name, Step: stepOf(tj.Step), Kind: loaders.Kind(tj.Kind)},
+		Decision: judge.Decision{Status: judge.Status(tj.Status), Reasons: tj.Reasons}}
 	if tj.Error != "" {
 		t.Err = errors.New(tj.Error)
 	}

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/outcome"
 )
 
 // TestReadCompareJSONRoundTrip reads reports that graphdiff wrote back into
@@ -32,7 +32,7 @@ func TestReadCompareJSONRoundTrip(t *testing.T) {
 		if err := json.Unmarshal(data, &in); err != nil {
 			t.Fatal(err)
 		}
-		again, err := json.Marshal(NewCompareJSON(&check.Comparison{Result: sr.Result, Strict: sr.Strict}))
+		again, err := json.Marshal(NewCompareJSON(&outcome.Comparison{Result: sr.Result, Strict: sr.Strict}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,13 +80,13 @@ func FuzzReadCompareJSON(f *testing.F) {
 			return
 		}
 		// judge every step again, as merge does with shards' reports
-		steps := map[int][]*judge.TensorResult{}
+		steps := map[int][]judge.Pair{}
 		for _, t := range sr.Tensors {
 			if t.Metrics != nil && (t.Status == judge.StatusMatch || t.Status == judge.StatusMismatch) {
-				steps[t.Step] = append(steps[t.Step], t)
+				steps[t.Step] = append(steps[t.Step], t.Pair)
 			}
 		}
-		ctx := judge.NewContext(sr.ComputeDType, sr.ModelDType, sr.Rules)
+		ctx := judge.NewContext(sr.Precision, sr.Rules)
 		for _, group := range steps {
 			f, _ := judge.Step(group, ctx)
 			ctx = ctx.Next(f)
@@ -94,7 +94,7 @@ func FuzzReadCompareJSON(f *testing.F) {
 		var buf bytes.Buffer
 		for _, format := range CompareFormats {
 			buf.Reset()
-			if err := Compare(&buf, format, &check.Comparison{Result: sr.Result}, TextOptions{}); err != nil {
+			if err := Compare(&buf, format, &outcome.Comparison{Result: sr.Result}, TextOptions{}); err != nil {
 				t.Fatalf("%s: %v", format, err)
 			}
 		}

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/outcome"
 )
 
 // TextOptions shape the text report.
@@ -48,7 +48,7 @@ func (o TextOptions) paint(code, s string) string {
 // (model tensors apart from optimizer state and buffers); then the counts
 // and the loss curves. A pass is a few lines: the verdict, the counts, the
 // curves, what the differences are, and warnings.
-func compareText(w io.Writer, r *check.Comparison, o TextOptions) error {
+func compareText(w io.Writer, r *outcome.Comparison, o TextOptions) error {
 	verdict := strings.ToUpper(string(r.Verdict))
 	switch r.Verdict {
 	case judge.Pass:

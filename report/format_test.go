@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/curve"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/outcome"
 )
 
 // TestFormatList words format lists as the flags' help does.
@@ -47,10 +47,10 @@ func TestEveryRendererWrites(t *testing.T) {
 	cv := curve.Analyze(c, &loaders.Curve{Steps: steps, Values: values, Source: "b"}, curve.DefaultOptions())
 	write := map[string]func(w *bytes.Buffer, f Format) error{
 		"compare": func(w *bytes.Buffer, f Format) error {
-			return Compare(w, f, &check.Comparison{Result: sr.Result}, TextOptions{})
+			return Compare(w, f, &outcome.Comparison{Result: sr.Result}, TextOptions{})
 		},
 		"curve":   func(w *bytes.Buffer, f Format) error { return Curve(w, f, cv, TextOptions{}) },
-		"inspect": func(w *bytes.Buffer, f Format) error { return Inspection(w, f, check.Inspection{Root: "run"}) },
+		"inspect": func(w *bytes.Buffer, f Format) error { return Inspection(w, f, outcome.Inspection{Root: "run"}) },
 	}
 	for kind, formats := range map[string][]Format{"compare": CompareFormats, "curve": CurveFormats, "inspect": InspectFormats} {
 		for _, f := range formats {

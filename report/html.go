@@ -7,11 +7,11 @@ import (
 	"math"
 	"strings"
 
-	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/curve"
 	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/outcome"
 )
 
 // HTML is a self-contained page: styles and the plot (SVG) are inline and
@@ -110,7 +110,7 @@ func htmlCurveSection(r *curve.Result) (*htmlCurve, error) {
 // hold them, and every pair in a table that sorts (click a heading) and
 // filters (a text box and a status menu; the page's #filter=..&status=..&
 // sort=column:asc|desc hash sets them too, so a view can be linked).
-func compareHTML(w io.Writer, r *check.Comparison) error {
+func compareHTML(w io.Writer, r *outcome.Comparison) error {
 	s := summarize(r.Result)
 	p := htmlPage{
 		Title: "graphdiff: " + r.A + " vs " + r.B, Verdict: string(r.Verdict), Pass: r.Verdict == judge.Pass,

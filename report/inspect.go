@@ -9,13 +9,13 @@ import (
 
 	"github.com/graphdiff/graphdiff/internal/words"
 
-	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/outcome"
 )
 
 // inspectRenderers are the output formats of `graphdiff inspect`.
-var inspectRenderers = renderers[check.Inspection]{
+var inspectRenderers = renderers[outcome.Inspection]{
 	{Text, plain(inspectionText)},
 	{JSON, plain(inspectionJSON)},
 }
@@ -24,7 +24,7 @@ var inspectRenderers = renderers[check.Inspection]{
 var InspectFormats = inspectRenderers.formats()
 
 // Inspection writes an inspection in the given format.
-func Inspection(w io.Writer, f Format, ins check.Inspection) error {
+func Inspection(w io.Writer, f Format, ins outcome.Inspection) error {
 	return inspectRenderers.write(w, f, ins, TextOptions{}, "inspect")
 }
 
@@ -75,7 +75,7 @@ type ErrorJSON struct {
 	Message string `json:"message"`
 }
 
-func inspectionJSON(w io.Writer, ins check.Inspection) error {
+func inspectionJSON(w io.Writer, ins outcome.Inspection) error {
 	out := InspectionJSON{Path: ins.Root, Tensors: []TensorStatsJSON{}, Errors: errorsJSON(ins.Errors)}
 	if ins.Manifest != nil {
 		out.Run = &ins.Manifest.Run
@@ -129,7 +129,7 @@ func errorsJSON(errs []error) []ErrorJSON {
 	return out
 }
 
-func inspectionText(w io.Writer, ins check.Inspection) error {
+func inspectionText(w io.Writer, ins outcome.Inspection) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if len(ins.Tensors) > 0 {
 		fmt.Fprintln(tw, "NAME\tSTEP\tKIND\tDTYPE\tSHAPE\tMIN\tMAX\tMEAN\tSTD\tNAN\tINF\tZEROS")

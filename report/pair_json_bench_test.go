@@ -18,12 +18,12 @@ func BenchmarkMarshalPairs(b *testing.B) {
 		for i := range 2000 {
 			name := fmt.Sprintf("grads/layer_%04d.weight", i)
 			m := &loaders.Meta{File: fmt.Sprintf("step_%06d/%s.npy", step, name), DType: loaders.Float32, Shape: []int{1024}}
-			t := &judge.TensorResult{Name: name, Step: step, Kind: loaders.KindGrad, Status: judge.StatusMatch, A: m, B: m,
+			t := &judge.TensorResult{Pair: judge.Pair{Name: name, Step: step, Kind: loaders.KindGrad, A: m, B: m,
 				Metrics: &compare.Metrics{Count: 1024, Mismatched: 2, FirstMismatch: []int{0}, RelL2: 4.491636916051608e-05 + float64(i)*1e-9,
 					Cosine: 0.9999999989933931, MaxULP: 33554,
 					MaxAbs: compare.Extreme{Value: 0.001000046730041504, Index: []int{0}, A: 1.7045365571975708, B: 1.7055366039276123},
-					MaxRel: compare.Extreme{Value: 0.0029322637803464047, Index: []int{1000}, A: 0.3410290479660034, B: 0.34202903509140015}},
-				MaxRelL2: 3e-4, MaxMismatchFraction: 0.1}
+					MaxRel: compare.Extreme{Value: 0.0029322637803464047, Index: []int{1000}, A: 0.3410290479660034, B: 0.34202903509140015}}},
+				Decision: judge.Decision{Status: judge.StatusMatch, MaxRelL2: 3e-4, MaxMismatchFraction: 0.1}}
 			t.Settings.DType, t.Settings.RTol, t.Settings.ATol = loaders.Float32, 1.3e-6, 1e-5
 			ts = append(ts, t)
 		}

@@ -95,8 +95,9 @@ func TestMarshalPairsInOrder(t *testing.T) {
 	var ts []*judge.TensorResult
 	for i := range 20*pairBatch + 7 {
 		name := fmt.Sprintf("grads/layer_%d.weight%s", i%97, strings.Repeat("x", i%13)) // encodings of many lengths
-		p := &judge.TensorResult{Name: name, Step: i / 100, Kind: loaders.KindGrad, Status: judge.StatusMissing,
-			Reasons: []string{"not in b"}, A: &loaders.Meta{File: name + ".npy", DType: loaders.Float32, Shape: []int{i % 7, 3}}}
+		p := &judge.TensorResult{Pair: judge.Pair{Name: name, Step: i / 100, Kind: loaders.KindGrad,
+			A: &loaders.Meta{File: name + ".npy", DType: loaders.Float32, Shape: []int{i % 7, 3}}},
+			Decision: judge.Decision{Status: judge.StatusMissing, Reasons: []string{"not in b"}}}
 		switch i % 5 {
 		case 1:
 			p.Step = loaders.NoStep

@@ -37,7 +37,8 @@ type Overrides struct {
 	RTol, ATol                    *float64
 	MaxRelL2, MaxMismatchFraction *float64
 	// ComputeDType is the dtype the math ran in (autocast), Invalid when
-	// not given.
+	// not given. The pipeline decides the comparison's Precision with it
+	// (it wins over the manifests); Resolve is handed the outcome.
 	ComputeDType loaders.DType
 	// FailOnDTypeChange, when set, is Settings.FailOnDTypeChange for
 	// every pair (--fail-on-dtype-change).
@@ -52,13 +53,10 @@ type Resolver struct {
 }
 
 // Resolve returns the settings for a pair named name, of kind kind, whose
-// two sides have dtypes a and b (original dtypes where known). compute is
-// the compute dtype the runs' manifests state (Invalid when none);
-// Overrides.ComputeDType takes precedence over it.
+// two sides have dtypes a and b (original dtypes where known), in a
+// comparison whose compute dtype is compute (Precision.ComparisonCompute:
+// Invalid when unknown).
 func (r Resolver) Resolve(name string, kind loaders.Kind, a, b, compute loaders.DType) Settings {
-	if r.Overrides.ComputeDType != loaders.Invalid {
-		compute = r.Overrides.ComputeDType
-	}
 	d := ComparisonDType(a, b, compute)
 	s := Settings{DType: d, Tolerance: For(d)}
 	s.MaxRelL2, s.MaxMismatchFraction = thresholds(d)

@@ -16,6 +16,7 @@ import (
 	"github.com/graphdiff/graphdiff/internal/words"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/outcome"
 	"github.com/graphdiff/graphdiff/report"
 	"github.com/graphdiff/graphdiff/tolerances"
 )
@@ -249,7 +250,7 @@ func adviseShards(w io.Writer, pairs int) {
 
 // writeComparison writes the report files and the report on stdout, and
 // turns the verdict into the exit status.
-func writeComparison(full *check.Comparison, format report.Format, reports []reportFile, files report.TextOptions,
+func writeComparison(full *outcome.Comparison, format report.Format, reports []reportFile, files report.TextOptions,
 	terminal func(io.Writer) bool, stdout io.Writer) error {
 	text := files
 	text.Color = colorOn(terminal, stdout)

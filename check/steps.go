@@ -1,0 +1,372 @@
+package check
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/diagnose"
+	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/tolerances"
+)
+
+// stepper carries a comparison from one step to the next. Everything in
+// it is indexed by a pair's position in pairs.held; each pair's result is
+// built once, when it is known (at classification for a pair that is not
+// compared, once its step is judged for the others).
+type stepper struct {
+	pairs   pairing
+	rd      *stepReader
+	opts    Options
+	prec    tolerances.Precision
+	noise   map[pairKey]*loaders.Entry // the baseline's entries
+	updates *updateIndex
+
+	results []judge.TensorResult
+	class   []class
+	entries []pairEntries // the entries of the pairs classified
+	// members are, by unit, the pairs to compare, in order, with their
+	// classification; classified, by part, whether its pairs were.
+	members    [][]member
+	classified []bool
+	spans      [][2]int // by part: its members, members[u][from:to]
+	keepN      []int    // leading values to keep, by pair
+	kept       []kept
+	// weights are the last step's parameters, held for the next one's
+	// updates.
+	weights []*loaders.Entry
+	// stoppedAt and notCompared say where --fail-fast stopped, and how
+	// many pairs of later steps it left.
+	stoppedAt   *int
+	notCompared int
+}
+
+// newStepper returns the stepper of the pairs pr, read by rd, compared in
+// precision prec.
+func newStepper(pr pairing, rd *stepReader, opts Options, prec tolerances.Precision, baseline, a, b *loaders.Run) *stepper {
+	n := len(pr.held)
+	return &stepper{pairs: pr, rd: rd, opts: opts, prec: prec, noise: indexRun(baseline), updates: newUpdateIndex(a, b),
+		results: make([]judge.TensorResult, n), class: make([]class, n), entries: make([]pairEntries, n), kept: make([]kept, n),
+		members: make([][]member, len(pr.units)), classified: make([]bool, len(rd.parts)), spans: make([][2]int, len(rd.parts))}
+}
+
+// member is a pair to compare: its position in held and its
+// classification.
+type member struct {
+	i int
+	c classification
+}
+
+// preparePart reads part q of unit u and classifies its pairs, once. It
+// fails when the part holds a gradient or a parameter coarser than the
+// precision decided.
+func (st *stepper) preparePart(u, q int) error {
+	if st.classified[q] {
+		return nil
+	}
+	st.rd.readPart(q)
+	if d := st.rd.weightDType(st.rd.parts[q]); st.prec.Coarser(d) {
+		return &coarserPrecision{decided: st.prec, found: d, step: st.pairs.held[st.rd.parts[q][0]].Step}
+	}
+	from := len(st.members[u])
+	for _, i := range st.rd.parts[q] {
+		s := st.pairs.sides(i, st.rd.failed)
+		c := classify(s, st.opts.Resolver, st.prec)
+		st.class[i] = c.class
+		if c.class != unlisted {
+			st.entries[i] = pairEntries{s.A, s.B}
+		}
+		switch c.class {
+		case settled, ignored:
+			if c.Err != nil {
+				st.pairs.attached[c.Err] = true
+			}
+			st.results[i] = c.result(s)
+		case toCompare:
+			st.members[u] = append(st.members[u], member{i, c})
+		}
+	}
+	st.classified[q], st.spans[q] = true, [2]int{from, len(st.members[u])}
+	return nil
+}
+
+// prepare reads unit u, its parts not read yet at once, and classifies
+// its pairs (see preparePart).
+func (st *stepper) prepare(u int) error {
+	st.rd.readUnit(u)
+	for q := st.rd.first[u]; q < st.rd.first[u+1]; q++ {
+		if err := st.preparePart(u, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// progress tells opts.Progress, when set, the bytes of the pairs to
+// compare (all classified: a progress bar comes with readFirst), and
+// returns the functions it gave; no-ops without it.
+func (st *stepper) progress() (func(int64), func()) {
+	if st.opts.Progress == nil {
+		return nil, func() {}
+	}
+	var total int64
+	for _, ms := range st.members {
+		for _, m := range ms {
+			e := st.entries[m.i]
+			total += e.a.Size() + e.b.Size()
+		}
+	}
+	return st.opts.Progress(total)
+}
+
+// planHeads decides how many leading values of each pair the comparison
+// keeps for diagnosis: those its plan of samples wants (diagnose.
+// PlanCandidates), planned on what is known before comparing.
+func (st *stepper) planHeads() {
+	if st.opts.keepNoHeads {
+		return
+	}
+	cs := st.candidates()
+	st.keepN = make([]int, len(st.pairs.held))
+	for _, w := range diagnose.PlanCandidates(cs).Wants() {
+		st.keepN[w.Index] = w.N
+	}
+}
+
+// candidates describes the pairs for planning the samples before
+// comparing: a pair as read, where every pair was classified only the
+// pairs to compare; a pair not read yet as the tensors of its name first
+// read in each run, or, where no tensor of its name was read yet, as
+// unread (the plan then wants all it allows of the pair).
+func (st *stepper) candidates() []diagnose.Candidate {
+	cs := make([]diagnose.Candidate, len(st.pairs.held))
+	firstA, firstB := map[string]*loaders.Meta{}, map[string]*loaders.Meta{}
+	for _, p := range st.pairs.held {
+		for _, s := range []struct {
+			e     *loaders.Entry
+			first map[string]*loaders.Meta
+		}{{p.A, firstA}, {p.B, firstB}} {
+			if live(s.e) != nil && s.first[s.e.Name] == nil {
+				s.first[s.e.Name] = s.e.Meta()
+			}
+		}
+	}
+	for i, p := range st.pairs.held {
+		cs[i] = diagnose.Candidate{Step: p.Step, Kind: p.Kind, Name: p.Name}
+		if p.A == nil || p.B == nil || st.rd.failed[p.A] != nil || st.rd.failed[p.B] != nil ||
+			st.opts.readFirst && st.class[i] != toCompare {
+			continue
+		}
+		ma, mb := metaOr(p.A, firstA), metaOr(p.B, firstB)
+		switch {
+		case ma == nil && mb == nil && p.A.Deferred() && p.B.Deferred():
+			cs[i].Sampled, cs[i].Values = true, diagnose.Unread
+		case ma != nil && mb != nil:
+			t := judge.TensorResult{Pair: judge.Pair{Name: p.Name, Step: p.Step, Kind: p.Kind, A: ma, B: mb}}
+			cs[i] = diagnose.CandidateOf(&t)
+		}
+	}
+	return cs
+}
+
+// metaOr describes e when it was read, else as first describes its name
+// (nil when no tensor of it was read).
+func metaOr(e *loaders.Entry, first map[string]*loaders.Meta) *loaders.Meta {
+	if live(e) != nil {
+		return e.Meta()
+	}
+	return first[e.Name]
+}
+
+// compareStep compares, measures and judges unit u in context ctx, and
+// builds the results of its pairs to compare. It returns the step's facts,
+// and false when the step had no pair to compare.
+func (st *stepper) compareStep(u int, ctx judge.Context, progress func(int64)) (judge.StepFacts, bool, error) {
+	rd := st.rd
+	var params []*loaders.Entry // this step's, held for the next one's updates
+	var outcomes []compare.Outcome
+	var noise []*compare.Metrics
+	for q := rd.first[u]; q < rd.first[u+1]; q++ {
+		if !st.opts.readFirst {
+			rd.readOnward(q)
+		}
+		if err := st.preparePart(u, q); err != nil {
+			return judge.StepFacts{}, false, err
+		}
+		ms := st.members[u][st.spans[q][0]:st.spans[q][1]]
+		out, nz := st.comparePart(ms, progress)
+		outcomes, noise = append(outcomes, out...), append(noise, nz...)
+		params = append(params, rd.release(rd.parts[q])...)
+	}
+	ms := st.members[u]
+	pairs := make([]judge.Pair, len(ms))
+	for k, m := range ms {
+		p := st.pairs.held[m.i]
+		pairs[k] = judge.Pair{Name: p.Name, Step: p.Step, Kind: p.Kind, A: m.c.A, B: m.c.B, Settings: m.c.Settings,
+			Metrics: outcomes[k].Metrics, Noise: noise[k]}
+	}
+	st.measureUpdates(ms, pairs)
+	for _, e := range st.weights {
+		e.Release()
+	}
+	st.weights = params
+	if len(ms) == 0 {
+		return judge.StepFacts{}, false, nil
+	}
+	facts, decisions := judge.Step(pairs, ctx)
+	for k, m := range ms {
+		d, err := decisions[k], outcomes[k].Err
+		if err != nil {
+			d = judge.Decision{Status: judge.StatusError}
+		}
+		st.results[m.i] = judge.TensorResult{Pair: pairs[k], Decision: d, Err: err}
+	}
+	st.members[u] = nil
+	return facts, true, nil
+}
+
+// comparePart compares the pairs ms (and each against the baseline, where
+// it holds the pair with the same shape) and returns their outcomes and
+// noise metrics, by position in ms.
+func (st *stepper) comparePart(ms []member, progress func(int64)) ([]compare.Outcome, []*compare.Metrics) {
+	jobs := make([]compare.Job, 0, len(ms))
+	var noiseOf []int // by job: the member it measures the noise of, or -1
+	for k, m := range ms {
+		e := st.entries[m.i]
+		keep := 0
+		if st.keepN != nil {
+			keep = st.keepN[m.i]
+		}
+		jobs, noiseOf = append(jobs, compareJob(e, m.c, keep)), append(noiseOf, -1)
+		p := st.pairs.held[m.i]
+		if n := st.noise[pairKey{Step: p.Step, Name: p.Name}]; n != nil && slices.Equal(n.Shape, e.a.Shape) &&
+			n.DType.Components() == e.a.DType.Components() {
+			jobs = append(jobs, compare.Job{A: e.a.Tensor, B: n.Tensor, Tolerance: m.c.Settings.Tolerance, DType: m.c.Settings.DType})
+			noiseOf = append(noiseOf, k)
+		}
+	}
+	outcomes, noise := make([]compare.Outcome, len(ms)), make([]*compare.Metrics, len(ms))
+	k := 0
+	for j, o := range compare.Pairs(jobs, st.opts.Jobs, progress) {
+		if noiseOf[j] >= 0 {
+			noise[noiseOf[j]] = o.Metrics // nil when the baseline could not be read
+			continue
+		}
+		outcomes[k] = compare.Outcome{Metrics: o.Metrics, Err: o.Err}
+		if o.Err == nil && o.HeadA != nil {
+			st.kept[ms[k].i] = kept{o.HeadA, o.HeadB}
+		}
+		k++
+	}
+	return outcomes, noise
+}
+
+// measureUpdates sets the Update of the compared parameter pairs of ms
+// (pairs, by position) whose previous dumped step both runs hold alike;
+// the others keep none and are judged alone.
+func (st *stepper) measureUpdates(ms []member, pairs []judge.Pair) {
+	var jobs []compare.UpdateJob
+	var owners []int
+	for k, p := range pairs {
+		if p.Kind != loaders.KindParam || p.Step == loaders.NoStep || p.Metrics == nil ||
+			!p.A.DType.IsFloat() || !p.B.DType.IsFloat() {
+			continue
+		}
+		if j, ok := st.updates.job(p.Step, p.Name, st.entries[ms[k].i]); ok {
+			jobs = append(jobs, j)
+			owners = append(owners, k)
+		}
+	}
+	for j, o := range compare.Updates(jobs, st.opts.Jobs) {
+		pairs[owners[j]].Update = o.Update
+	}
+}
+
+// failed reports whether unit u, compared, has a pair that failed.
+func (st *stepper) failed(u int) bool {
+	for _, i := range st.pairs.units[u] {
+		if st.class[i] == toCompare && st.results[i].Failed() {
+			return true
+		}
+	}
+	return false
+}
+
+// stopAfter reads the steps after unit u for their pairs that are not
+// compared (missing, extra, unreadable), which the report still lists,
+// and leaves out the rest (--fail-fast).
+func (st *stepper) stopAfter(u int) error {
+	step := st.pairs.held[st.pairs.units[u][0]].Step
+	for v := u + 1; v < len(st.pairs.units); v++ {
+		if err := st.prepare(v); err != nil {
+			return err
+		}
+		st.rd.release(st.pairs.units[v])
+		st.notCompared += len(st.members[v])
+		for _, m := range st.members[v] {
+			st.class[m.i] = unlisted
+		}
+		st.members[v] = nil
+	}
+	if st.notCompared > 0 {
+		st.stoppedAt = &step
+	}
+	return nil
+}
+
+// finish assembles the result: the pairs listed, in pairing order, the
+// errors that belong to no pair, the steps' facts, the verdict and first
+// divergence.
+func (st *stepper) finish(a, b, baseline *loaders.Run, steps []judge.StepFacts) *compared {
+	res := &judge.Result{A: a.Root, B: b.Root, Shard: st.opts.Shard, Rules: st.opts.Resolver.Run(),
+		Precision: st.prec, Steps: steps}
+	c := &compared{}
+	for i := range st.results { // in pairing order
+		switch st.class[i] {
+		case settled, toCompare:
+			res.Tensors = append(res.Tensors, &st.results[i])
+			c.entries = append(c.entries, st.entries[i])
+			c.kept = append(c.kept, st.kept[i])
+		case ignored:
+			res.Ignored = append(res.Ignored, &st.results[i])
+		}
+	}
+	res.StoppedAfterStep, res.NotCompared = st.stoppedAt, st.notCompared
+	res.Errors = st.unattached(a, b, baseline)
+	res.Verdict, res.FirstDivergence = judge.Run(res.Tensors, res.Errors)
+	if judge.NothingCompared(res.Verdict, res.Tensors, res.Shard) {
+		res.Verdict = judge.Error
+		res.NothingCompared = fmt.Sprintf("%s holds %s, %s %s; %s ignored by the policy",
+			a.Root, plural(st.rd.readable(a), "tensor"), b.Root, plural(st.rd.readable(b), "tensor"), plural(len(res.Ignored), "pair"))
+	}
+	c.result = res
+	return c
+}
+
+// unattached returns the errors of the runs' discovery, and of the files
+// read a step at a time, that belong to no pair; none for a shard that
+// does not report discovery's.
+func (st *stepper) unattached(a, b, baseline *loaders.Run) []error {
+	if !st.opts.Shard.ReportsDiscovery() {
+		return nil
+	}
+	var out []error
+	runs := []*loaders.Run{a, b}
+	late := [][]error{st.rd.errorsOf(true), st.rd.errorsOf(false)}
+	if baseline != nil {
+		runs = append(runs, baseline)
+	}
+	for k, r := range runs {
+		errs := r.Errors
+		if k < len(late) && len(late[k]) > 0 {
+			errs = sortedErrors(slices.Concat(errs, late[k]))
+		}
+		for _, err := range errs {
+			if !st.pairs.attached[err] {
+				out = append(out, err)
+			}
+		}
+	}
+	return out
+}

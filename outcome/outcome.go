@@ -1,0 +1,52 @@
+// Package outcome holds the finished values the renderers take: a
+// Comparison of two runs and an Inspection of one. Package check makes
+// them; package report renders them without importing the pipeline.
+package outcome
+
+import (
+	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/curve"
+	"github.com/graphdiff/graphdiff/diagnose"
+	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// Comparison is a finished check of two runs: the judged result, its
+// diagnosis and the loss-curve analysis.
+type Comparison struct {
+	*judge.Result
+	// Causes are the likely causes, highest confidence first; Warnings the
+	// structured differences found inside the thresholds.
+	Causes, Warnings []diagnose.Cause
+	// Curve is the analysis of the runs' loss curves, nil when they hold
+	// none.
+	Curve *curve.Result
+	// Strict is set when warnings fail the verdict (--strict).
+	Strict bool
+	// BaselineIdentical is set when a baseline run was given and repeats
+	// the reference bit for bit (judge.BaselineMeasuresNothing).
+	BaselineIdentical bool
+}
+
+// TensorSummary is one row of an inspection: a run entry and its values'
+// statistics.
+type TensorSummary struct {
+	Name string
+	Step int
+	Kind loaders.Kind
+	loaders.Meta
+	compare.Summary
+}
+
+// Inspection is what `graphdiff inspect` reports about one run.
+type Inspection struct {
+	// Root is the run directory or file inspected.
+	Root string
+	// Manifest is the run's manifest, nil when it has none.
+	Manifest *loaders.Manifest
+	// Tensors are the readable tensors, in entry order (step, kind, name).
+	Tensors []TensorSummary
+	// Errors are the files and tensors that could not be read, each an
+	// *loaders.Error naming the file; the rest are still listed.
+	Errors []error
+}
