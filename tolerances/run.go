@@ -3,7 +3,7 @@ package tolerances
 import "fmt"
 
 // RunRules are the constants of the run-level verdict (judge.Step). Each
-// is a multiple of the step's working epsilon ε (judge.WorkingEpsilon).
+// is a multiple of the step's working epsilon ε (Precision.Epsilon).
 type RunRules struct {
 	// Grad and GradGrowth: a gradient fails when its difference ratio
 	// RMS(g_B − g_A)/max(RMS(g_A), S), S the step's gradient scale,
