@@ -34,6 +34,7 @@ func copyTree(t *testing.T, src string) string {
 // second run: that pair is an error, every other pair is still compared,
 // and the verdict is error.
 func TestUnreadablePairStillReportsTheRest(t *testing.T) {
+	t.Parallel()
 	dir := copyTree(t, fixture("runs", "mlp_fp32", "graph"))
 	b := load(t, dir)
 	victim := filepath.Join(dir, "step_000002", "grads", "fc2.weight.npy")
@@ -64,6 +65,7 @@ func TestUnreadablePairStillReportsTheRest(t *testing.T) {
 // TestFailFast stops after the first step with a failing pair and counts
 // what it left out.
 func TestFailFast(t *testing.T) {
+	t.Parallel()
 	dir := copyTree(t, fixture("runs", "mlp_fp32", "graph"))
 	// step 1's fc1 gradient of the graph run becomes the eager run's step 2 one
 	src := fixture("runs", "mlp_fp32", "eager", "step_000002", "grads", "fc1.weight.npy")
@@ -93,6 +95,7 @@ func TestFailFast(t *testing.T) {
 // from the reference as much as the compared run does: the thresholds rise
 // to NoiseFactor times the baseline's noise, and the noise is reported.
 func TestBaselineRaisesThresholds(t *testing.T) {
+	t.Parallel()
 	a, b := load(t, fixture("runs", "mlp_fp32", "eager")), load(t, fixture("runs", "mlp_fp32", "graph"))
 	r := mustRuns(t, a, b, Options{}, b)
 	for _, tr := range r.Tensors {
@@ -134,6 +137,7 @@ func mustRuns(t testing.TB, a, b *loaders.Run, opts Options, baseline ...*loader
 // writer might: both pairs are errors naming their files, every other pair
 // is compared, and the verdict is error.
 func TestFilesChangeAfterDiscovery(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS(fixture("runs", "mlp_fp32", "graph"))); err != nil {
 		t.Fatal(err)
@@ -178,6 +182,7 @@ func fixture(parts ...string) string {
 // again is reported as measuring nothing; the real second eager run, which
 // differs in the last bits, is not.
 func TestBaselineThatMeasuresNothing(t *testing.T) {
+	t.Parallel()
 	dir := fixture("scenarios", "fp32_adam")
 	for _, tc := range []struct {
 		baseline string

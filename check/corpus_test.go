@@ -34,6 +34,7 @@ type label struct {
 // named with confidence 0.75 or more. Run with -v for the tally per
 // family.
 func TestCorpus(t *testing.T) {
+	t.Parallel()
 	var files []string
 	for _, dir := range []string{"corpus", "scenarios"} {
 		err := filepath.WalkDir(fixture(dir), func(path string, d os.DirEntry, err error) error {
@@ -143,6 +144,7 @@ func TestCorpus(t *testing.T) {
 // while a float32 model's loss stays at float32, and an explicit compute
 // dtype still wins.
 func TestModelPrecision(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		scenario string
 		compute  loaders.DType
@@ -178,6 +180,7 @@ func TestModelPrecision(t *testing.T) {
 // drift names are mostly its key third (softmax ignores a constant shift
 // of the keys, so their gradient is rounding noise), the largest always.
 func TestDriftNamesTheKeyBias(t *testing.T) {
+	t.Parallel()
 	dir := fixture("corpus", "gpt2", "gpt2_bf16_adamw_ok")
 	c, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{})
 	if err != nil {

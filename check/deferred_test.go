@@ -96,6 +96,7 @@ func bothWays(t *testing.T, a, b string, opts Options) (stepwise, upfront string
 // and reading every file first: every pair, metric, step, error, cause
 // and curve is the same.
 func TestStepwiseReadingChangesNothing(t *testing.T) {
+	t.Parallel()
 	dirs := scenarioDirs(t)
 	// a manifest that names a file (read first) beside files read a step
 	// at a time, containers, a flat run, two precisions
@@ -151,6 +152,7 @@ func scenarioDirs(t *testing.T) []string {
 // of testdata/runs, every seventh scenario and stale_input with fail-fast
 // and a baseline give what reading every file first gives.
 func TestReadingInPartsChangesNothing(t *testing.T) {
+	t.Parallel()
 	var dirs []string
 	for i, dir := range scenarioDirs(t) {
 		if i%7 == 0 || strings.HasSuffix(dir, "stale_input") {
@@ -273,6 +275,7 @@ func stepwiseReadingOfUnreadableFiles(t *testing.T, partPairs int) {
 // reading it, Resolve reads each entry, and a small file's data is then
 // read from memory: the comparison still reads it after the file is gone.
 func TestDeferredEntriesReadOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	step := filepath.Join(dir, "step_1")
 	if err := os.MkdirAll(step, 0o755); err != nil {

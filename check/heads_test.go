@@ -16,6 +16,7 @@ import (
 // part at a time, where the plan is made before most pairs are read
 // (parts of one pair: all but the first).
 func TestHeadsFromTheComparison(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(fixture("scenarios", "*", "scenario.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios (%v)", err)

@@ -13,6 +13,7 @@ import (
 // fails the correct pure-bf16 Adam run (and even a second eager run against
 // the first), while graphdiff passes them and still fails every bug.
 func TestBeatsElementwiseVerdict(t *testing.T) {
+	t.Parallel()
 	elementwiseFails := func(r *judge.Result) bool {
 		for _, tr := range r.Tensors {
 			if tr.Metrics != nil && tr.Metrics.Mismatched > 0 {
@@ -37,6 +38,7 @@ func TestBeatsElementwiseVerdict(t *testing.T) {
 // scenarios as the noise floor: they still pass, and every tensor reports
 // its noise.
 func TestBaselineScenarios(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"fp32_adam", "bf16_adam"} {
 		dir := fixture("scenarios", name)
 		r, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{Baseline: filepath.Join(dir, "baseline")})

@@ -35,6 +35,7 @@ func snapshot(ts []*judge.TensorResult) string {
 // merges its shards: neither changes the result or the shard results it
 // was given (diagnosis reads the heads handed to it; merge works on copies).
 func TestStagesLeaveTheirInputs(t *testing.T) {
+	t.Parallel()
 	dir := fixture("scenarios", "stale_input")
 	a, b := load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph"))
 	c := compareLoaded(a, b, nil, Options{})
@@ -82,6 +83,7 @@ func TestStagesLeaveTheirInputs(t *testing.T) {
 // TestRunsRefusesBadOptions checks that options that cannot apply are
 // refused before anything is loaded (the paths do not exist).
 func TestRunsRefusesBadOptions(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		opts Options
