@@ -3,11 +3,17 @@ package check
 import (
 	"github.com/graphdiff/graphdiff/curve"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/tolerances"
 )
 
 // Curves reads the loss curves at pathA (the reference) and pathB (files,
 // or run directories holding one) and analyses them with the given
-// settings. It fails when either curve cannot be read.
+// settings, in the precision a comparison of the same paths decides
+// (decidePrecision: analysis.ComputeDType, else the manifests, and the
+// model's dtype from the first gradients or parameters of run
+// directories), so that `graphdiff curve` and `graphdiff compare` state
+// the same loss in the same units. It fails when either curve cannot be
+// read.
 func Curves(pathA, pathB string, read loaders.CurveOptions, analysis curve.Options) (*curve.Result, error) {
 	ca, err := loaders.ReadCurve(pathA, read)
 	if err != nil {
@@ -17,5 +23,42 @@ func Curves(pathA, pathB string, read loaders.CurveOptions, analysis curve.Optio
 	if err != nil {
 		return nil, err
 	}
-	return curve.Analyze(ca, cb, analysis), nil
+	p := tolerances.NewPrecision(analysis.ComputeDType, loaders.Invalid)
+	if !loaders.IsFile(pathA) && !loaders.IsFile(pathB) {
+		if a, b, err := loadBoth(pathA, pathB, read.Options, true); err == nil {
+			p = firstPrecision(a, b, analysis.ComputeDType)
+		}
+	}
+	return curve.Analyze(ca, cb, curveOptions(analysis, p)), nil
+}
+
+// firstPrecision decides the precision of two runs loaded deferred from
+// the parts a comparison reads before its first pair (stepReader.
+// readFirstParts), as a comparison of them would.
+func firstPrecision(a, b *loaders.Run, compute loaders.DType) tolerances.Precision {
+	pr := pairRuns(a, b, loaders.Shard{})
+	rd := newStepReader(pr.held, pr.units, 0)
+	defer rd.wait()
+	rd.readFirstParts(false)
+	return decidePrecision(a, b, compute)
+}
+
+// curveOptions returns the settings o with the rounding unit of precision
+// p: its working epsilon, the unit the loss pairs are judged in, where p
+// knows the compute or the model dtype and o sets no unit of its own;
+// where p knows neither (loss curves alone), the curves' own dtype
+// decides, as curve.Options documents. The compute dtype reported is the
+// coarser of p's compute and model dtypes.
+func curveOptions(o curve.Options, p tolerances.Precision) curve.Options {
+	if p.Compute == loaders.Invalid && p.Model == loaders.Invalid {
+		return o
+	}
+	if o.RTol == 0 {
+		o.RTol = p.Epsilon
+	}
+	o.ComputeDType = p.ComparisonCompute()
+	if p.Compute != loaders.Invalid && p.Model != loaders.Invalid && tolerances.Epsilon(p.Model) > tolerances.Epsilon(p.Compute) {
+		o.ComputeDType = p.Model
+	}
+	return o
 }

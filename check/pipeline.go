@@ -190,9 +190,8 @@ func applyStrict(r *judge.Result, diag diagnose.Report, strict bool) (*judge.Res
 }
 
 // runCurves analyses the loss curves of two run directories with the
-// default settings, in rounding units of the comparison's working epsilon
-// (p.Epsilon, the unit the loss pairs were judged in), nil when either is
-// a file or holds no curve of two or more steps.
+// default settings, in the comparison's precision p (curveOptions), nil
+// when either is a file or holds no curve of two or more steps.
 func runCurves(a, b *loaders.Run, lo loaders.Options, p tolerances.Precision) *curve.Result {
 	if loaders.IsFile(a.Root) || loaders.IsFile(b.Root) {
 		return nil
@@ -202,13 +201,7 @@ func runCurves(a, b *loaders.Run, lo loaders.Options, p tolerances.Precision) *c
 	if errA != nil || errB != nil || len(ca.Steps) < 2 || len(cb.Steps) < 2 {
 		return nil
 	}
-	o := curve.DefaultOptions()
-	o.ComputeDType = p.ComparisonCompute()
-	if p.Compute != loaders.Invalid && p.Model != loaders.Invalid && tolerances.Epsilon(p.Model) > tolerances.Epsilon(p.Compute) {
-		o.ComputeDType = p.Model
-	}
-	o.RTol = p.Epsilon
-	return curve.Analyze(ca, cb, o)
+	return curve.Analyze(ca, cb, curveOptions(curve.DefaultOptions(), p))
 }
 
 // plural says "1 tensor" or "3 tensors".

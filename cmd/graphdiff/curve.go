@@ -73,8 +73,8 @@ Exit status: 0 the curves agree, 1 they part, 2 usage or input error.`,
 	f.StringVar(&opts.read.Column, "column", "", "CSV column of the loss (default: the first whose name contains \"loss\")")
 	f.StringVar(&opts.read.Key, "key", "", "JSON-lines key of the loss (default: \"loss\", else the first containing \"loss\")")
 	f.StringVar(&opts.read.Tag, "tag", "", "TensorBoard scalar tag (default: the first containing \"loss\")")
-	f.StringVar(&opts.Compute, "compute-dtype", "", "dtype the model computed in: bfloat16, float16, tf32 (default: the losses' dtype)")
-	f.Float64Var(&opts.analysis.RTol, "rtol", 0, "relative rounding unit (default: the epsilon of --compute-dtype, else of the losses' dtype)")
+	f.StringVar(&opts.Compute, "compute-dtype", "", "dtype the model computed in: bfloat16, float16, tf32 (default: the manifests, else the model's dtype in run directories, else the losses')")
+	f.Float64Var(&opts.analysis.RTol, "rtol", 0, "relative rounding unit (default: the working epsilon graphdiff compare uses for the same runs, from --compute-dtype, the manifests and the model's dtype; for losses alone, the losses' dtype's)")
 	f.Float64Var(&opts.analysis.ATol, "atol", 0, "absolute floor of the rounding unit, for losses near zero")
 	f.Float64Var(&opts.analysis.Jump, "jump", opts.analysis.Jump, "how many times the largest difference of the previous --window steps a step must exceed to start a break")
 	f.IntVar(&opts.analysis.Window, "window", opts.analysis.Window, "how many previous steps the history and the level test look at")
@@ -106,10 +106,8 @@ func curveRun(opts *curveOptions) error {
 	}
 	switch c := strings.ToLower(strings.TrimSpace(opts.Compute)); c {
 	case "":
-	case "tf32":
-		if a.RTol == 0 {
-			a.RTol = 0x1p-10 // TF32 keeps 10 mantissa bits
-		}
+	case "tf32": // float32 math, which the working epsilon already allows to be TF32's
+		a.ComputeDType = loaders.Float32
 	default:
 		if a.ComputeDType, err = loaders.ParseDType(c); err != nil || !a.ComputeDType.IsFloat() {
 			return &usageError{err: fmt.Errorf("--compute-dtype: %q is no floating-point dtype (want bfloat16, float16, tf32, float32)", opts.Compute)}
