@@ -140,13 +140,13 @@ func pairRuns(a, b *loaders.Run, shard loaders.Shard) pairing {
 	return pr
 }
 
-// sides returns what classifying pair i knows of it, given the entries
-// the step reader failed to read.
-func (pr *pairing) sides(i int, failed map[*loaders.Entry]error) sides {
+// sides returns what classifying pair i knows of it, given the errors
+// that kept its sides from being read a step at a time (errA, errB).
+func (pr *pairing) sides(i int, errA, errB error) sides {
 	p := pr.held[i]
 	key := pairKey{Step: p.Step, Name: p.Name}
 	s := sides{Name: p.Name, Step: p.Step, Kind: p.Kind, A: live(p.A), B: live(p.B),
-		ErrA: failed[p.A], ErrB: failed[p.B], RootA: pr.a.Root, RootB: pr.b.Root}
+		ErrA: errA, ErrB: errB, RootA: pr.a.Root, RootB: pr.b.Root}
 	if u := pr.unreadA[key]; p.A == nil && u != nil {
 		s.ErrA = u.Err
 	}

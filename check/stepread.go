@@ -24,9 +24,9 @@ type stepReader struct {
 	units [][]int // indexes into held, step by step
 	parts [][]int // the units cut in parts, in order: slices of units
 	first []int   // by unit: the index of its first part; first[len(units)] = len(parts)
-	// failed are the entries that could not be read, with the error Load
-	// would have given.
-	failed map[*loaders.Entry]error
+	// failed holds, by side (2i for held[i].A, 2i+1 for its B), the error
+	// Load would have given for an entry that could not be read.
+	failed []error
 	read   []bool // by part: read, or being read ahead
 	// inflight are the parts being read ahead (readAhead), each with the
 	// channel that gives the entries it read and their errors.
@@ -54,7 +54,7 @@ func newStepReader(held []loaders.Pair, units [][]int, partPairs int) *stepReade
 	if partPairs <= 0 {
 		partPairs = partPairsDefault
 	}
-	r := &stepReader{held: held, units: units, failed: map[*loaders.Entry]error{}, inflight: map[int]chan aheadRead{}}
+	r := &stepReader{held: held, units: units, failed: make([]error, 2*len(held)), inflight: map[int]chan aheadRead{}}
 	for _, unit := range units {
 		r.first = append(r.first, len(r.parts))
 		for len(unit) > 0 {
@@ -67,26 +67,39 @@ func newStepReader(held []loaders.Pair, units [][]int, partPairs int) *stepReade
 	return r
 }
 
-// aheadRead is what reading a part ahead gave.
+// aheadRead is what reading a part ahead gave: the sides read (see
+// stepReader.failed) and their errors.
 type aheadRead struct {
-	es   []*loaders.Entry
-	errs []error
+	sides []int
+	errs  []error
 }
 
 // entries yields the entries of the pairs held[i] for i in pairs, each
-// with whether it is of the first run (A).
-func (r *stepReader) entries(pairs []int) iter.Seq2[*loaders.Entry, bool] {
-	return func(yield func(*loaders.Entry, bool) bool) {
+// with its side: 2i for the first run's (A), 2i+1 for the second's.
+func (r *stepReader) entries(pairs []int) iter.Seq2[int, *loaders.Entry] {
+	return func(yield func(int, *loaders.Entry) bool) {
 		for _, i := range pairs {
-			if e := r.held[i].A; e != nil && !yield(e, true) {
+			if e := r.held[i].A; e != nil && !yield(2*i, e) {
 				return
 			}
-			if e := r.held[i].B; e != nil && !yield(e, false) {
+			if e := r.held[i].B; e != nil && !yield(2*i+1, e) {
 				return
 			}
 		}
 	}
 }
+
+// entry returns the entry of side k (see entries).
+func (r *stepReader) entry(k int) *loaders.Entry {
+	if k%2 == 0 {
+		return r.held[k/2].A
+	}
+	return r.held[k/2].B
+}
+
+// errs returns the errors that kept pair i's sides from being read (nil
+// where a side was read or is not held).
+func (r *stepReader) errs(i int) (a, b error) { return r.failed[2*i], r.failed[2*i+1] }
 
 // ahead returns how many parts to read ahead of part q, just read: up to
 // partsAhead, as many as hold, at what q holds, within heldAhead with q;
@@ -96,7 +109,7 @@ func (r *stepReader) entries(pairs []int) iter.Seq2[*loaders.Entry, bool] {
 // costs more than opening some files twice).
 func (r *stepReader) ahead(q int) int {
 	var held int64
-	for e := range r.entries(r.parts[q]) {
+	for _, e := range r.entries(r.parts[q]) {
 		switch {
 		case live(e) == nil: // not read
 		case !e.Held():
@@ -135,16 +148,16 @@ func (r *stepReader) readPart(q int) { r.readParts(q, q+1) }
 // readParts reads the deferred entries of parts from to to-1 not read
 // yet, all at once, and waits for the reading ahead of the others to end.
 func (r *stepReader) readParts(from, to int) {
-	var es []*loaders.Entry
+	var sides []int
 	for q := from; q < to; q++ {
 		r.waitFor(q)
 		if !r.read[q] {
 			r.read[q] = true
-			es = append(es, r.deferred(q)...)
+			sides = append(sides, r.deferred(q)...)
 		}
 	}
-	if len(es) > 0 {
-		r.record(es, loaders.Resolve(es))
+	if len(sides) > 0 {
+		r.record(sides, r.resolve(sides))
 	}
 }
 
@@ -167,10 +180,10 @@ func (r *stepReader) readAhead(q int) {
 		return
 	}
 	r.read[q] = true
-	es := r.deferred(q)
+	sides := r.deferred(q)
 	done := make(chan aheadRead, 1)
 	r.inflight[q] = done
-	go func() { done <- aheadRead{es, loaders.Resolve(es)} }()
+	go func() { done <- aheadRead{sides, r.resolve(sides)} }()
 }
 
 // waitFor waits for the reading ahead of part q to end, if it is under
@@ -179,7 +192,7 @@ func (r *stepReader) waitFor(q int) {
 	if done, ok := r.inflight[q]; ok {
 		got := <-done
 		delete(r.inflight, q)
-		r.record(got.es, got.errs)
+		r.record(got.sides, got.errs)
 	}
 }
 
@@ -190,22 +203,32 @@ func (r *stepReader) wait() {
 	}
 }
 
-// deferred returns the entries of part q not read yet.
-func (r *stepReader) deferred(q int) []*loaders.Entry {
-	var es []*loaders.Entry
-	for e := range r.entries(r.parts[q]) {
+// deferred returns the sides of part q not read yet.
+func (r *stepReader) deferred(q int) []int {
+	var sides []int
+	for k, e := range r.entries(r.parts[q]) {
 		if e.Deferred() {
-			es = append(es, e)
+			sides = append(sides, k)
 		}
 	}
-	return es
+	return sides
 }
 
-// record remembers the entries of es that could not be read.
-func (r *stepReader) record(es []*loaders.Entry, errs []error) {
-	for k, err := range errs {
+// resolve reads the entries of sides (loaders.Resolve) and returns their
+// errors, by position.
+func (r *stepReader) resolve(sides []int) []error {
+	es := make([]*loaders.Entry, len(sides))
+	for j, k := range sides {
+		es[j] = r.entry(k)
+	}
+	return loaders.Resolve(es)
+}
+
+// record remembers the sides that could not be read.
+func (r *stepReader) record(sides []int, errs []error) {
+	for j, err := range errs {
 		if err != nil {
-			r.failed[es[k]] = err
+			r.failed[sides[j]] = err
 		}
 	}
 }
@@ -215,8 +238,8 @@ func (r *stepReader) record(es []*loaders.Entry, errs []error) {
 func (r *stepReader) errorsOf(a bool) []error {
 	var errs []error
 	for _, unit := range r.units {
-		for e, isA := range r.entries(unit) {
-			if err := r.failed[e]; err != nil && isA == a {
+		for k := range r.entries(unit) {
+			if err := r.failed[k]; err != nil && (k%2 == 0) == a {
 				errs = append(errs, err)
 			}
 		}
@@ -246,7 +269,7 @@ func (r *stepReader) holdsWeights(unit []int) bool {
 // of the pairs held[i], i in pairs, that were read (see coarserWeight).
 func (r *stepReader) weightDType(pairs []int) loaders.DType {
 	d := loaders.Invalid
-	for e := range r.entries(pairs) {
+	for _, e := range r.entries(pairs) {
 		if live(e) != nil {
 			d = coarserWeight(d, e)
 		}
@@ -259,7 +282,7 @@ func (r *stepReader) weightDType(pairs []int) loaders.DType {
 // data it leaves for the next step's updates (release them with Release
 // then). Losses held in memory are left: the loss curve reads them.
 func (r *stepReader) release(pairs []int) (params []*loaders.Entry) {
-	for e := range r.entries(pairs) {
+	for _, e := range r.entries(pairs) {
 		switch {
 		case live(e) == nil:
 		case e.Kind == loaders.KindLoss && e.Held():
@@ -273,12 +296,11 @@ func (r *stepReader) release(pairs []int) (params []*loaders.Entry) {
 	return params
 }
 
-// readable counts the entries of run that could be read, or were not
-// tried.
-func (r *stepReader) readable(run *loaders.Run) int {
-	n := len(run.Entries)
-	for _, e := range run.Entries {
-		if r.failed[e] != nil {
+// readable counts the entries of run A (a) or B, of n, that could be
+// read, or were not tried.
+func (r *stepReader) readable(n int, a bool) int {
+	for k, err := range r.failed {
+		if err != nil && (k%2 == 0) == a {
 			n--
 		}
 	}

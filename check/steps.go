@@ -71,7 +71,8 @@ func (st *stepper) preparePart(u, q int) error {
 	}
 	from := len(st.members[u])
 	for _, i := range st.rd.parts[q] {
-		s := st.pairs.sides(i, st.rd.failed)
+		errA, errB := st.rd.errs(i)
+		s := st.pairs.sides(i, errA, errB)
 		c := classify(s, st.opts.Resolver, st.prec)
 		st.class[i] = c.class
 		if c.class != unlisted {
@@ -154,7 +155,7 @@ func (st *stepper) candidates() []diagnose.Candidate {
 	}
 	for i, p := range st.pairs.held {
 		cs[i] = diagnose.Candidate{Step: p.Step, Kind: p.Kind, Name: p.Name}
-		if p.A == nil || p.B == nil || st.rd.failed[p.A] != nil || st.rd.failed[p.B] != nil ||
+		if errA, errB := st.rd.errs(i); p.A == nil || p.B == nil || errA != nil || errB != nil ||
 			st.opts.readFirst && st.class[i] != toCompare {
 			continue
 		}
@@ -338,7 +339,8 @@ func (st *stepper) finish(a, b, baseline *loaders.Run, steps []judge.StepFacts) 
 	if judge.NothingCompared(res.Verdict, res.Tensors, res.Shard) {
 		res.Verdict = judge.Error
 		res.NothingCompared = fmt.Sprintf("%s holds %s, %s %s; %s ignored by the policy",
-			a.Root, plural(st.rd.readable(a), "tensor"), b.Root, plural(st.rd.readable(b), "tensor"), plural(len(res.Ignored), "pair"))
+			a.Root, plural(st.rd.readable(len(a.Entries), true), "tensor"), b.Root, plural(st.rd.readable(len(b.Entries), false), "tensor"),
+			plural(len(res.Ignored), "pair"))
 	}
 	c.result = res
 	return c
