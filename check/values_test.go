@@ -31,50 +31,90 @@ func snapshot(ts []*judge.TensorResult) string {
 	return b.String()
 }
 
-// TestStagesLeaveTheirInputs diagnoses a failing real comparison and
-// merges its shards: neither changes the result or the shard results it
-// was given (diagnosis reads the heads handed to it; merge works on copies).
+// snapshotResult prints a whole result: its pairs, steps, verdict, first
+// divergence and errors.
+func snapshotResult(r *judge.Result) string {
+	first := "none"
+	if r.FirstDivergence != nil {
+		first = fmt.Sprintf("%+v", *r.FirstDivergence)
+	}
+	return fmt.Sprintf("%s%s|%+v|%s|%s|%v|%s", snapshot(r.Tensors), snapshot(r.Ignored), r.Steps, r.Verdict, first, r.Errors, r.NothingCompared)
+}
+
+// TestStagesLeaveTheirInputs runs every stage that comes after a
+// comparison's results are built on a failing real comparison (the heads
+// read for diagnosis, the diagnosis, the verdict, the step rules judging
+// its pairs again, the merge's rejudging, the loss curves, --strict and
+// finishing) and merges its shards: none changes the result, the shard
+// results or the heads it was given.
 func TestStagesLeaveTheirInputs(t *testing.T) {
 	t.Parallel()
 	dir := fixture("scenarios", "stale_input")
 	a, b := load(t, filepath.Join(dir, "eager")), load(t, filepath.Join(dir, "graph"))
 	c := compareLoaded(a, b, nil, Options{})
-	if c.result.Verdict != judge.Fail {
-		t.Fatalf("verdict %s", c.result.Verdict)
+	r := c.result
+	if r.Verdict != judge.Fail {
+		t.Fatalf("verdict %s", r.Verdict)
 	}
+	before := snapshotResult(r)
 	plan, heads := c.heads()
-	before, headsBefore := snapshot(c.result.Tensors), fmt.Sprint(heads)
-	rep := diagnose.Diagnose(c.result, heads)
+	headsBefore := fmt.Sprint(heads)
+	rep := diagnose.Diagnose(r, heads)
 	if len(rep.Causes) == 0 {
 		t.Fatal("no cause")
 	}
 	// the plan the heads were read for, handed on, diagnoses the same; a
 	// plan over other pairs is made again
-	other := diagnose.NewPlan(slices.Clone(c.result.Tensors[:len(c.result.Tensors)/2]))
+	other := diagnose.NewPlan(slices.Clone(r.Tensors[:len(r.Tensors)/2]))
 	for _, p := range []*diagnose.Plan{plan, other, nil} {
-		if got := diagnose.DiagnosePlanned(c.result, p, heads); fmt.Sprint(got) != fmt.Sprint(rep) {
+		if got := diagnose.DiagnosePlanned(r, p, heads); fmt.Sprint(got) != fmt.Sprint(rep) {
 			t.Errorf("DiagnosePlanned gave %v, Diagnose %v", got, rep)
 		}
 	}
-	if snapshot(c.result.Tensors) != before || fmt.Sprint(heads) != headsBefore {
-		t.Error("Diagnose changed its input")
+	if v, first := judge.Run(r.Tensors, r.Errors); v != r.Verdict || first != r.FirstDivergence {
+		t.Errorf("judge.Run again: %s at %v", v, first)
+	}
+	ctx := judge.NewContext(r.Precision, r.Rules)
+	for _, step := range bySteps(r.Tensors, func(t *judge.TensorResult) int { return t.Step }) {
+		pairs := make([]judge.Pair, len(step))
+		for i, t := range step {
+			pairs[i] = t.Pair
+		}
+		f, _ := judge.Step(pairs, ctx)
+		ctx = ctx.Next(f)
+	}
+	rejudge(r.Tensors, r.Precision, r.Rules)
+	runCurves(a, b, loaders.Options{}, r.Precision)
+	if strict := finish(r, plan, heads, nil, true); strict.Result != r && strict.Verdict != r.Verdict {
+		t.Errorf("strict on a failing result made a copy with verdict %s", strict.Verdict)
+	}
+	if snapshotResult(r) != before || fmt.Sprint(heads) != headsBefore {
+		t.Error("a stage changed the result or the heads it was given")
+	}
+
+	// --strict on a passing result with a warning fails a copy
+	passing := &judge.Result{Verdict: judge.Pass}
+	warned := diagnose.Report{Warnings: []diagnose.Cause{{ID: "stale_input"}}}
+	if failed, causes := applyStrict(passing, warned, true); failed == passing || failed.Verdict != judge.Fail ||
+		passing.Verdict != judge.Pass || len(causes) != 1 {
+		t.Errorf("--strict: %s (original %s), causes %v", failed.Verdict, passing.Verdict, causes)
 	}
 
 	var parts []*judge.Result
 	var partsBefore []string
 	for i := 1; i <= 3; i++ {
 		p := compareLoaded(a, b, nil, Options{Shard: loaders.Shard{Index: i, Count: 3}}).result
-		parts, partsBefore = append(parts, p), append(partsBefore, snapshot(p.Tensors))
+		parts, partsBefore = append(parts, p), append(partsBefore, snapshotResult(p))
 	}
 	merged, warning, err := Merge(parts, false, loaders.Options{})
 	if err != nil || warning != nil {
 		t.Fatal(err, warning)
 	}
-	if len(merged.Tensors) != len(c.result.Tensors) || merged.Verdict != c.result.Verdict {
-		t.Errorf("merged %d pairs, verdict %s; unsharded %d, %s", len(merged.Tensors), merged.Verdict, len(c.result.Tensors), c.result.Verdict)
+	if len(merged.Tensors) != len(r.Tensors) || merged.Verdict != r.Verdict {
+		t.Errorf("merged %d pairs, verdict %s; unsharded %d, %s", len(merged.Tensors), merged.Verdict, len(r.Tensors), r.Verdict)
 	}
 	for i, p := range parts {
-		if snapshot(p.Tensors) != partsBefore[i] {
+		if snapshotResult(p) != partsBefore[i] {
 			t.Errorf("Merge changed shard %d's result", i+1)
 		}
 	}
