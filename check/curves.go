@@ -46,9 +46,13 @@ func firstPrecision(a, b *loaders.Run, compute loaders.DType) tolerances.Precisi
 // curveOptions returns the settings o with the rounding unit of precision
 // p: its working epsilon, the unit the loss pairs are judged in, where p
 // knows the compute or the model dtype and o sets no unit of its own;
-// where p knows neither (loss curves alone), the curves' own dtype
-// decides, as curve.Options documents. The compute dtype reported is the
-// coarser of p's compute and model dtypes.
+// where p knows neither (loss curves alone: no gradient, parameter,
+// manifest or flag), the curves' own dtype decides, as curve.Options
+// documents: the curve's history, not a guess at TF32, then bounds its
+// noise. Such a run's loss pairs are still judged in p.Epsilon, so its
+// report states them and its curve in different units, until
+// --compute-dtype names one. The compute dtype reported is the coarser of
+// p's compute and model dtypes.
 func curveOptions(o curve.Options, p tolerances.Precision) curve.Options {
 	if p.Compute == loaders.Invalid && p.Model == loaders.Invalid {
 		return o
