@@ -454,9 +454,9 @@ func tensorJSON(t *judge.TensorResult, partial bool) TensorJSON {
 // pairScratch is what a pair's JSON form points to (its step, shape,
 // limits and metrics) while an encoder lays pairs out one after another
 // (marshalPairs): each form is written and dropped before the next is
-// made, so one scratch serves every pair, which then allocates nothing.
-// Each form allocated on its own took about 500 bytes in six allocations a
-// pair, 8 MB of new memory for 16,000 pairs.
+// made, so one scratch serves every pair, which then allocates nothing:
+// forms allocated pair by pair were most of the report's garbage
+// (bench/README.md).
 type pairScratch struct {
 	step    int
 	shape   []int
@@ -567,8 +567,8 @@ func entryFile(e *loaders.Meta) string {
 
 // compareJSON writes the JSON form of r as json.Encoder with a two-space
 // indent would, but streams the tensors one at a time: encoding them all
-// at once holds the whole document in memory (about 1 KB per pair, 60 MB
-// for 50,000 pairs) on top of the result.
+// at once would hold the whole document in memory on top of the result
+// (bench/README.md).
 func compareJSON(w io.Writer, r *check.Comparison) error {
 	partial := r.Shard.Count > 0
 	doc := compareJSONHead(r)
@@ -598,8 +598,8 @@ func compareJSON(w io.Writer, r *check.Comparison) error {
 }
 
 // writeBuffer is the size of the buffer the pairs are written through: a
-// write per 256 KiB, not per 4 KiB as bufio's default would (16,000 pairs
-// are 21 MB of JSON: some 80 writes instead of 5,300).
+// write per 256 KiB, not per 4 KiB as bufio's default would, for reports
+// of many pairs are large (bench/README.md).
 const writeBuffer = 256 << 10
 
 // pairBatch is how many pairs one goroutine of marshalPairs encodes at a
@@ -610,8 +610,8 @@ const pairBatch = 256
 // to write in order; write must not keep the slice it is given. Batches
 // are encoded on all processors, at most a few per processor ahead of the
 // writer, so memory stays bounded whatever the number of pairs, and a
-// written batch's buffers encode a later one: 100,000 pairs (136 MB of
-// JSON) leave a few MB to collect, not 140.
+// written batch's buffers encode a later one, so that what is left to
+// collect does not grow with the report (bench/README.md).
 func marshalPairs(ts []*judge.TensorResult, partial bool, write func(k int, b []byte)) {
 	type batch struct {
 		first int

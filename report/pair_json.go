@@ -7,12 +7,12 @@ import (
 	"strings"
 )
 
-// The JSON report's pairs are written by hand: a comparison of thousands
-// of small tensors spends more time in encoding/json's reflection and in
-// validating Float's MarshalJSON output than in comparing. appendPairJSON
-// writes exactly what json.MarshalIndent(t, pairPrefix, pairIndent) writes
-// for a TensorJSON (tests check it byte for byte), laid out as it goes:
-// writing compact JSON and indenting it after took twice the time.
+// The JSON report's pairs are written by hand, laid out as they go:
+// encoding/json's reflection, its check of Float's MarshalJSON output and
+// indenting after were most of the cost of a report of many small pairs
+// (bench/README.md). appendPairJSON writes exactly what
+// json.MarshalIndent(t, pairPrefix, pairIndent) writes for a TensorJSON
+// (tests check it byte for byte).
 
 // pairPrefix and pairIndent are the layout of a pair in the report's
 // "tensors" array.
@@ -32,8 +32,8 @@ var pairPad = func() (pad [4]string) {
 func appendPairJSON(b []byte, t *TensorJSON) []byte { return appendPairJSONCached(b, t, nil) }
 
 // limitsCache is the limits last laid out and their text: pairs of one
-// dtype mostly share their limits, whose four numbers were a quarter of
-// the time spent formatting numbers.
+// dtype mostly share their limits, and formatting their four numbers again
+// for each was a sizeable part of the encoding (bench/README.md).
 type limitsCache struct {
 	limits LimitsJSON
 	text   []byte
