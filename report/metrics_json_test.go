@@ -188,7 +188,10 @@ func TestMetricsRoundTrip(t *testing.T) {
 		}
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { roundTrip(t, tc.shape, &tc.metrics) })
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			roundTrip(t, tc.shape, &tc.metrics)
+		})
 	}
 }
 
@@ -254,6 +257,7 @@ func TestReadMetricsRefuses(t *testing.T) {
 		{"count not the shape's", func(m *compare.Metrics) { m.Count = 9 }, "metrics.count 9 is not the 10 elements"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			m := compare.Metrics{Count: 10}
 			tc.set(&m)
 			meta := &loaders.Meta{File: "t.npy", DType: loaders.Float32, Shape: []int{10}}

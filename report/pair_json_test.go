@@ -19,6 +19,7 @@ import (
 // present or absent, arrays nil, empty and full, NaN and ±Inf, and
 // strings that need escaping.
 func TestPairJSONMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 5))
 	strs := []string{"", "grads/layer.0.weight", `q"uote\back`, "<a&b>", "tab\tnew\nline\x01", "ünï", "bad\xffutf8", "\u2028sep", "x"}
 	str := func() string { return strs[rng.IntN(len(strs))] }
@@ -92,6 +93,7 @@ func TestPairJSONMatchesEncodingJSON(t *testing.T) {
 // before follow each other, so that one pair's encoding showing what the
 // encoder kept from the one before fails.
 func TestMarshalPairsInOrder(t *testing.T) {
+	t.Parallel()
 	var ts []*judge.TensorResult
 	for i := range 20*pairBatch + 7 {
 		name := fmt.Sprintf("grads/layer_%d.weight%s", i%97, strings.Repeat("x", i%13)) // encodings of many lengths
