@@ -54,8 +54,9 @@ import (
 // Each tensor has name, step (null outside any step), kind, status
 // (match, mismatch, missing, extra, shape_mismatch, dtype_mismatch, error),
 // dtype and shape (the first run's, or the second's for an extra tensor),
-// dtype_b and shape_b when they differ, files, limits, metrics (null when
-// not compared), noise (with --baseline), reasons and error.
+// dtype_b and shape_b when they differ, files, limits, metrics (see
+// MetricsJSON; null when not compared), noise (with --baseline), reasons
+// and error.
 //
 // Numbers are JSON numbers, except that a metric that does not exist is
 // null (the cosine of a zero vector with a non-zero one) and an infinite
@@ -280,32 +281,6 @@ type LimitsJSON struct {
 	FailOnDTypeChange bool `json:"fail_on_dtype_change,omitempty"`
 }
 
-// MetricsJSON are a compared pair's metrics (see compare.Metrics).
-type MetricsJSON struct {
-	Count             int64   `json:"count"`
-	Mismatched        int64   `json:"mismatched"`
-	MismatchFraction  Float   `json:"mismatch_fraction"`
-	FirstMismatch     []int   `json:"first_mismatch_index"`
-	MaxAbs            Float   `json:"max_abs"`
-	MaxAbsIndex       []int   `json:"max_abs_index"`
-	MaxAbsValues      []Float `json:"max_abs_values"`
-	MaxRel            Float   `json:"max_rel"`
-	MaxRelIndex       []int   `json:"max_rel_index"`
-	MaxRelValues      []Float `json:"max_rel_values"`
-	RelL2             Float   `json:"rel_l2"`
-	Cosine            Float   `json:"cosine"`
-	P50               Float   `json:"p50_abs"`
-	P90               Float   `json:"p90_abs"`
-	P99               Float   `json:"p99_abs"`
-	MaxULP            uint64  `json:"max_ulp"`
-	NaNA              int64   `json:"nan_a"`
-	NaNB              int64   `json:"nan_b"`
-	InfA              int64   `json:"inf_a"`
-	InfB              int64   `json:"inf_b"`
-	SpecialsAgree     bool    `json:"nan_inf_positions_agree"`
-	SpecialMismatches int64   `json:"nan_inf_mismatches"`
-}
-
 // NoiseJSON is the first run against the baseline run.
 type NoiseJSON struct {
 	RelL2            Float `json:"rel_l2"`
@@ -451,18 +426,16 @@ func tensorJSON(t *judge.TensorResult, partial bool) TensorJSON {
 	return (*pairScratch)(nil).tensorJSON(t, partial)
 }
 
-// pairScratch is what a pair's JSON form points to (its step, shape,
-// limits and metrics) while an encoder lays pairs out one after another
+// pairScratch is what a pair's JSON form points to (its step, shape and
+// limits; its metrics are the pair's own) while an encoder lays pairs out one after another
 // (marshalPairs): each form is written and dropped before the next is
-// made, so one scratch serves every pair, which then allocates nothing.
-// Each form allocated on its own took about 500 bytes in six allocations a
-// pair, 8 MB of new memory for 16,000 pairs.
+// made, so one scratch serves every pair, which then allocates nothing:
+// forms allocated pair by pair were most of the report's garbage
+// (bench/README.md).
 type pairScratch struct {
-	step    int
-	shape   []int
-	limits  LimitsJSON
-	metrics MetricsJSON
-	values  [4]Float // max_abs_values, max_rel_values
+	step   int
+	shape  []int
+	limits LimitsJSON
 }
 
 // tensorJSON is tensorJSON made in s, valid until s makes the next one; a
@@ -509,12 +482,13 @@ func (s *pairScratch) tensorJSON(t *judge.TensorResult, partial bool) TensorJSON
 			MaxRelL2: Float(t.MaxRelL2), MaxMismatchFraction: Float(t.MaxMismatchFraction), PerTensor: set.PerTensor,
 			FailOnDTypeChange: set.FailOnDTypeChange}
 		if s == nil {
-			l, m := limits, metricsJSON(t.Metrics, new([4]Float))
-			out.Limits, out.Metrics = &l, &m
+			l := limits // not limits itself, which would then be on the heap for s too
+			out.Limits = &l
 		} else {
-			s.limits, s.metrics = limits, metricsJSON(t.Metrics, &s.values)
-			out.Limits, out.Metrics = &s.limits, &s.metrics
+			s.limits = limits
+			out.Limits = &s.limits
 		}
+		out.Metrics = (*MetricsJSON)(t.Metrics)
 	}
 	if partial && t.Metrics != nil {
 		out.Partial = &PartialJSON{NormA: Float(t.Metrics.NormA), NormDiff: Float(t.Metrics.NormDiff)}
@@ -533,31 +507,6 @@ func (s *pairScratch) tensorJSON(t *judge.TensorResult, partial bool) TensorJSON
 	return out
 }
 
-// metricsJSON is the JSON form of m, the values at its peaks
-// (max_abs_values, then max_rel_values) held in values.
-func metricsJSON(m *compare.Metrics, values *[4]Float) MetricsJSON {
-	return MetricsJSON{
-		Count: m.Count, Mismatched: m.Mismatched, MismatchFraction: Float(m.MismatchFraction()),
-		FirstMismatch: m.FirstMismatch,
-		MaxAbs:        Float(m.MaxAbs.Value), MaxAbsIndex: m.MaxAbs.Index, MaxAbsValues: extremeValues(m.MaxAbs, values[0:2:2]),
-		MaxRel: Float(m.MaxRel.Value), MaxRelIndex: m.MaxRel.Index, MaxRelValues: extremeValues(m.MaxRel, values[2:4:4]),
-		RelL2: Float(m.RelL2), Cosine: Float(m.Cosine),
-		P50: Float(m.P50), P90: Float(m.P90), P99: Float(m.P99), MaxULP: m.MaxULP,
-		NaNA: m.NaNA, NaNB: m.NaNB, InfA: m.InfA, InfB: m.InfB,
-		SpecialsAgree: m.SpecialsAgree(), SpecialMismatches: m.SpecialMismatches,
-	}
-}
-
-// extremeValues returns [a, b] at a metric's peak, in dst (of length 2),
-// nil when it has none.
-func extremeValues(e compare.Extreme, dst []Float) []Float {
-	if e.Index == nil {
-		return nil
-	}
-	dst[0], dst[1] = Float(e.A), Float(e.B)
-	return dst
-}
-
 func entryFile(e *loaders.Meta) string {
 	if e.Member != "" {
 		return e.File + ":" + e.Member
@@ -567,8 +516,8 @@ func entryFile(e *loaders.Meta) string {
 
 // compareJSON writes the JSON form of r as json.Encoder with a two-space
 // indent would, but streams the tensors one at a time: encoding them all
-// at once holds the whole document in memory (about 1 KB per pair, 60 MB
-// for 50,000 pairs) on top of the result.
+// at once would hold the whole document in memory on top of the result
+// (bench/README.md).
 func compareJSON(w io.Writer, r *outcome.Comparison) error {
 	partial := r.Shard.Count > 0
 	doc := compareJSONHead(r)
@@ -598,8 +547,8 @@ func compareJSON(w io.Writer, r *outcome.Comparison) error {
 }
 
 // writeBuffer is the size of the buffer the pairs are written through: a
-// write per 256 KiB, not per 4 KiB as bufio's default would (16,000 pairs
-// are 21 MB of JSON: some 80 writes instead of 5,300).
+// write per 256 KiB, not per 4 KiB as bufio's default would, for reports
+// of many pairs are large (bench/README.md).
 const writeBuffer = 256 << 10
 
 // pairBatch is how many pairs one goroutine of marshalPairs encodes at a
@@ -610,8 +559,8 @@ const pairBatch = 256
 // to write in order; write must not keep the slice it is given. Batches
 // are encoded on all processors, at most a few per processor ahead of the
 // writer, so memory stays bounded whatever the number of pairs, and a
-// written batch's buffers encode a later one: 100,000 pairs (136 MB of
-// JSON) leave a few MB to collect, not 140.
+// written batch's buffers encode a later one, so that what is left to
+// collect does not grow with the report (bench/README.md).
 func marshalPairs(ts []*judge.TensorResult, partial bool, write func(k int, b []byte)) {
 	type batch struct {
 		first int

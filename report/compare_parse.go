@@ -212,22 +212,10 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 		if n, ok := elements(tj.Shape); !ok || m.Count != n {
 			return nil, fmt.Errorf("metrics.count %d is not the %v elements of shape %v", m.Count, n, tj.Shape)
 		}
-		for _, c := range []struct {
-			what string
-			n    int64
-		}{{"mismatched", m.Mismatched}, {"nan_a", m.NaNA}, {"nan_b", m.NaNB}, {"inf_a", m.InfA}, {"inf_b", m.InfB}, {"nan_inf_mismatches", m.SpecialMismatches}} {
-			if c.n < 0 || c.n > m.Count {
-				return nil, fmt.Errorf("metrics.%s %d is not between 0 and the count %d", c.what, c.n, m.Count)
-			}
+		if err := checkMetrics((*compare.Metrics)(m)); err != nil {
+			return nil, err
 		}
-		t.Metrics = &compare.Metrics{
-			Count: m.Count, Mismatched: m.Mismatched, FirstMismatch: m.FirstMismatch,
-			MaxAbs: extremeFromJSON(m.MaxAbs, m.MaxAbsIndex, m.MaxAbsValues),
-			MaxRel: extremeFromJSON(m.MaxRel, m.MaxRelIndex, m.MaxRelValues),
-			RelL2:  float64(m.RelL2), Cosine: float64(m.Cosine),
-			P50: float64(m.P50), P90: float64(m.P90), P99: float64(m.P99), MaxULP: m.MaxULP,
-			NaNA: m.NaNA, NaNB: m.NaNB, InfA: m.InfA, InfB: m.InfB, SpecialMismatches: m.SpecialMismatches,
-		}
+		t.Metrics = (*compare.Metrics)(m)
 	}
 	if p := tj.Partial; p != nil && t.Metrics != nil {
 		t.Metrics.NormA, t.Metrics.NormDiff = float64(p.NormA), float64(p.NormDiff)
@@ -262,14 +250,6 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 			MaxAbs: compare.Extreme{Value: float64(n.MaxAbs)}}
 	}
 	return t, nil
-}
-
-func extremeFromJSON(v Float, index []int, values []Float) compare.Extreme {
-	e := compare.Extreme{Value: float64(v), Index: index}
-	if len(values) == 2 {
-		e.A, e.B = float64(values[0]), float64(values[1])
-	}
-	return e
 }
 
 // inShape reports whether idx is an index of an array of that shape.

@@ -15,6 +15,7 @@ import (
 // results and writes them again: every pair, the summary, the errors, the
 // ignored pairs and the first divergence come out as they went in.
 func TestReadCompareJSONRoundTrip(t *testing.T) {
+	t.Parallel()
 	paths, err := filepath.Glob("testdata/compare_json/*.json")
 	if err != nil || len(paths) < 4 {
 		t.Fatalf("%v, %d reports", err, len(paths))

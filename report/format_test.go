@@ -14,6 +14,7 @@ import (
 
 // TestFormatList words format lists as the flags' help does.
 func TestFormatList(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		fs   []Format
 		want string
@@ -33,6 +34,7 @@ func TestFormatList(t *testing.T) {
 // an inspection in every format of their tables: each writes something,
 // and a format a table lacks is an error naming the report.
 func TestEveryRendererWrites(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open(filepath.Join("testdata", "compare_json", "missing_extra.json"))
 	if err != nil {
 		t.Fatal(err)

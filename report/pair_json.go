@@ -5,14 +5,16 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/graphdiff/graphdiff/compare"
 )
 
-// The JSON report's pairs are written by hand: a comparison of thousands
-// of small tensors spends more time in encoding/json's reflection and in
-// validating Float's MarshalJSON output than in comparing. appendPairJSON
-// writes exactly what json.MarshalIndent(t, pairPrefix, pairIndent) writes
-// for a TensorJSON (tests check it byte for byte), laid out as it goes:
-// writing compact JSON and indenting it after took twice the time.
+// The JSON report's pairs are written by hand, laid out as they go:
+// encoding/json's reflection, its check of Float's MarshalJSON output and
+// indenting after were most of the cost of a report of many small pairs
+// (bench/README.md). appendPairJSON writes exactly what
+// json.MarshalIndent(t, pairPrefix, pairIndent) writes for a TensorJSON
+// (tests check it byte for byte).
 
 // pairPrefix and pairIndent are the layout of a pair in the report's
 // "tensors" array.
@@ -32,8 +34,8 @@ var pairPad = func() (pad [4]string) {
 func appendPairJSON(b []byte, t *TensorJSON) []byte { return appendPairJSONCached(b, t, nil) }
 
 // limitsCache is the limits last laid out and their text: pairs of one
-// dtype mostly share their limits, whose four numbers were a quarter of
-// the time spent formatting numbers.
+// dtype mostly share their limits, and formatting their four numbers again
+// for each was a sizeable part of the encoding (bench/README.md).
 type limitsCache struct {
 	limits LimitsJSON
 	text   []byte
@@ -85,37 +87,7 @@ func appendPairJSONCached(b []byte, t *TensorJSON, c *limitsCache) []byte {
 	if m := t.Metrics; m == nil {
 		b = append(b, "null"...)
 	} else {
-		b = appendKey(b, '{', 2, "count")
-		b = strconv.AppendInt(b, m.Count, 10)
-		b = appendIntField(b, 2, "mismatched", m.Mismatched)
-		b = appendFloatField(b, 2, "mismatch_fraction", m.MismatchFraction)
-		b = appendKey(b, ',', 2, "first_mismatch_index")
-		b = appendInts(b, 2, m.FirstMismatch)
-		b = appendFloatField(b, 2, "max_abs", m.MaxAbs)
-		b = appendKey(b, ',', 2, "max_abs_index")
-		b = appendInts(b, 2, m.MaxAbsIndex)
-		b = appendKey(b, ',', 2, "max_abs_values")
-		b = appendFloats(b, 2, m.MaxAbsValues)
-		b = appendFloatField(b, 2, "max_rel", m.MaxRel)
-		b = appendKey(b, ',', 2, "max_rel_index")
-		b = appendInts(b, 2, m.MaxRelIndex)
-		b = appendKey(b, ',', 2, "max_rel_values")
-		b = appendFloats(b, 2, m.MaxRelValues)
-		b = appendFloatField(b, 2, "rel_l2", m.RelL2)
-		b = appendFloatField(b, 2, "cosine", m.Cosine)
-		b = appendFloatField(b, 2, "p50_abs", m.P50)
-		b = appendFloatField(b, 2, "p90_abs", m.P90)
-		b = appendFloatField(b, 2, "p99_abs", m.P99)
-		b = appendKey(b, ',', 2, "max_ulp")
-		b = strconv.AppendUint(b, m.MaxULP, 10)
-		b = appendIntField(b, 2, "nan_a", m.NaNA)
-		b = appendIntField(b, 2, "nan_b", m.NaNB)
-		b = appendIntField(b, 2, "inf_a", m.InfA)
-		b = appendIntField(b, 2, "inf_b", m.InfB)
-		b = appendKey(b, ',', 2, "nan_inf_positions_agree")
-		b = strconv.AppendBool(b, m.SpecialsAgree)
-		b = appendIntField(b, 2, "nan_inf_mismatches", m.SpecialMismatches)
-		b = appendClose(b, 1, '}')
+		b = appendMetrics(b, (*compare.Metrics)(m))
 	}
 	if n := t.Noise; n != nil {
 		b = appendKey(b, ',', 1, "noise")

@@ -1,18 +1,20 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
 	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/outcome"
 )
 
-// BenchmarkMarshalPairs encodes the pairs of 8 steps x 2,000 gradients of
-// 1,024 float32 that match, with the limits and metrics of each (the
-// report of bench/costs.sh's small files).
-func BenchmarkMarshalPairs(b *testing.B) {
+// benchPairs are the pairs of 8 steps x 2,000 gradients of 1,024 float32
+// that match, with the limits and metrics of each (the report of
+// bench/costs.sh's small files).
+func benchPairs() []*judge.TensorResult {
 	var ts []*judge.TensorResult
 	for step := range 8 {
 		for i := range 2000 {
@@ -28,9 +30,53 @@ func BenchmarkMarshalPairs(b *testing.B) {
 			ts = append(ts, t)
 		}
 	}
+	return ts
+}
+
+// BenchmarkMarshalPairs encodes benchPairs on all processors, as the JSON
+// report does.
+func BenchmarkMarshalPairs(b *testing.B) {
+	ts := benchPairs()
 	n := 0
+	b.ReportAllocs()
 	for b.Loop() {
 		marshalPairs(ts, false, func(_ int, p []byte) { n += len(p) })
 	}
 	b.SetBytes(int64(n / b.N))
+}
+
+// BenchmarkAppendPairJSON encodes benchPairs one after another on one
+// processor: the encoder's own cost, without the scheduling of
+// BenchmarkMarshalPairs.
+func BenchmarkAppendPairJSON(b *testing.B) {
+	ts := benchPairs()
+	var s pairScratch
+	var limits limitsCache
+	var buf []byte
+	n := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, t := range ts {
+			tj := s.tensorJSON(t, false)
+			buf = appendPairJSONCached(buf[:0], &tj, &limits)
+			n += len(buf)
+		}
+	}
+	b.SetBytes(int64(n / b.N))
+}
+
+// BenchmarkReadPairJSON reads benchPairs' JSON report back, as merge
+// reads a shard's.
+func BenchmarkReadPairJSON(b *testing.B) {
+	var doc bytes.Buffer
+	if err := compareJSON(&doc, &outcome.Comparison{Result: &judge.Result{A: "a", B: "b", Tensors: benchPairs()}}); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(doc.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ReadCompareJSON(bytes.NewReader(doc.Bytes())); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

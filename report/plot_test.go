@@ -36,6 +36,7 @@ func svgPaths(svg, colour string) [][]float64 {
 // their step axis), the jump band is not drawn past it, the shift
 // statistic's limit is drawn, and the text uses the page's fonts.
 func TestCurvePlotTellsTheVerdict(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("..", "testdata", "curves", "drift_then_break_long")
 	read := func(run string) *loaders.Curve {
 		c, err := loaders.ReadCurve(filepath.Join(dir, run), loaders.CurveOptions{})
@@ -92,6 +93,7 @@ func TestCurvePlotTellsTheVerdict(t *testing.T) {
 // TestStepTicksOnShortCurves: a curve of six steps gets a labelled tick
 // at every step; a long one gets whole-number ticks only.
 func TestStepTicksOnShortCurves(t *testing.T) {
+	t.Parallel()
 	var labels []string
 	for _, tk := range (stepTicks{}).Ticks(0, 5) {
 		labels = append(labels, tk.Label)

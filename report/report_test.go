@@ -12,6 +12,7 @@ import (
 )
 
 func TestFloatJSON(t *testing.T) {
+	t.Parallel()
 	cases := map[float64]string{
 		1.5:             "1.5",
 		1e-7:            "1e-07",
@@ -29,6 +30,7 @@ func TestFloatJSON(t *testing.T) {
 }
 
 func TestMarkdownEscapes(t *testing.T) {
+	t.Parallel()
 	if got, want := mdEscape("a|b <i> *x* _y_\nz"), `a\|b &lt;i&gt; \*x\* \_y\_ z`; got != want {
 		t.Errorf("mdEscape = %q, want %q", got, want)
 	}
@@ -38,6 +40,7 @@ func TestMarkdownEscapes(t *testing.T) {
 }
 
 func TestParseFormat(t *testing.T) {
+	t.Parallel()
 	if f, err := ParseFormat("junit", CompareFormats...); err != nil || f != JUnit {
 		t.Errorf("junit: %v %v", f, err)
 	}
@@ -50,6 +53,7 @@ func TestParseFormat(t *testing.T) {
 // its temporary file is removed at once, the report is never renamed into
 // place, a report finished before is kept, and later reports fail.
 func TestRemovePartial(t *testing.T) {
+	// not parallel: RemovePartial stops every report the process writes
 	t.Cleanup(func() { partial.Lock(); partial.stopped = false; partial.Unlock() })
 	dir := t.TempDir()
 	done := filepath.Join(dir, "done.json")
