@@ -1,6 +1,7 @@
 package check
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -268,6 +269,18 @@ func stepwiseReadingOfUnreadableFiles(t *testing.T, partPairs int) {
 	}
 	if !strings.Contains(s, "model float16") {
 		t.Errorf("a float16 gradient at step 1 after float32 at step 0: want the model judged at float16:\n%s", s)
+	}
+	// read a step at a time, the comparison stops where it finds the
+	// coarser dtype and says so; Runs then compares again (above)
+	ra, errA := loaders.LoadDeferred(a, loaders.Options{})
+	rb, errB := loaders.LoadDeferred(b, loaders.Options{})
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	_, err = runSteps(ra, rb, nil, Options{partPairs: partPairs})
+	if coarser, ok := errors.AsType[*coarserPrecision](err); !ok || coarser.found != loaders.Float16 || coarser.step != 1 ||
+		coarser.decided.Model != loaders.Float32 {
+		t.Errorf("read a step at a time: %v, want the float16 gradient of step 1 found after float32 was decided", err)
 	}
 }
 

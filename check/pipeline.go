@@ -93,16 +93,15 @@ func Runs(pathA, pathB string, opts Options) (*outcome.Comparison, error) {
 		return nil, err
 	}
 	c, err := runSteps(a, b, baseline, opts)
-	if coarser, ok := errors.AsType[*coarserPrecision](err); ok {
+	if _, ok := errors.AsType[*coarserPrecision](err); ok {
 		// A later step stores gradients or parameters in a coarser dtype
 		// than the steps read first: the precision is decided again from
-		// every file's header, and the comparison made again in it.
+		// every file's header, and the comparison made again in it. This
+		// costs a second reading of the steps compared before; a run whose
+		// weights change dtype after its first step is rare.
 		again := opts
 		again.readFirst, again.Planned = true, nil // told already
 		c, err = runSteps(a, b, baseline, again)
-		if err == nil {
-			c.recompared = coarser
-		}
 	}
 	if err != nil {
 		return nil, err

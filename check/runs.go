@@ -20,9 +20,6 @@ type compared struct {
 	result  *judge.Result
 	entries []pairEntries
 	kept    []kept
-	// recompared is set when the comparison was made again in a coarser
-	// precision found after it began (see Runs).
-	recompared *coarserPrecision
 }
 
 // pairEntries are the two runs' entries of one pair (nil where a run

@@ -123,7 +123,7 @@ func (r *stepReader) ahead(q int) int {
 
 // readFirstParts reads what deciding the precision needs before any pair
 // is compared: with all, every part; otherwise the first part, and the
-// first part with gradients or parameters (the precision the model
+// first part that holds gradients or parameters (the precision the model
 // computes in).
 func (r *stepReader) readFirstParts(all bool) {
 	switch {
@@ -133,8 +133,8 @@ func (r *stepReader) readFirstParts(all bool) {
 		}
 	case len(r.units) > 0:
 		r.readPart(0)
-		if u := slices.IndexFunc(r.units, r.holdsWeights); u >= 0 {
-			r.readPart(r.first[u])
+		if q := slices.IndexFunc(r.parts, r.holdsWeights); q >= 0 {
+			r.readPart(q)
 		}
 	}
 }
@@ -255,9 +255,10 @@ func live(e *loaders.Entry) *loaders.Entry {
 	return e
 }
 
-// holdsWeights reports whether a unit has a gradient or a parameter.
-func (r *stepReader) holdsWeights(unit []int) bool {
-	for _, i := range unit {
+// holdsWeights reports whether the pairs held[i], i in pairs, include a
+// gradient or a parameter.
+func (r *stepReader) holdsWeights(pairs []int) bool {
+	for _, i := range pairs {
 		if k := r.held[i].Kind; k == loaders.KindGrad || k == loaders.KindParam {
 			return true
 		}
