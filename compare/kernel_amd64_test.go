@@ -42,7 +42,7 @@ func TestDifferStateLayout(t *testing.T) {
 // (minWindow again after the long run before it) and a tail shorter than
 // sixteen. The metrics are addF32's.
 func TestMixedReadsInPlace(t *testing.T) {
-	if !useAVX512 {
+	if cpuKernels()&kernMixed512 == 0 {
 		t.Skip("no AVX-512 on this machine")
 	}
 	const n, head, equal = 20000, 3, 5003
@@ -54,7 +54,7 @@ func TestMixedReadsInPlace(t *testing.T) {
 	f32[1], bf[1] = 0x1p-133, 0x1p-132
 	f32[equal], bf[equal] = 1.5, 1.5
 	least := n - head - (minWindow - head) - minWindow - 15
-	checkMixedInPlace(t, f32, bf, least, func(c *acc, v []float32, raw []byte, mode ulpMode) int {
+	checkMixedInPlace(t, avx512Kernels, f32, bf, least, func(c *acc, v []float32, raw []byte, mode ulpMode) int {
 		addMixedOnce(c, v[:head], raw[:2*head], mode) // too short for the loop
 		return c.addMixed(v[head:], raw[2*head:], &loaders.Tensor{DType: loaders.BFloat16}, mode, make([]float32, maxWindow))
 	})

@@ -18,7 +18,7 @@ func pairMetrics(a, b []float64, d loaders.DType, complex bool) Metrics {
 
 func pairMetricsTol(a, b []float64, d loaders.DType, tol tolerances.Tolerance, complex bool) Metrics {
 	var h errorHistogram
-	c := newAcc(tol, ulpKeyFor(d), complex, true, &h, 0)
+	c := newAcc(goKernels, tol, ulpKeyFor(d), complex, true, &h, 0)
 	if complex {
 		c.addComplex(a, b)
 	} else {
@@ -98,7 +98,7 @@ func TestMetricsExtremes(t *testing.T) {
 	a := []float64{1, 2, 3, 4, 5, 100}
 	b := []float64{1, 2, 3.5, 4, 5, 101}
 	var h errorHistogram
-	c := newAcc(tolerances.For(loaders.Float32), ulpKeyFor(loaders.Float32), false, true, &h, 0)
+	c := newAcc(goKernels, tolerances.For(loaders.Float32), ulpKeyFor(loaders.Float32), false, true, &h, 0)
 	c.addReal(a, b)
 	tn := &loaders.Tensor{Shape: []int{2, 3}, FortranOrder: true}
 	m := c.metrics(&h, tn.Index)

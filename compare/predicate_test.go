@@ -95,7 +95,7 @@ func predicateCount(tol tolerances.Tolerance, a, b []float32) (n int64, first []
 // same first index.
 func TestKernelsApplyThePredicate(t *testing.T) { eachKernelSet(t, testKernelsApplyThePredicate) }
 
-func testKernelsApplyThePredicate(t *testing.T) {
+func testKernelsApplyThePredicate(t *testing.T, k kernels) {
 	check := func(name string, d loaders.DType, a, b []float32, fold func(c *acc, lo, hi int)) {
 		t.Helper()
 		n := len(a)
@@ -103,8 +103,8 @@ func testKernelsApplyThePredicate(t *testing.T) {
 		if wantN == 0 || wantN == int64(n) {
 			t.Fatalf("%s: %d of %d pairs beyond: the data do not straddle the edge", name, wantN, n)
 		}
-		whole := metricsOf(d, n, func(c *acc) { fold(c, 0, n) })
-		split := metricsOf(d, n, func(c *acc) { pieces(n, func(lo, hi int) { fold(c, lo, hi) }) })
+		whole := metricsOf(k, d, n, func(c *acc) { fold(c, 0, n) })
+		split := metricsOf(k, d, n, func(c *acc) { pieces(n, func(lo, hi int) { fold(c, lo, hi) }) })
 		for _, m := range []struct {
 			how string
 			m   Metrics
