@@ -1,6 +1,7 @@
 package loaders
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -266,6 +267,31 @@ func TestJoinInSharesThePath(t *testing.T) {
 			t.Errorf("joinIn(%q, %q) = %q (part of the path: %v), want %q, part of the path", c.dir, c.x, got,
 				p >= start && p+uintptr(len(got)) <= start+uintptr(len(full)), c.want)
 		}
+	}
+}
+
+// TestReleasedDataIsPoisoned checks what every test that compares
+// deferred runs relies on: in a test binary, data read after Release is
+// 0xFF bytes (NaNs), not the file's, so such a read makes a comparison
+// differ.
+func TestReleasedDataIsPoisoned(t *testing.T) {
+	dir := t.TempDir()
+	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_1/grads/w.npy")
+	run, err := LoadDeferred(dir, Options{})
+	if err != nil || len(run.Entries) != 1 {
+		t.Fatalf("%v, %d entries", err, len(run.Entries))
+	}
+	e := run.Entries[0]
+	if err := Resolve(run.Entries)[0]; err != nil || !e.Held() {
+		t.Fatalf("resolve: %v, held %v", err, e.Held())
+	}
+	b, ok := e.HeldBytes(0, e.Len())
+	if !ok || bytes.Count(b, []byte{0xFF}) == len(b) {
+		t.Fatalf("held bytes %x: want the file's", b)
+	}
+	e.Release()
+	if n := bytes.Count(b, []byte{0xFF}); n != len(b) {
+		t.Errorf("%d of %d bytes read after Release are 0xFF, want all", n, len(b))
 	}
 }
 
