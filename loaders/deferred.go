@@ -46,10 +46,18 @@ const heldBudget = 32 << 20
 // opening a few hundred files again costs.
 const keptMax = 32
 
-// deferral is what a deferred entry needs to be read besides its file
-// (the tensor's Path): the options to read it with.
+// deferral is what the deferred entries of one load need to be read
+// besides their files (the tensors' Paths), shared by all of them: the
+// options to read them with, and what reading them has shown of their
+// sizes.
 type deferral struct {
 	opts Options
+	// heldGuess is the capacity of a held buffer that the file of the run
+	// last read whole (after fstat) did not fill: the next file is read
+	// into one as large without asking its size (holdWithoutStat). A
+	// run's small files are mostly of a few sizes, the same at every
+	// step. 0 until one is held.
+	heldGuess atomic.Int64
 }
 
 // LoadDeferred is Load, except that the .npy files of a directory that no
@@ -83,7 +91,7 @@ func Resolve(es []*Entry) []error {
 			return
 		}
 		var t Tensor // the entry stays as it is if its file cannot be read
-		if err := readNPYOnce(&t, e.Tensor.Path, e.deferred.opts, &held, &kept); err != nil {
+		if err := readNPYOnce(&t, e.Tensor.Path, e.deferred, &held, &kept); err != nil {
 			errs[i] = err
 			return
 		}
@@ -113,17 +121,18 @@ func (e *Entry) Release() {
 	}
 }
 
-// readNPYOnce reads the .npy file at path into t through one descriptor:
-// whole when it is small and held has room; its header only otherwise,
-// keeping the descriptor open for the read of the data while kept is
-// under keptMax (a later read opens the file again, as OpenFile's tensors
-// do).
-func readNPYOnce(t *Tensor, path string, opts Options, held, kept *atomic.Int64) error {
+// readNPYOnce reads the .npy file at path into t through one descriptor,
+// as d says: whole when it is small and held has room; its header only
+// otherwise, keeping the descriptor open for the read of the data while
+// kept is under keptMax (a later read opens the file again, as OpenFile's
+// tensors do).
+func readNPYOnce(t *Tensor, path string, d *deferral, held, kept *atomic.Int64) error {
+	opts := d.opts
 	f, err := openData(path)
 	if err != nil {
 		return &Error{Path: path, Err: unwrapPathError(err)}
 	}
-	if holdWithoutStat(t, f, path, opts, held) {
+	if holdWithoutStat(t, f, path, d, held) {
 		return nil
 	}
 	size, dir, err := f.stat()
@@ -148,7 +157,7 @@ func readNPYOnce(t *Tensor, path string, opts Options, held, kept *atomic.Int64)
 		// check says what is missing
 		whole, size = buf[:n], int64(n)
 		if c := heldCap(n + 1); c <= heldMax {
-			heldGuess.Store(int64(c))
+			d.heldGuess.Store(int64(c))
 		}
 	}
 	if whole != nil {
@@ -185,18 +194,12 @@ func hold(t *Tensor, path string, whole []byte) {
 	t.data.held.Store(&whole)
 }
 
-// heldGuess is the capacity of a held buffer that the file last read
-// whole (after fstat) did not fill: the next file is read into one as
-// large without asking its size (holdWithoutStat). A run's small files
-// are mostly of a few sizes, the same at every step. 0 until one is held.
-var heldGuess atomic.Int64
-
 // heldCap is the capacity of the held buffer for n bytes: n rounded up to
 // heldClass.
 func heldCap(n int) int { return (n + heldClass - 1) / heldClass * heldClass }
 
 // holdWithoutStat reads the .npy file f whole into a held buffer of
-// heldGuess bytes with one read, and describes t from it: a read of a
+// d.heldGuess bytes with one read, and describes t from it with d.opts: a read of a
 // regular file returns less than asked only at the file's end, so a
 // buffer not filled holds the whole file, and the fstat that would ask
 // its size is spared (one system call of four per small file). It holds
@@ -206,8 +209,8 @@ func heldCap(n int) int { return (n + heldClass - 1) / heldClass * heldClass }
 // does not describe the bytes read (the fstat way then says why, as for
 // any file). A file smaller than the guess is copied into a buffer of its
 // own class, which is all that stays held.
-func holdWithoutStat(t *Tensor, f *dataFile, path string, opts Options, held *atomic.Int64) bool {
-	c := int(heldGuess.Load())
+func holdWithoutStat(t *Tensor, f *dataFile, path string, d *deferral, held *atomic.Int64) bool {
+	c := int(d.heldGuess.Load())
 	if c == 0 {
 		return false
 	}
@@ -223,7 +226,7 @@ func holdWithoutStat(t *Tensor, f *dataFile, path string, opts Options, held *at
 		copy(whole, buf)
 		recycleHeld(buf)
 	}
-	if held.Add(int64(n)) > heldBudget || describeHeldNPY(t, whole, path, opts) != nil {
+	if held.Add(int64(n)) > heldBudget || describeHeldNPY(t, whole, path, d.opts) != nil {
 		held.Add(-int64(n))
 		recycleHeld(whole)
 		return false
