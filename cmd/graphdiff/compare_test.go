@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/graphdiff/graphdiff/report"
 )
@@ -95,8 +94,6 @@ func TestWriteFileAtomic(t *testing.T) {
 // TestProgressOnlyOnATerminal runs a comparison with stderr taken for a
 // terminal and the size threshold lowered: a bar is drawn; not otherwise.
 func TestProgressOnlyOnATerminal(t *testing.T) {
-	defer func(old int64, delay time.Duration) { progressMinBytes, progressDelay = old, delay }(progressMinBytes, progressDelay)
-	progressMinBytes, progressDelay = 1, 0
 	for _, tc := range []struct {
 		terminal bool
 		format   string
@@ -104,7 +101,8 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	}{{true, "text", true}, {false, "text", false}, {true, "json", false}} {
 		var stdout, stderr bytes.Buffer
 		opts := &compareOptions{A: eagerRun, B: graphRun, Format: tc.format, Jobs: 2, Top: 20,
-			Stdout: &stdout, Stderr: &stderr, terminal: func(w io.Writer) bool { return tc.terminal && w == &stderr }}
+			Stdout: &stdout, Stderr: &stderr, terminal: func(w io.Writer) bool { return tc.terminal && w == &stderr },
+			progress: progressLimits{minBytes: 1}} // drawn at once, for any comparison
 		opts.load.v2 = "bfloat16"
 		if err := compareRun(opts); err != nil {
 			t.Fatal(err)
@@ -246,15 +244,18 @@ func TestLoadErrorOrder(t *testing.T) {
 // Where what every shard holds of the whole comparison leaves no room
 // under 256 MiB (its cost per pair raised for the test), it says so too.
 func TestShardAdvice(t *testing.T) {
-	defer func(n int, b int64) { pairsPerProcess, listedBytesPerPair = n, b }(pairsPerProcess, listedBytesPerPair)
 	_, out, _ := run("compare", "--format", "json", eagerRun, graphRun)
 	var doc struct{ Summary struct{ Pairs int } }
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Summary.Pairs < 10 {
 		t.Fatalf("%v: %d pairs", err, doc.Summary.Pairs)
 	}
 	pairs := doc.Summary.Pairs
-	pairsPerProcess = (pairs + 2) / 3 // three shards' worth
-	code, _, stderr := run("compare", eagerRun, graphRun)
+	advice := shardAdvice{pairsPerProcess: (pairs + 2) / 3, listedBytesPerPair: listedBytesPerPair} // three shards' worth
+	compare := func(args ...string) (int, string) {
+		code, _, stderr := runCompare(func(opts *compareOptions) { opts.shards = advice }, args...)
+		return code, stderr
+	}
+	code, stderr := compare(eagerRun, graphRun)
 	want := fmt.Sprintf("graphdiff: %d pairs to compare", pairs)
 	if code != 0 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "compare in 3 shards (--shard 1/3 ... --shard 3/3") ||
 		!strings.Contains(stderr, "graphdiff merge") {
@@ -263,17 +264,17 @@ func TestShardAdvice(t *testing.T) {
 	if strings.Contains(stderr, "will not stay") {
 		t.Errorf("stderr %q: shards said not to help", stderr)
 	}
-	listedBytesPerPair = shardHeapLimit/int64(pairs) + 1
-	if _, _, stderr := run("compare", eagerRun, graphRun); !strings.Contains(stderr, "compare in 3 shards") ||
+	advice.listedBytesPerPair = shardHeapLimit/int64(pairs) + 1
+	if _, stderr := compare(eagerRun, graphRun); !strings.Contains(stderr, "compare in 3 shards") ||
 		!strings.Contains(stderr, "but each shard reads the header of every file of both runs") ||
 		!strings.Contains(stderr, "shards of it will not stay under 256 MiB") {
 		t.Errorf("stderr %q: want the advice, and that its shards will not stay under 256 MiB", stderr)
 	}
-	if _, _, stderr := run("compare", eagerRun, graphRun, "--shard", "1/3"); strings.Contains(stderr, "shards") {
+	if _, stderr := compare(eagerRun, graphRun, "--shard", "1/3"); strings.Contains(stderr, "shards") {
 		t.Errorf("a shard was advised to shard: %q", stderr)
 	}
-	pairsPerProcess = pairs
-	if _, _, stderr := run("compare", eagerRun, graphRun); stderr != "" {
+	advice.pairsPerProcess = pairs
+	if _, stderr := compare(eagerRun, graphRun); stderr != "" {
 		t.Errorf("a run within the bound was advised: %q", stderr)
 	}
 }

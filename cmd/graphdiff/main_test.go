@@ -20,6 +20,21 @@ func run(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// runCompare runs graphdiff compare in-process as run does, with its
+// options changed by adjust once the flags are parsed (NewCmdCompare's
+// runF), and returns what a user would see.
+func runCompare(adjust func(*compareOptions), args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	c := NewCmdCompare(&out, &errb, func(opts *compareOptions) error {
+		adjust(opts)
+		return compareRun(opts)
+	})
+	c.SilenceErrors, c.SilenceUsage = true, true // as the root command does
+	c.SetArgs(args)
+	code = exitCode(c.Execute(), &errb)
+	return code, out.String(), errb.String()
+}
+
 // TestGolden runs whole command lines and compares exit status, stdout and
 // stderr with testdata/NAME.golden; `go test -update` rewrites them.
 func TestGolden(t *testing.T) {
