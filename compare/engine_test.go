@@ -64,6 +64,7 @@ func sameMetrics(x, y *Metrics) bool { return fmt.Sprintf("%#v", *x) == fmt.Spri
 // TestJobsGiveIdenticalResults compares real runs split into many chunks
 // with 1 and with 4 workers: every metric must be identical, bit for bit.
 func TestJobsGiveIdenticalResults(t *testing.T) {
+	t.Parallel()
 	e := newEngine()
 	e.chunkElems = 97 // split even the small tensors into chunks
 	a, b := loadRun(t, fixture("runs", "mlp_fp32", "eager")), loadRun(t, fixture("runs", "mlp_fp32", "graph"))
@@ -86,6 +87,7 @@ func TestJobsGiveIdenticalResults(t *testing.T) {
 // whole files, bit for bit. The pair is one that addMixed reads with the
 // bfloat16 side in place.
 func TestMixedPairInPlace(t *testing.T) {
+	t.Parallel()
 	f32, bf16 := fixture("npy", "f4_big.npy"), fixture("npy", "bf16_big.npy")
 	compare := func(t *testing.T, e *engine, pathA, pathB string, jobs int) comparedPair {
 		ra, rb := loadFiles(t, pathA, pathB)

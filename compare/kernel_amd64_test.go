@@ -12,6 +12,7 @@ import (
 // TestDifferStateLayout checks differState's offsets against those the
 // assembly uses (ST_* in kernel_amd64.s).
 func TestDifferStateLayout(t *testing.T) {
+	t.Parallel()
 	var st differState
 	got := map[string]uintptr{
 		"sums": unsafe.Offsetof(st.sums), "counts": unsafe.Offsetof(st.counts),
@@ -42,6 +43,7 @@ func TestDifferStateLayout(t *testing.T) {
 // (minWindow again after the long run before it) and a tail shorter than
 // sixteen. The metrics are addF32's.
 func TestMixedReadsInPlace(t *testing.T) {
+	t.Parallel()
 	if cpuKernels()&kernMixed512 == 0 {
 		t.Skip("no AVX-512 on this machine")
 	}

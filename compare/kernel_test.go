@@ -74,6 +74,7 @@ func pieces(n int, f func(lo, hi int)) {
 // kernels give exactly the metrics of the general loop, whether the data
 // comes in one buffer or in pieces of any size.
 func TestKernelsMatchGenericInPieces(t *testing.T) {
+	t.Parallel()
 	eachKernelSet(t, testKernelsMatchGenericInPieces)
 }
 
@@ -180,7 +181,10 @@ func testKernelsMatchGenericInPieces(t *testing.T, k kernels) {
 
 // TestHalfSquaresExact checks the 16-bit fast path's squares against the
 // decoded values for every finite bit pattern.
-func TestHalfSquaresExact(t *testing.T) { eachKernelSet(t, testHalfSquaresExact) }
+func TestHalfSquaresExact(t *testing.T) {
+	t.Parallel()
+	eachKernelSet(t, testHalfSquaresExact)
+}
 
 func testHalfSquaresExact(t *testing.T, kern kernels) {
 	for h := range 1 << 16 {
@@ -220,6 +224,7 @@ func testHalfSquaresExact(t *testing.T, kern kernels) {
 // (for 16-bit data and float32 against bfloat16, which compare bit
 // patterns) +0 against −0.
 func TestEqualRunsStopWhereGoStops(t *testing.T) {
+	t.Parallel()
 	asm := cpuKernels() & avx2Kernels
 	if asm == 0 {
 		t.Skip("no assembly kernels on this machine")
@@ -283,6 +288,7 @@ func TestEqualRunsStopWhereGoStops(t *testing.T) {
 // later in it (2011). With an equal pair just before it, the sixteen-pair
 // loop stops there and the four-pair loop finds it.
 func TestFirstMismatchAfterTheMaxima(t *testing.T) {
+	t.Parallel()
 	eachKernelSet(t, func(t *testing.T, k kernels) {
 		for _, firstBad := range []int{2001, 2011} {
 			for _, equalBefore := range []bool{false, true} {
@@ -324,6 +330,7 @@ func testFirstMismatchAfterTheMaxima(t *testing.T, k kernels, firstBad int, equa
 // that round up, down or to even, and the planted pair takes each of them
 // with either parity of its rounded key.
 func TestLargestULPAfterTheMaxima(t *testing.T) {
+	t.Parallel()
 	eachKernelSet(t, func(t *testing.T, k kernels) {
 		for _, m := range ulpCases {
 			for _, planted := range []int{2001, 2006, 2013} {
@@ -389,7 +396,10 @@ func addMixedOnce(c *acc, v []float32, raw []byte, mode ulpMode) {
 // bfloat16 words, every 1000th pair different. Only the first window
 // (before any finite pair) and one window at each difference are widened;
 // the metrics are addF32's.
-func TestMixedEqualRunsInPlace(t *testing.T) { eachKernelSet(t, testMixedEqualRunsInPlace) }
+func TestMixedEqualRunsInPlace(t *testing.T) {
+	t.Parallel()
+	eachKernelSet(t, testMixedEqualRunsInPlace)
+}
 
 func testMixedEqualRunsInPlace(t *testing.T, k kernels) {
 	const n, every = 20000, 1000
@@ -488,6 +498,7 @@ func unitPair(dtype loaders.DType, base float32, k, lo uint32) (float32, float32
 // distances of one unit. The kernels must give the general loop's metrics
 // and histogram: the same counts in the same bucket range.
 func TestEventsInEveryLane(t *testing.T) {
+	t.Parallel()
 	eachKernelSet(t, func(t *testing.T, k kernels) {
 		for _, m := range ulpCases {
 			testEventsInEveryLane(t, k, m.name, m.dtype, m.mode, m.swap)

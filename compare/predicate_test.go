@@ -93,7 +93,10 @@ func predicateCount(tol tolerances.Tolerance, a, b []float32) (n int64, first []
 // checks that each counts beyond the tolerance exactly the pairs that
 // tolerances.Tolerance.Close, the one predicate, calls not close, with the
 // same first index.
-func TestKernelsApplyThePredicate(t *testing.T) { eachKernelSet(t, testKernelsApplyThePredicate) }
+func TestKernelsApplyThePredicate(t *testing.T) {
+	t.Parallel()
+	eachKernelSet(t, testKernelsApplyThePredicate)
+}
 
 func testKernelsApplyThePredicate(t *testing.T, k kernels) {
 	check := func(name string, d loaders.DType, a, b []float32, fold func(c *acc, lo, hi int)) {

@@ -19,6 +19,7 @@ func fixture(parts ...string) string {
 // pieces and checks the result against gonum's whole-slice statistics of
 // the finite values, and the counts against a direct count.
 func TestSummaryAgainstGonum(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	vals := make([]float64, 100_003)
 	var finite []float64
@@ -70,6 +71,7 @@ func TestSummaryAgainstGonum(t *testing.T) {
 }
 
 func TestSummaryEdges(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		vals      []float64
@@ -109,6 +111,7 @@ func TestSummaryEdges(t *testing.T) {
 // TestSummarizeWorkersAgree splits a tensor into many chunks and checks that
 // the result is the same, bit for bit, with 1 worker and with 8.
 func TestSummarizeWorkersAgree(t *testing.T) {
+	t.Parallel()
 	e := newEngine()
 	e.chunkElems = 10_007
 	ts, _, err := loaders.OpenFile(fixture("npy", "f4_big.npy"), loaders.Options{})

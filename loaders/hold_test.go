@@ -17,6 +17,7 @@ import (
 // the buffer, a bad header, a directory and a named pipe are left to the
 // fstat way, with nothing held or counted.
 func TestHoldWithoutStat(t *testing.T) {
+	t.Parallel()
 	var d deferral                    // one run's reading, its guess set by each case below
 	small := fixture("npy", "f4.npy") // 176 bytes
 	larger := fixture("corpus", "llama", "llama_input_lag", "graph", "step_000000", "params", "body.w1.weight.npy")
