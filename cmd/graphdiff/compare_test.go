@@ -24,6 +24,7 @@ const (
 // each file holds what --format would print, and that no temporary file is
 // left behind.
 func TestReportFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := []string{"compare", eagerRun, graphRun}
 	for _, f := range []string{"json", "junit", "markdown", "text"} {
@@ -57,6 +58,7 @@ func TestReportFiles(t *testing.T) {
 // TestReportUnwritable asks for a report in a directory that does not
 // exist: exit 2 naming the file, the other report and stdout still whole.
 func TestReportUnwritable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.json")
 	bad := filepath.Join(dir, "missing", "bad.xml")
@@ -72,6 +74,7 @@ func TestReportUnwritable(t *testing.T) {
 // TestWriteFileAtomic checks that a failing renderer leaves neither a
 // partial file nor a temporary one, and that an existing report survives.
 func TestWriteFileAtomic(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.json")
 	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
@@ -94,6 +97,7 @@ func TestWriteFileAtomic(t *testing.T) {
 // TestProgressOnlyOnATerminal runs a comparison with stderr taken for a
 // terminal and the size threshold lowered: a bar is drawn; not otherwise.
 func TestProgressOnlyOnATerminal(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		terminal bool
 		format   string
@@ -117,7 +121,8 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 }
 
 // TestColourOnlyOnATerminal checks that text output is coloured on a
-// terminal unless NO_COLOR is set, and never otherwise.
+// terminal unless NO_COLOR is set, and never otherwise. Not parallel: it
+// sets NO_COLOR for the process.
 func TestColourOnlyOnATerminal(t *testing.T) {
 	for _, tc := range []struct {
 		terminal bool
@@ -144,6 +149,7 @@ func TestColourOnlyOnATerminal(t *testing.T) {
 // it passes with a captured_scalar warning, and --strict turns the warning
 // into a failure.
 func TestStrictFailsOnWarnings(t *testing.T) {
+	t.Parallel()
 	src := "../../testdata/scenarios/lr_decay_tiny"
 	var dirs []string
 	for _, run := range []string{"eager", "graph"} {
@@ -193,6 +199,7 @@ func TestStrictFailsOnWarnings(t *testing.T) {
 // TestCurvePlotFiles draws a real curve pair to SVG and to PNG and checks
 // that each file is what its name says.
 func TestCurvePlotFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, name := range []string{"curves.svg", "curves.png"} {
 		path := filepath.Join(dir, name)
@@ -223,6 +230,7 @@ func TestCurvePlotFiles(t *testing.T) {
 // run A is still the one reported when both fail, and an error of run B
 // when only B fails.
 func TestLoadErrorOrder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := "../../testdata/runs/mlp_fp32/graph"
 	missA, missB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
@@ -244,6 +252,7 @@ func TestLoadErrorOrder(t *testing.T) {
 // Where what every shard holds of the whole comparison leaves no room
 // under 256 MiB (its cost per pair raised for the test), it says so too.
 func TestShardAdvice(t *testing.T) {
+	t.Parallel()
 	_, out, _ := run("compare", "--format", "json", eagerRun, graphRun)
 	var doc struct{ Summary struct{ Pairs int } }
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Summary.Pairs < 10 {
