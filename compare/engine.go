@@ -173,12 +173,11 @@ type chunkTask struct {
 }
 
 // smallReadersPerWorker is how many goroutines per worker compare pairs:
-// pieces of at least engine.mapMinElems elements (mapped, bound by memory) are
-// compared by at most workers at a time, while small tensors, whose
+// pieces of at least engine.mapMinElems elements (mapped, bound by memory)
+// are compared by at most workers at a time, while small tensors, whose
 // reading (an open, a pread and a close each) waits on the file system
-// more than on the processor, also use the other goroutines. With one per
-// worker, 2 × 16,000 files of 4 KiB took 0.40 s on 2 cores, with two
-// 0.36 s, with four no less.
+// more than on the processor, also use the other goroutines; two is where
+// more stopped helping (bench/README.md).
 const smallReadersPerWorker = 2
 
 // runJobs compares every job, splitting large pairs that can be read at

@@ -42,8 +42,8 @@ const heldBudget = 32 << 20
 // read of a large file's header to the read of its data (so that it too is
 // opened once). A process starts with room for 64 descriptors; each
 // doubling of that table past it waits for an RCU grace period in Linux
-// (fs/file.c, expand_fdtable), 5–20 ms each measured here, more than
-// opening a few hundred files again costs.
+// (fs/file.c, expand_fdtable), which costs more than opening a few
+// hundred files again (bench/README.md).
 const keptMax = 32
 
 // deferral is what the deferred entries of one load need to be read
@@ -237,10 +237,9 @@ func holdWithoutStat(t *Tensor, f *dataFile, path string, d *deferral, held *ato
 }
 
 // Held buffers are recycled: Release hands a held file's buffer to the
-// next Resolve, which reads a file of about its size into it. Reading
-// 2 x 16,000 files of 4 KiB into recycled buffers rather than new ones took
-// 0.30 s against 0.32 s: a new buffer is zeroed, and its pages are faulted
-// in by the read. A buffer is reused only once its entry is released, and
+// next Resolve, which reads a file of about its size into it, sparing the
+// zeroing of a new buffer and the faults of its pages (heldClass,
+// bench/README.md). A buffer is reused only once its entry is released, and
 // nothing may keep the slice HeldBytes or HeldFloat32 gave past Release.
 // In a test binary (testing.Testing) a recycled buffer is overwritten with
 // 0xFF bytes, so that a read after Release sees NaNs and the comparison

@@ -239,16 +239,13 @@ type shardAdvice struct {
 const (
 	// pairsPerProcess is how many tensor pairs one comparison holds within
 	// 256 MiB of resident memory, with a margin for the machine's noise and
-	// for more processors' buffers: bytesPerPair each. bench/costs.sh's
-	// inputs (pairs of 256 float32) peaked at 147–149 MiB at 40,000 pairs,
-	// 190 MiB at 50,000, 381 MiB at 100,000 and 757 MiB at 200,000.
+	// for more processors' buffers (bench/README.md).
 	pairsPerProcess = 40_000
 	// listedBytesPerPair is what every shard holds for each pair of the
 	// whole comparison, whichever shard the pair is in: a shard reads the
 	// header of every file of both runs (its discovery errors, and the
-	// precision the model computes in, must be the same in every shard).
-	// 200,000 pairs of 256 float32 in 5 and in 10 shards held 182–206 MB
-	// live at most: 0.84 KB a pair listed, 0.7 KB a pair held.
+	// precision the model computes in, must be the same in every shard)
+	// (bench/README.md).
 	listedBytesPerPair = 1 << 10
 )
 
