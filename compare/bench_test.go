@@ -35,8 +35,9 @@ func BenchmarkKernelFloat32(b *testing.B) {
 	va, vb := benchPair(pairBufElems)
 	var h errorHistogram
 	b.SetBytes(int64(8 * len(va)))
+	kern := machineKernels() // the kernels Pairs runs
 	for b.Loop() {
-		c := newAcc(tolerances.For(loaders.Float32), ulpKeyFor(loaders.Float32), false, true, &h, 0)
+		c := newAcc(kern, tolerances.For(loaders.Float32), ulpKeyFor(loaders.Float32), false, true, &h, 0)
 		c.addF32(va, vb, ulpFloat32)
 	}
 }
@@ -65,8 +66,9 @@ func benchmarkKernel16(b *testing.B, d loaders.DType) {
 	}
 	var h errorHistogram
 	b.SetBytes(int64(len(ra) + len(rb)))
+	kern := machineKernels() // the kernels Pairs runs
 	for b.Loop() {
-		c := newAcc(tolerances.For(d), ulpKeyFor(d), false, true, &h, 0)
+		c := newAcc(kern, tolerances.For(d), ulpKeyFor(d), false, true, &h, 0)
 		c.add16(ra, rb, &loaders.Tensor{DType: d}, mode)
 	}
 }
@@ -89,8 +91,9 @@ func BenchmarkKernelMixed(b *testing.B) {
 	}
 	var h errorHistogram
 	b.SetBytes(int64(6 * len(va)))
+	kern := machineKernels() // the kernels Pairs runs
 	for b.Loop() {
-		c := newAcc(tolerances.For(loaders.BFloat16), ulpKeyFor(loaders.BFloat16), false, true, &h, 0)
+		c := newAcc(kern, tolerances.For(loaders.BFloat16), ulpKeyFor(loaders.BFloat16), false, true, &h, 0)
 		c.addF32(va, vb, ulpBFloat16|ulpRoundA)
 	}
 }
@@ -119,8 +122,9 @@ func benchmarkMixedInPlace(b *testing.B, v []float32, raw []byte) {
 	half, buf := &loaders.Tensor{DType: loaders.BFloat16}, make([]float32, maxWindow)
 	var h errorHistogram
 	b.SetBytes(int64(6 * len(v)))
+	kern := machineKernels() // the kernels Pairs runs
 	for b.Loop() {
-		c := newAcc(tolerances.For(loaders.BFloat16), ulpKeyFor(loaders.BFloat16), false, true, &h, 0)
+		c := newAcc(kern, tolerances.For(loaders.BFloat16), ulpKeyFor(loaders.BFloat16), false, true, &h, 0)
 		c.addMixed(v, raw, half, ulpBFloat16|ulpRoundA, buf)
 	}
 }
@@ -135,8 +139,9 @@ func BenchmarkGenericFloat64(b *testing.B) {
 	}
 	var h errorHistogram
 	b.SetBytes(int64(8 * len(va)))
+	kern := machineKernels() // the kernels Pairs runs
 	for b.Loop() {
-		c := newAcc(tolerances.For(loaders.Float32), ulpKeyFor(loaders.Float32), false, true, &h, 0)
+		c := newAcc(kern, tolerances.For(loaders.Float32), ulpKeyFor(loaders.Float32), false, true, &h, 0)
 		c.addReal(va, vb)
 	}
 }
@@ -148,7 +153,7 @@ func benchmarkRuns(b *testing.B, pathA, pathB string) {
 	var size int64
 	for b.Loop() {
 		ra, rb := loadFiles(b, pathA, pathB)
-		r := compareRuns(b, ra, rb, 0, 0)
+		r := compareRuns(b, newEngine(), ra, rb, 0, 0)
 		if size == 0 {
 			for _, p := range r {
 				if p.Metrics == nil {

@@ -50,6 +50,41 @@ type Outcome struct {
 // when set, is called with the bytes each finished piece of work read,
 // from several goroutines.
 func Pairs(jobs []Job, workers int, progress func(bytes int64)) []Outcome {
+	return newEngine().pairs(jobs, workers, progress)
+}
+
+// engine is how Pairs, Updates and Summarize go about their work: the
+// sizes from which they split tensors into chunks and map them, and the
+// assembly kernels they run. newEngine makes the one they use; tests make
+// their own, to split and map small tensors and to run every kernel set.
+type engine struct {
+	// chunkElems is how many elements one task compares or summarizes: a
+	// tensor of more, readable at any offset, is split into chunks of
+	// this many, spread across workers.
+	chunkElems int64
+	// mapMinElems is the smallest read that is memory-mapped.
+	mapMinElems int64
+	kernels     kernels
+}
+
+const (
+	// chunkElems is how many elements one task of Pairs or Summarize
+	// takes: a tensor of more, readable at any offset, is split across
+	// workers.
+	chunkElems = 1 << 22
+	// mapMinElems is the smallest read that is memory-mapped (1 MiB of
+	// float32).
+	mapMinElems = 1 << 18
+)
+
+// newEngine returns the engine of Pairs, Updates and Summarize: chunks of
+// chunkElems, maps from mapMinElems, the machine's kernels.
+func newEngine() *engine {
+	return &engine{chunkElems: chunkElems, mapMinElems: mapMinElems, kernels: machineKernels()}
+}
+
+// pairs is Pairs, run by e.
+func (e *engine) pairs(jobs []Job, workers int, progress func(bytes int64)) []Outcome {
 	out := make([]Outcome, len(jobs))
 	js, all := make([]*job, len(jobs)), make([]job, len(jobs)) // one allocation for all jobs
 	heads := 0
@@ -58,20 +93,21 @@ func Pairs(jobs []Job, workers int, progress func(bytes int64)) []Outcome {
 	}
 	space := make([]float32, heads) // every job's kept values, one allocation
 	for i := range jobs {
-		all[i] = job{Job: jobs[i], out: &out[i]}
+		all[i] = job{Job: jobs[i], engine: e, out: &out[i]}
 		js[i] = &all[i]
 		if h := max(jobs[i].Heads, 0); h > 0 {
 			js[i].headSpace, space = space[:2*h:2*h], space[2*h:]
 		}
 	}
-	runJobs(js, workers, progress)
+	e.runJobs(js, workers, progress)
 	return out
 }
 
 // job is a Job being compared.
 type job struct {
 	Job
-	out *Outcome
+	engine *engine
+	out    *Outcome
 
 	mu    sync.Mutex
 	parts []*acc
@@ -137,37 +173,36 @@ type chunkTask struct {
 }
 
 // smallReadersPerWorker is how many goroutines per worker compare pairs:
-// pieces of at least mapMinElems elements (mapped, bound by memory) are
-// compared by at most workers at a time, while small tensors, whose
+// pieces of at least engine.mapMinElems elements (mapped, bound by memory)
+// are compared by at most workers at a time, while small tensors, whose
 // reading (an open, a pread and a close each) waits on the file system
-// more than on the processor, also use the other goroutines. With one per
-// worker, 2 × 16,000 files of 4 KiB took 0.40 s on 2 cores, with two
-// 0.36 s, with four no less.
+// more than on the processor, also use the other goroutines; two is where
+// more stopped helping (bench/README.md).
 const smallReadersPerWorker = 2
 
 // runJobs compares every job, splitting large pairs that can be read at
-// any offset into chunks: pieces of at least mapMinElems elements on at
-// most workers goroutines at a time, smaller ones on up to
-// smallReadersPerWorker × workers.
-func runJobs(jobs []*job, workers int, progress func(int64)) {
+// any offset into chunks of e.chunkElems: pieces of at least
+// e.mapMinElems elements on at most workers goroutines at a time, smaller
+// ones on up to smallReadersPerWorker × workers.
+func (e *engine) runJobs(jobs []*job, workers int, progress func(int64)) {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
 	tasks := make([]chunkTask, 0, len(jobs)) // more only where pairs are chunked
 	for _, j := range jobs {
 		n := j.A.Len()
-		if j.A.FortranOrder != j.B.FortranOrder || !j.A.RandomAccess() || !j.B.RandomAccess() || n <= chunkElems {
+		if j.A.FortranOrder != j.B.FortranOrder || !j.A.RandomAccess() || !j.B.RandomAccess() || n <= e.chunkElems {
 			j.left = 1
 			tasks = append(tasks, chunkTask{job: j, whole: true})
 			continue
 		}
-		chunks := int((n + chunkElems - 1) / chunkElems)
+		chunks := int((n + e.chunkElems - 1) / e.chunkElems)
 		j.parts = make([]*acc, chunks)
 		j.left = chunks
 		j.hist = &errorHistogram{}
 		for c := range chunks {
-			first := int64(c) * chunkElems
-			tasks = append(tasks, chunkTask{job: j, chunk: c, first: first, count: min(chunkElems, n-first)})
+			first := int64(c) * e.chunkElems
+			tasks = append(tasks, chunkTask{job: j, chunk: c, first: first, count: min(e.chunkElems, n-first)})
 		}
 	}
 	// workers slots for pieces that are mapped (memory-bound work); small
@@ -185,7 +220,7 @@ func runJobs(jobs []*job, workers int, progress func(int64)) {
 			defer workerPool.Put(w)
 			for i := next.Add(1) - 1; i < int64(len(tasks)); i = next.Add(1) - 1 {
 				tk := tasks[i]
-				if _, count := tk.span(); count >= mapMinElems {
+				if _, count := tk.span(); count >= e.mapMinElems {
 					slots <- struct{}{}
 					w.run(tk)
 					<-slots
@@ -235,10 +270,10 @@ type worker struct {
 // once all its chunks are done.
 func (w *worker) newAcc(tk chunkTask, tol tolerances.Tolerance, key ulpKey, complex, useULP bool, hist *errorHistogram) *acc {
 	if tk.whole {
-		w.whole.init(tol, key, complex, useULP, hist, tk.first)
+		w.whole.init(tk.job.engine.kernels, tol, key, complex, useULP, hist, tk.first)
 		return &w.whole
 	}
-	return newAcc(tol, key, complex, useULP, hist, tk.first)
+	return newAcc(tk.job.engine.kernels, tol, key, complex, useULP, hist, tk.first)
 }
 
 // workerPool keeps workers and their buffers (5 MiB each) from one runJobs
@@ -331,10 +366,6 @@ func (w *worker) compare(tk chunkTask, hist *errorHistogram) (*acc, error) {
 	}
 }
 
-// mapMinElems is the smallest read that is memory-mapped (1 MiB of
-// float32); a variable so tests can map small tensors.
-var mapMinElems int64 = 1 << 18
-
 // float32Source hands out a tensor's elements as float32, in pieces: from a
 // memory map of the file where the data is float32 in place, else decoded
 // through a Reader into a buffer.
@@ -369,7 +400,7 @@ func openFloat32(dst *float32Source, tk chunkTask, side int, buf []float32) (*fl
 	}
 	// Mapping costs two system calls and a fault per page: worth it for
 	// large reads only; small tensors are read in one go.
-	if t.Mappable() && count >= mapMinElems {
+	if t.Mappable() && count >= tk.job.engine.mapMinElems {
 		if m, err := tk.job.mapper(side); err == nil {
 			if t.Float32Native() {
 				if view, release, err := m.Float32(first, count); err == nil {
@@ -445,8 +476,8 @@ func mixedSides(sa, sb *float32Source, mode ulpMode) (s32, s16 *float32Source, o
 
 // openWhole opens all of tensor t as a source of its own, which closes the
 // file it maps when it is closed.
-func openWhole(t *loaders.Tensor, buf []float32) (*float32Source, error) {
-	j := &job{Job: Job{A: t}, left: 1}
+func (e *engine) openWhole(t *loaders.Tensor, buf []float32) (*float32Source, error) {
+	j := &job{Job: Job{A: t}, engine: e, left: 1}
 	s, err := openFloat32(new(float32Source), chunkTask{job: j, whole: true}, 0, buf)
 	if err != nil {
 		j.taskDone()
@@ -576,7 +607,7 @@ func compareMapped16(tk chunkTask, hist *errorHistogram, key ulpKey, mode ulpMod
 	a, b := j.A, j.B
 	first, count := tk.span()
 	if a.DType != b.DType || (a.DType != loaders.BFloat16 && a.DType != loaders.Float16) ||
-		a.BigEndian || b.BigEndian || !a.Mappable() || !b.Mappable() || count < mapMinElems {
+		a.BigEndian || b.BigEndian || !a.Mappable() || !b.Mappable() || count < j.engine.mapMinElems {
 		return nil, false, nil
 	}
 	ma, err := j.mapper(0)
@@ -597,7 +628,7 @@ func compareMapped16(tk chunkTask, hist *errorHistogram, key ulpKey, mode ulpMod
 		return nil, false, nil
 	}
 	defer releaseB()
-	c = newAcc(j.Tolerance, key, false, true, hist, first)
+	c = newAcc(j.engine.kernels, j.Tolerance, key, false, true, hist, first)
 	const piece = 2 * pairBufElems // bytes per call: the progress granularity of the other paths
 	for off := 0; off < len(ra); off += piece {
 		end := min(off+piece, len(ra))
@@ -618,7 +649,7 @@ func compareInMemory(j *job, key ulpKey, complex bool, hist *errorHistogram) (*a
 	if err != nil {
 		return nil, err
 	}
-	c := newAcc(j.Tolerance, key, complex, true, hist, 0)
+	c := newAcc(j.engine.kernels, j.Tolerance, key, complex, true, hist, 0)
 	if complex {
 		c.addComplex(va, vb)
 	} else {

@@ -16,9 +16,9 @@ type comparedPair struct {
 }
 
 // compareRuns compares every pair that both runs hold with the default
-// settings, as check does, on workers goroutines; heads is how many
-// leading values of the first pair to keep.
-func compareRuns(tb testing.TB, a, b *loaders.Run, workers, heads int) []comparedPair {
+// settings, as check does, with the engine e on workers goroutines; heads
+// is how many leading values of the first pair to keep.
+func compareRuns(tb testing.TB, e *engine, a, b *loaders.Run, workers, heads int) []comparedPair {
 	tb.Helper()
 	var pairs []loaders.Pair
 	var jobs []Job
@@ -34,7 +34,7 @@ func compareRuns(tb testing.TB, a, b *loaders.Run, workers, heads int) []compare
 		pairs, jobs = append(pairs, p), append(jobs, j)
 	}
 	out := make([]comparedPair, len(pairs))
-	for i, o := range Pairs(jobs, workers, nil) {
+	for i, o := range e.pairs(jobs, workers, nil) {
 		out[i] = comparedPair{pairs[i], o}
 	}
 	return out
@@ -64,10 +64,11 @@ func sameMetrics(x, y *Metrics) bool { return fmt.Sprintf("%#v", *x) == fmt.Spri
 // TestJobsGiveIdenticalResults compares real runs split into many chunks
 // with 1 and with 4 workers: every metric must be identical, bit for bit.
 func TestJobsGiveIdenticalResults(t *testing.T) {
-	defer func(old int64) { chunkElems = old }(chunkElems)
-	chunkElems = 97 // split even the small tensors into chunks
+	t.Parallel()
+	e := newEngine()
+	e.chunkElems = 97 // split even the small tensors into chunks
 	a, b := loadRun(t, fixture("runs", "mlp_fp32", "eager")), loadRun(t, fixture("runs", "mlp_fp32", "graph"))
-	one, four := compareRuns(t, a, b, 1, 0), compareRuns(t, a, b, 4, 0)
+	one, four := compareRuns(t, e, a, b, 1, 0), compareRuns(t, e, a, b, 4, 0)
 	if len(one) != 61 || len(four) != 61 {
 		t.Fatalf("%d and %d pairs", len(one), len(four))
 	}
@@ -86,42 +87,38 @@ func TestJobsGiveIdenticalResults(t *testing.T) {
 // whole files, bit for bit. The pair is one that addMixed reads with the
 // bfloat16 side in place.
 func TestMixedPairInPlace(t *testing.T) {
-	defer func(c, m int64) { chunkElems, mapMinElems = c, m }(chunkElems, mapMinElems)
+	t.Parallel()
 	f32, bf16 := fixture("npy", "f4_big.npy"), fixture("npy", "bf16_big.npy")
-	compare := func(t *testing.T, pathA, pathB string, jobs int) comparedPair {
+	compare := func(t *testing.T, e *engine, pathA, pathB string, jobs int) comparedPair {
 		ra, rb := loadFiles(t, pathA, pathB)
-		r := compareRuns(t, ra, rb, jobs, 5)
+		r := compareRuns(t, e, ra, rb, jobs, 5)
 		if len(r) != 1 || r[0].Metrics == nil {
 			t.Fatalf("not compared: %+v", r)
 		}
 		return r[0]
 	}
 	for _, sides := range [][2]string{{f32, bf16}, {bf16, f32}} {
-		var want comparedPair
-		eachKernelSet(t, func(t *testing.T) {
-			if !useAVX2 {
-				want = compare(t, sides[0], sides[1], 1)
-				if want.Metrics.MaxAbs.Value == 0 || want.Metrics.Mismatched != 0 || len(want.HeadA) != 5 {
-					t.Fatalf("the pair should differ within the tolerance, with 5 leading values kept: %+v", want)
-				}
-			}
-			for _, sizes := range [][2]int64{{1 << 22, 1 << 18}, {70001, 4096}, {4096, 4096}} {
-				chunkElems, mapMinElems = sizes[0], sizes[1]
+		want := compare(t, &engine{chunkElems: chunkElems, mapMinElems: mapMinElems, kernels: goKernels}, sides[0], sides[1], 1)
+		if want.Metrics.MaxAbs.Value == 0 || want.Metrics.Mismatched != 0 || len(want.HeadA) != 5 {
+			t.Fatalf("the pair should differ within the tolerance, with 5 leading values kept: %+v", want)
+		}
+		eachKernelSet(t, func(t *testing.T, k kernels) {
+			for _, sizes := range [][2]int64{{chunkElems, mapMinElems}, {70001, 4096}, {4096, 4096}} {
+				e := &engine{chunkElems: sizes[0], mapMinElems: sizes[1], kernels: k}
 				for _, jobs := range []int{1, 4} {
-					got := compare(t, sides[0], sides[1], jobs)
+					got := compare(t, e, sides[0], sides[1], jobs)
 					if !sameMetrics(got.Metrics, want.Metrics) || fmt.Sprint(got.HeadA, got.HeadB) != fmt.Sprint(want.HeadA, want.HeadB) {
 						t.Errorf("%s vs %s, chunks of %d, %d jobs:\n%+v\nwant %+v", filepath.Base(sides[0]), filepath.Base(sides[1]), sizes[0], jobs, got.Metrics, want.Metrics)
 					}
 				}
 			}
-			chunkElems, mapMinElems = 1<<22, 1<<18
 		})
 		ta, tb := openOne(t, sides[0]), openOne(t, sides[1])
 		mode := ulpBFloat16 | ulpRoundA
 		if ta.DType == loaders.BFloat16 {
 			mode = ulpBFloat16 | ulpRoundB
 		}
-		tk := chunkTask{job: &job{Job: Job{A: ta, B: tb}, left: 1}, whole: true}
+		tk := chunkTask{job: &job{Job: Job{A: ta, B: tb}, engine: newEngine(), left: 1}, whole: true}
 		sa, errA := openFloat32(new(float32Source), tk, 0, make([]float32, pairBufElems))
 		sb, errB := openFloat32(new(float32Source), tk, 1, make([]float32, pairBufElems))
 		if errA != nil || errB != nil {

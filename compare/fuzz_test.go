@@ -77,10 +77,10 @@ func FuzzMixedKernel(f *testing.F) {
 			for i := range a {
 				va[i], vb[i] = float64(a[i]), float64(b[i])
 			}
-			want := metricsOf(loaders.BFloat16, n, func(c *acc) { c.addReal(va, vb) })
-			eachKernelSet(t, func(t *testing.T) {
-				whole := metricsOf(loaders.BFloat16, n, func(c *acc) { addMixedOnce(c, f32, raw, m.mode) })
-				split := metricsOf(loaders.BFloat16, n, func(c *acc) {
+			want := metricsOf(goKernels, loaders.BFloat16, n, func(c *acc) { c.addReal(va, vb) })
+			eachKernelSet(t, func(t *testing.T, k kernels) {
+				whole := metricsOf(k, loaders.BFloat16, n, func(c *acc) { addMixedOnce(c, f32, raw, m.mode) })
+				split := metricsOf(k, loaders.BFloat16, n, func(c *acc) {
 					pieces(n, func(lo, hi int) { addMixedOnce(c, f32[lo:hi], raw[2*lo:2*hi], m.mode) })
 				})
 				if !sameMetrics(&whole, &want) || !sameMetrics(&split, &want) {

@@ -36,6 +36,28 @@ import (
 //     AVX2) and, with AVX-512, in runs of pairs that all differ; only the
 //     windows between runs are widened to float32 first.
 
+// kernels is a set of the assembly kernels (kernel_amd64.s), one bit
+// each: where a kernel's bit is clear, or without assembly (another
+// architecture, or -tags purego), its Go loop runs instead, with the same
+// results. An accumulator runs the set it was made with: Pairs gives it
+// the machine's (machineKernels), and the tests give it each set the
+// machine can run, to check every kernel against the Go loops.
+type kernels uint8
+
+const (
+	kernEqual32    kernels = 1 << iota // runs of equal float32 pairs (equalRun32AVX2)
+	kernEqual16                        // runs of equal 16-bit pairs (equalRunBF16AVX2, equalRunF16AVX2)
+	kernEqualMixed                     // runs of equal float32 and bfloat16 pairs (equalRunMixedAVX2)
+	kernDiffer32                       // the slow path's bulk, four pairs at a time (differRun32AVX2)
+	kernDiffer512                      // within it, sixteen at a time while all differ (differRun32AVX512)
+	kernMixed512                       // float32 against bfloat16 in place, sixteen at a time (differRunBF16AVX512)
+
+	// avx2Kernels are the kernels that need AVX2; avx512Kernels all of
+	// them, the last two needing AVX-512 (F, DQ, VL, BW) and BMI1.
+	avx2Kernels   = kernEqual32 | kernEqual16 | kernEqualMixed | kernDiffer32
+	avx512Kernels = avx2Kernels | kernDiffer512 | kernMixed512
+)
+
 // ulpMode says how the float32 kernel measures ULP distances: in float32
 // units, in bfloat16 units (bit patterns rounded to bfloat16, to nearest,
 // ties to even), or by the comparison dtype's key function. For bfloat16
@@ -192,7 +214,7 @@ func (c *acc) addF32(va, vb []float32, mode ulpMode) {
 			// Equal groups need no bookkeeping once a finite pair has
 			// been seen (a zero difference cannot be a new maximum then).
 			if va[i] == vb[i] {
-				k, eq := equalRun32(va[i:], vb[i:], c.sums.eq)
+				k, eq := c.kernels.equalRun32(va[i:], vb[i:], c.sums.eq)
 				c.foldEqual(k, eq)
 				if i += k; k > 0 {
 					continue
@@ -242,7 +264,7 @@ func (c *acc) addMixed(v []float32, raw []byte, half *loaders.Tensor, mode ulpMo
 		k, equal := 0, false
 		if c.lane(0) == 0 && c.maxAbs.pos >= 0 && math.Float32bits(v[i]) == uint32(binary.LittleEndian.Uint16(raw[2*i:]))<<16 {
 			var eq [lanes]float64
-			k, eq = equalRunMixed(v[i:], raw[2*i:], c.sums.eq)
+			k, eq = c.kernels.equalRunMixed(v[i:], raw[2*i:], c.sums.eq)
 			c.foldEqual(k, eq)
 			equal = k > 0
 		}
@@ -298,7 +320,8 @@ func (c *acc) foldEqual(k int, eq [lanes]float64) {
 // equalRun32Go is the fast path: it folds the leading groups of lanes pairs
 // that are equal and finite into the partials e (a² each) and returns how
 // many elements it took, a multiple of lanes, and the new partials.
-// equalRun32 runs it, or its assembly version where there is one.
+// kernels.equalRun32 runs it, or its assembly version where there is
+// one.
 func equalRun32Go(va, vb []float32, e [lanes]float64) (int, [lanes]float64) {
 	e0, e1, e2, e3 := e[0], e[1], e[2], e[3]
 	vb = vb[:len(va)]
@@ -345,14 +368,14 @@ func equalRunMixedGo(v []float32, raw []byte, e [lanes]float64) (int, [lanes]flo
 func (c *acc) add16(ra, rb []byte, half *loaders.Tensor, mode ulpMode) {
 	n := len(ra) / 2
 	rb = rb[:2*n]
-	equalRun := equalRunBF16
+	equalRun := kernels.equalRunBF16
 	if half.DType == loaders.Float16 {
-		equalRun = equalRunF16
+		equalRun = kernels.equalRunF16
 	}
 	var x, y [maxBlock]float32
 	for i := 0; i < n; {
 		if c.lane(i) == 0 && c.maxAbs.pos >= 0 && ra[2*i] == rb[2*i] && ra[2*i+1] == rb[2*i+1] {
-			k, eq := equalRun(ra[2*i:], rb[2*i:], c.sums.eq)
+			k, eq := equalRun(c.kernels, ra[2*i:], rb[2*i:], c.sums.eq)
 			c.foldEqual(k, eq)
 			if i += k; k > 0 {
 				continue

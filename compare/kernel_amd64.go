@@ -21,22 +21,41 @@ import (
 // bit the same, which the kernel tests check with each set: Go, AVX2, AVX2
 // with AVX-512. Build with -tags purego to use the Go loops only.
 
-// useAVX2 selects the assembly kernels; tests turn it off.
-var useAVX2 = cpu.X86.HasAVX2
+// cpuKernels returns the kernels this processor can run: none without
+// AVX2, avx2Kernels with it, and all of them with AVX-512 (F, DQ, VL, BW)
+// and BMI1 as well (the slow path's sixteen-pair loops split bucket
+// indices with BEXTR).
+func cpuKernels() kernels {
+	x := cpu.X86
+	switch {
+	case !x.HasAVX2:
+		return 0
+	case x.HasAVX512F && x.HasAVX512DQ && x.HasAVX512VL && x.HasAVX512BW && x.HasBMI1:
+		return avx512Kernels
+	}
+	return avx2Kernels
+}
 
-// useAVX512 selects, on top of them, the slow path's sixteen-pair loop
-// (which also splits bucket indices with BEXTR, from BMI1).
-var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW && cpu.X86.HasBMI1
-
-// The assembly kernels GRAPHDIFF_NOASM turns off, for measuring what each
-// gains (bench/kernels.sh): a comma-separated list of equal32, equal16,
+// machineKernels returns the kernels Pairs runs: those the processor can
+// run, less those GRAPHDIFF_NOASM turns off, for measuring what each gains
+// (bench/kernels.sh): a comma-separated list of equal32, equal16,
 // equalmixed, differ32 (which also stops differ512, a loop inside it),
-// differ512 and mixed512. The Go loops then run, with the same results. Unknown names are ignored.
-var noEqual32, noEqual16, noEqualMixed, noDiffer32, noDiffer512, noMixed512 = func() (a, b, c, d, e, f bool) {
+// differ512 and mixed512. The Go loops then run, with the same results.
+// Unknown names are ignored.
+func machineKernels() kernels {
+	k := cpuKernels()
 	off := strings.Split(os.Getenv("GRAPHDIFF_NOASM"), ",")
-	return slices.Contains(off, "equal32"), slices.Contains(off, "equal16"), slices.Contains(off, "equalmixed"),
-		slices.Contains(off, "differ32"), slices.Contains(off, "differ512"), slices.Contains(off, "mixed512")
-}()
+	for _, n := range [...]struct {
+		name   string
+		kernel kernels
+	}{{"equal32", kernEqual32}, {"equal16", kernEqual16}, {"equalmixed", kernEqualMixed},
+		{"differ32", kernDiffer32}, {"differ512", kernDiffer512}, {"mixed512", kernMixed512}} {
+		if slices.Contains(off, n.name) {
+			k &^= n.kernel
+		}
+	}
+	return k
+}
 
 //go:noescape
 func equalRun32AVX2(a, b *float32, n int, e *[lanes]float64) int
@@ -47,24 +66,24 @@ func equalRunBF16AVX2(a, b *byte, n int, e *[lanes]float64) int
 //go:noescape
 func equalRunF16AVX2(a, b *byte, n int, e *[lanes]float64) int
 
-func equalRun32(va, vb []float32, e [lanes]float64) (int, [lanes]float64) {
-	if !useAVX2 || noEqual32 || len(va) < lanes {
+func (k kernels) equalRun32(va, vb []float32, e [lanes]float64) (int, [lanes]float64) {
+	if k&kernEqual32 == 0 || len(va) < lanes {
 		return equalRun32Go(va, vb, e)
 	}
 	vb = vb[:len(va)]
 	return equalRun32AVX2(unsafe.SliceData(va), unsafe.SliceData(vb), len(va), &e), e
 }
 
-func equalRunBF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
-	if !useAVX2 || noEqual16 || len(ra) < 2*lanes {
+func (k kernels) equalRunBF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
+	if k&kernEqual16 == 0 || len(ra) < 2*lanes {
 		return equalRunBF16Go(ra, rb, e)
 	}
 	rb = rb[:len(ra)]
 	return equalRunBF16AVX2(unsafe.SliceData(ra), unsafe.SliceData(rb), len(ra)/2, &e), e
 }
 
-func equalRunF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
-	if !useAVX2 || noEqual16 || len(ra) < 2*lanes {
+func (k kernels) equalRunF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
+	if k&kernEqual16 == 0 || len(ra) < 2*lanes {
 		return equalRunF16Go(ra, rb, e)
 	}
 	rb = rb[:len(ra)]
@@ -74,8 +93,8 @@ func equalRunF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
 //go:noescape
 func equalRunMixedAVX2(v *float32, raw *byte, n int, e *[lanes]float64) int
 
-func equalRunMixed(v []float32, raw []byte, e [lanes]float64) (int, [lanes]float64) {
-	if !useAVX2 || noEqualMixed || len(v) < lanes {
+func (k kernels) equalRunMixed(v []float32, raw []byte, e [lanes]float64) (int, [lanes]float64) {
+	if k&kernEqualMixed == 0 || len(v) < lanes {
 		return equalRunMixedGo(v, raw, e)
 	}
 	raw = raw[:2*len(v)]
@@ -115,24 +134,25 @@ func differRunBF16AVX512(a, b unsafe.Pointer, from, to int, st *differState, mod
 // the first group: without the assembly, for ULP distances by key
 // function, before the first finite pair, or with fewer than lanes pairs.
 func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran bool) {
-	if !useAVX2 || noDiffer32 || mode == ulpKeyFunc || c.maxAbs.pos < 0 || len(va) < lanes {
+	if c.kernels&kernDiffer32 == 0 || mode == ulpKeyFunc || c.maxAbs.pos < 0 || len(va) < lanes {
 		return 0, false
 	}
 	st := c.differState()
 	a, b, n := &va[0], &vb[:len(va)][0], len(va)
+	wide := c.kernels&kernDiffer512 != 0
 	for {
 		// sixteen at a time while every pair differs, then four at a
 		// time: past the sixteen that stopped the wider loop, or to the
 		// end without AVX-512
 		to := n
-		if useAVX512 && !noDiffer512 {
+		if wide {
 			k = differRun32AVX512(a, b, k, n, &st, mode)
 			to = min(n, k+4*lanes)
 		}
 		if to-k < lanes {
 			break
 		}
-		if k = differRun32AVX2(a, b, k, to, &st, mode); k < to || !useAVX512 || noDiffer512 {
+		if k = differRun32AVX2(a, b, k, to, &st, mode); k < to || !wide {
 			break
 		}
 	}
@@ -147,7 +167,7 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran boo
 // and returns how many it took. It takes none without AVX-512, before
 // the first finite pair, off lane 0, or for another mode.
 func (c *acc) mixedRun(v []float32, raw []byte, mode ulpMode) int {
-	if !useAVX512 || noMixed512 || c.maxAbs.pos < 0 || c.lane(0) != 0 || len(v) < 4*lanes ||
+	if c.kernels&kernMixed512 == 0 || c.maxAbs.pos < 0 || c.lane(0) != 0 || len(v) < 4*lanes ||
 		mode != ulpBFloat16|ulpRoundA && mode != ulpBFloat16|ulpRoundB {
 		return 0
 	}

@@ -12,6 +12,7 @@ import (
 // TestDifferStateLayout checks differState's offsets against those the
 // assembly uses (ST_* in kernel_amd64.s).
 func TestDifferStateLayout(t *testing.T) {
+	t.Parallel()
 	var st differState
 	got := map[string]uintptr{
 		"sums": unsafe.Offsetof(st.sums), "counts": unsafe.Offsetof(st.counts),
@@ -42,7 +43,8 @@ func TestDifferStateLayout(t *testing.T) {
 // (minWindow again after the long run before it) and a tail shorter than
 // sixteen. The metrics are addF32's.
 func TestMixedReadsInPlace(t *testing.T) {
-	if !useAVX512 {
+	t.Parallel()
+	if cpuKernels()&kernMixed512 == 0 {
 		t.Skip("no AVX-512 on this machine")
 	}
 	const n, head, equal = 20000, 3, 5003
@@ -54,7 +56,7 @@ func TestMixedReadsInPlace(t *testing.T) {
 	f32[1], bf[1] = 0x1p-133, 0x1p-132
 	f32[equal], bf[equal] = 1.5, 1.5
 	least := n - head - (minWindow - head) - minWindow - 15
-	checkMixedInPlace(t, f32, bf, least, func(c *acc, v []float32, raw []byte, mode ulpMode) int {
+	checkMixedInPlace(t, avx512Kernels, f32, bf, least, func(c *acc, v []float32, raw []byte, mode ulpMode) int {
 		addMixedOnce(c, v[:head], raw[:2*head], mode) // too short for the loop
 		return c.addMixed(v[head:], raw[2*head:], &loaders.Tensor{DType: loaders.BFloat16}, mode, make([]float32, maxWindow))
 	})

@@ -2,25 +2,28 @@
 
 package compare
 
-// Without assembly kernels the fast paths are the Go loops of kernel.go.
+// Without assembly kernels the fast paths are the Go loops of kernel.go,
+// whatever set of kernels an accumulator was given.
 
-// useAVX2 and useAVX512 are false: there are no assembly kernels to
-// select.
-var useAVX2, useAVX512 = false, false
+// cpuKernels returns no kernels: there are none to run.
+func cpuKernels() kernels { return 0 }
 
-func equalRun32(va, vb []float32, e [lanes]float64) (int, [lanes]float64) {
+// machineKernels returns no kernels: there are none to run.
+func machineKernels() kernels { return 0 }
+
+func (kernels) equalRun32(va, vb []float32, e [lanes]float64) (int, [lanes]float64) {
 	return equalRun32Go(va, vb, e)
 }
 
-func equalRunBF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
+func (kernels) equalRunBF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
 	return equalRunBF16Go(ra, rb, e)
 }
 
-func equalRunF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
+func (kernels) equalRunF16(ra, rb []byte, e [lanes]float64) (int, [lanes]float64) {
 	return equalRunF16Go(ra, rb, e)
 }
 
-func equalRunMixed(v []float32, raw []byte, e [lanes]float64) (int, [lanes]float64) {
+func (kernels) equalRunMixed(v []float32, raw []byte, e [lanes]float64) (int, [lanes]float64) {
 	return equalRunMixedGo(v, raw, e)
 }
 

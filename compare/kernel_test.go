@@ -44,15 +44,16 @@ func kernelData(n int, allDiffer bool) ([]float32, []float32) {
 	return a, b
 }
 
-// metricsOf runs fold on a fresh accumulator and returns its metrics.
-func metricsOf(d loaders.DType, n int, fold func(c *acc)) Metrics {
+// metricsOf runs fold on a fresh accumulator running the kernels k and
+// returns its metrics.
+func metricsOf(k kernels, d loaders.DType, n int, fold func(c *acc)) Metrics {
 	var h errorHistogram
-	return foldedMetrics(d, n, &h, fold)
+	return foldedMetrics(k, d, n, &h, fold)
 }
 
 // foldedMetrics is metricsOf with the accumulator's histogram h.
-func foldedMetrics(d loaders.DType, n int, h *errorHistogram, fold func(c *acc)) Metrics {
-	c := newAcc(tolerances.For(d), ulpKeyFor(d), false, true, h, 0)
+func foldedMetrics(k kernels, d loaders.DType, n int, h *errorHistogram, fold func(c *acc)) Metrics {
+	c := newAcc(k, tolerances.For(d), ulpKeyFor(d), false, true, h, 0)
 	fold(c)
 	tn := &loaders.Tensor{Shape: []int{n}}
 	return c.metrics(h, tn.Index)
@@ -73,29 +74,31 @@ func pieces(n int, f func(lo, hi int)) {
 // kernels give exactly the metrics of the general loop, whether the data
 // comes in one buffer or in pieces of any size.
 func TestKernelsMatchGenericInPieces(t *testing.T) {
+	t.Parallel()
 	eachKernelSet(t, testKernelsMatchGenericInPieces)
 }
 
-// eachKernelSet runs test with the Go kernels and, where the machine has
-// them, the AVX2 assembly kernels, then those with the AVX-512 loop.
-func eachKernelSet(t *testing.T, test func(t *testing.T)) {
+// goKernels is the empty set of kernels: the Go loops alone.
+const goKernels kernels = 0
+
+// eachKernelSet runs test, in turn, with the Go loops alone and, where the
+// machine has them, the AVX2 assembly kernels, then those with the
+// AVX-512 loops too.
+func eachKernelSet(t *testing.T, test func(t *testing.T, k kernels)) {
 	t.Helper()
-	saved2, saved512 := useAVX2, useAVX512
-	defer func() { useAVX2, useAVX512 = saved2, saved512 }()
 	for _, set := range []struct {
-		name         string
-		avx2, avx512 bool
-	}{{"go", false, false}, {"avx2", true, false}, {"avx512", true, true}} {
-		if set.avx2 && !saved2 || set.avx512 && !saved512 {
+		name string
+		k    kernels
+	}{{"go", goKernels}, {"avx2", avx2Kernels}, {"avx512", avx512Kernels}} {
+		if set.k&^cpuKernels() != 0 {
 			t.Logf("no %s kernels on this machine", set.name)
 			continue
 		}
-		useAVX2, useAVX512 = set.avx2, set.avx512
-		t.Run(set.name, test)
+		t.Run(set.name, func(t *testing.T) { test(t, set.k) })
 	}
 }
 
-func testKernelsMatchGenericInPieces(t *testing.T) {
+func testKernelsMatchGenericInPieces(t *testing.T, k kernels) {
 	const n = 5000
 	for _, allDiffer := range []bool{false, true} {
 		a32, b32 := kernelData(n, allDiffer)
@@ -104,11 +107,11 @@ func testKernelsMatchGenericInPieces(t *testing.T) {
 			for i := range x {
 				va[i], vb[i] = float64(x[i]), float64(y[i])
 			}
-			return metricsOf(d, n, func(c *acc) { c.addReal(va, vb) })
+			return metricsOf(k, d, n, func(c *acc) { c.addReal(va, vb) })
 		}
 		want := generic(loaders.Float32, a32, b32)
-		whole := metricsOf(loaders.Float32, n, func(c *acc) { c.addF32(a32, b32, ulpFloat32) })
-		split := metricsOf(loaders.Float32, n, func(c *acc) {
+		whole := metricsOf(k, loaders.Float32, n, func(c *acc) { c.addF32(a32, b32, ulpFloat32) })
+		split := metricsOf(k, loaders.Float32, n, func(c *acc) {
 			pieces(n, func(lo, hi int) { c.addF32(a32[lo:hi], b32[lo:hi], ulpFloat32) })
 		})
 		if !sameMetrics(&whole, &want) || !sameMetrics(&split, &want) {
@@ -126,10 +129,10 @@ func testKernelsMatchGenericInPieces(t *testing.T) {
 			half.DecodeFloat32(x, ra)
 			half.DecodeFloat32(y, rb)
 			want := generic(d, x, y)
-			split := metricsOf(d, n, func(c *acc) {
+			split := metricsOf(k, d, n, func(c *acc) {
 				pieces(n, func(lo, hi int) { c.add16(ra[2*lo:2*hi], rb[2*lo:2*hi], half, mode) })
 			})
-			via32 := metricsOf(d, n, func(c *acc) { c.addF32(x, y, mode) })
+			via32 := metricsOf(k, d, n, func(c *acc) { c.addF32(x, y, mode) })
 			if !sameMetrics(&split, &want) || !sameMetrics(&via32, &want) {
 				t.Errorf("%s, all differ %v:\ngeneric %#v\nadd16   %#v\naddF32  %#v", d, allDiffer, want, split, via32)
 			}
@@ -153,7 +156,7 @@ func testKernelsMatchGenericInPieces(t *testing.T) {
 			{"float32 vs float32 at bfloat16", a32, b32, ulpBFloat16 | ulpRoundA | ulpRoundB},
 		} {
 			want := generic(loaders.BFloat16, m.a, m.b)
-			got := metricsOf(loaders.BFloat16, n, func(c *acc) {
+			got := metricsOf(k, loaders.BFloat16, n, func(c *acc) {
 				pieces(n, func(lo, hi int) { c.addF32(m.a[lo:hi], m.b[lo:hi], m.mode) })
 			})
 			if !sameMetrics(&got, &want) {
@@ -161,8 +164,8 @@ func testKernelsMatchGenericInPieces(t *testing.T) {
 			}
 			// with the bfloat16 side in place, in pieces and whole
 			if v, raw, ok := mixedPair(m.a, m.b, m.mode); ok {
-				whole := metricsOf(loaders.BFloat16, n, func(c *acc) { addMixedOnce(c, v, raw, m.mode) })
-				split := metricsOf(loaders.BFloat16, n, func(c *acc) {
+				whole := metricsOf(k, loaders.BFloat16, n, func(c *acc) { addMixedOnce(c, v, raw, m.mode) })
+				split := metricsOf(k, loaders.BFloat16, n, func(c *acc) {
 					pieces(n, func(lo, hi int) { addMixedOnce(c, v[lo:hi], raw[2*lo:2*hi], m.mode) })
 				})
 				if !sameMetrics(&whole, &want) || !sameMetrics(&split, &want) {
@@ -178,9 +181,12 @@ func testKernelsMatchGenericInPieces(t *testing.T) {
 
 // TestHalfSquaresExact checks the 16-bit fast path's squares against the
 // decoded values for every finite bit pattern.
-func TestHalfSquaresExact(t *testing.T) { eachKernelSet(t, testHalfSquaresExact) }
+func TestHalfSquaresExact(t *testing.T) {
+	t.Parallel()
+	eachKernelSet(t, testHalfSquaresExact)
+}
 
-func testHalfSquaresExact(t *testing.T) {
+func testHalfSquaresExact(t *testing.T, kern kernels) {
 	for h := range 1 << 16 {
 		w := uint64(h) * 0x0001_0001_0001_0001 // the pattern in all four elements
 		var buf [16]byte                       // two groups: the loops' 8-element step
@@ -194,9 +200,9 @@ func testHalfSquaresExact(t *testing.T) {
 			var x [lanes]float32
 			(&loaders.Tensor{DType: d}).DecodeFloat32(x[:], buf[:])
 			v := float64(x[0])
-			run := equalRunBF16
+			run := kern.equalRunBF16
 			if f16 {
-				run = equalRunF16
+				run = kern.equalRunF16
 			}
 			k, e := run(buf[:], buf[:], [lanes]float64{})
 			if math.IsInf(v, 0) || math.IsNaN(v) {
@@ -218,7 +224,9 @@ func testHalfSquaresExact(t *testing.T) {
 // (for 16-bit data and float32 against bfloat16, which compare bit
 // patterns) +0 against −0.
 func TestEqualRunsStopWhereGoStops(t *testing.T) {
-	if !useAVX2 {
+	t.Parallel()
+	asm := cpuKernels() & avx2Kernels
+	if asm == 0 {
 		t.Skip("no assembly kernels on this machine")
 	}
 	rng := rand.New(rand.NewPCG(3, 5))
@@ -244,33 +252,27 @@ func TestEqualRunsStopWhereGoStops(t *testing.T) {
 						t.Fatalf("%s, n %d, %s at %d: Go took %d %v, assembly %d %v", kind, n, br.name, p, goK, goE, asmK, asmE)
 					}
 				}
-				useAVX2 = false
-				k, e := equalRun32(a, b, e0)
-				useAVX2 = true
-				k2, e2 := equalRun32(a, b, e0)
+				k, e := goKernels.equalRun32(a, b, e0)
+				k2, e2 := asm.equalRun32(a, b, e0)
 				check("float32", k, e, k2, e2)
 				// float32 holding bfloat16 values against bfloat16 words
 				v := make([]float32, n)
 				(&loaders.Tensor{DType: loaders.BFloat16}).DecodeFloat32(v, halfBytes(a, false))
 				raw := halfBytes(b, false)
-				useAVX2 = false
-				k, e = equalRunMixed(v, raw, e0)
-				useAVX2 = true
-				k2, e2 = equalRunMixed(v, raw, e0)
+				k, e = goKernels.equalRunMixed(v, raw, e0)
+				k2, e2 = asm.equalRunMixed(v, raw, e0)
 				check("float32 vs bfloat16", k, e, k2, e2)
 				if p == n && k != n/lanes*lanes {
 					t.Fatalf("float32 vs bfloat16, n %d: an unbroken run took %d", n, k)
 				}
 				for _, f16 := range []bool{false, true} {
 					ra, rb := halfBytes(a, f16), halfBytes(b, f16)
-					run := equalRunBF16
+					run := kernels.equalRunBF16
 					if f16 {
-						run = equalRunF16
+						run = kernels.equalRunF16
 					}
-					useAVX2 = false
-					k, e := run(ra, rb, e0)
-					useAVX2 = true
-					k2, e2 := run(ra, rb, e0)
+					k, e := run(goKernels, ra, rb, e0)
+					k2, e2 := run(asm, ra, rb, e0)
 					check(map[bool]string{false: "bfloat16", true: "float16"}[f16], k, e, k2, e2)
 				}
 			}
@@ -286,16 +288,17 @@ func TestEqualRunsStopWhereGoStops(t *testing.T) {
 // later in it (2011). With an equal pair just before it, the sixteen-pair
 // loop stops there and the four-pair loop finds it.
 func TestFirstMismatchAfterTheMaxima(t *testing.T) {
-	eachKernelSet(t, func(t *testing.T) {
+	t.Parallel()
+	eachKernelSet(t, func(t *testing.T, k kernels) {
 		for _, firstBad := range []int{2001, 2011} {
 			for _, equalBefore := range []bool{false, true} {
-				testFirstMismatchAfterTheMaxima(t, firstBad, equalBefore)
+				testFirstMismatchAfterTheMaxima(t, k, firstBad, equalBefore)
 			}
 		}
 	})
 }
 
-func testFirstMismatchAfterTheMaxima(t *testing.T, firstBad int, equalBefore bool) {
+func testFirstMismatchAfterTheMaxima(t *testing.T, k kernels, firstBad int, equalBefore bool) {
 	const n = 4096
 	a, b := make([]float32, n), make([]float32, n)
 	for i := range a {
@@ -309,7 +312,7 @@ func testFirstMismatchAfterTheMaxima(t *testing.T, firstBad int, equalBefore boo
 	a[1], b[1] = 1e-9, 1e-9+5e-6 // |a−b|/|a| ≈ 5000, |a−b| ≤ 1e-5
 	b[firstBad] = a[firstBad] + 1e-4
 	b[firstBad+7] = a[firstBad+7] - 1e-4
-	m := metricsOf(loaders.Float32, n, func(c *acc) { c.addF32(a, b, ulpFloat32) })
+	m := metricsOf(k, loaders.Float32, n, func(c *acc) { c.addF32(a, b, ulpFloat32) })
 	if m.Mismatched != 2 || len(m.FirstMismatch) != 1 || m.FirstMismatch[0] != firstBad {
 		t.Errorf("first at %d, equal pair before: %v: mismatched %d, first at %v; want 2, first at [%d]", firstBad, equalBefore, m.Mismatched, m.FirstMismatch, firstBad)
 	}
@@ -327,14 +330,15 @@ func testFirstMismatchAfterTheMaxima(t *testing.T, firstBad int, equalBefore boo
 // that round up, down or to even, and the planted pair takes each of them
 // with either parity of its rounded key.
 func TestLargestULPAfterTheMaxima(t *testing.T) {
-	eachKernelSet(t, func(t *testing.T) {
+	t.Parallel()
+	eachKernelSet(t, func(t *testing.T, k kernels) {
 		for _, m := range ulpCases {
 			for _, planted := range []int{2001, 2006, 2013} {
 				for _, maxima := range [][2]int{{0, 1}, {3003, 3010}} {
 					for _, low := range []uint32{0x7FFF, 0x8000, 0x8001, 0xC000, 0x1234, 0} {
 						for _, base := range []float32{1.9, 1.9 + 1.0/128} { // keys of both parities
 							name := fmt.Sprintf("%s, planted at %d (%.4f, low bits %#x), maxima at %v", m.name, planted, base, low, maxima)
-							testLargestULP(t, name, m.dtype, m.mode, m.swap, planted, maxima, base, low)
+							testLargestULP(t, k, name, m.dtype, m.mode, m.swap, planted, maxima, base, low)
 						}
 					}
 				}
@@ -343,7 +347,7 @@ func TestLargestULPAfterTheMaxima(t *testing.T) {
 	})
 }
 
-func testLargestULP(t *testing.T, name string, dtype loaders.DType, mode ulpMode, swap bool, planted int, maxima [2]int, base float32, low uint32) {
+func testLargestULP(t *testing.T, k kernels, name string, dtype loaders.DType, mode ulpMode, swap bool, planted int, maxima [2]int, base float32, low uint32) {
 	const n = 4096
 	rng := rand.New(rand.NewPCG(3, 5))
 	pair := func(base float32, k, lo uint32) (float32, float32) { return unitPair(dtype, base, k, lo) }
@@ -358,8 +362,8 @@ func testLargestULP(t *testing.T, name string, dtype loaders.DType, mode ulpMode
 		a, b = b, a
 	}
 	wa, wb := widen64(a, b)
-	want := metricsOf(dtype, n, func(c *acc) { c.addReal(wa, wb) })
-	got := metricsOf(dtype, n, func(c *acc) { c.addF32(a, b, mode) })
+	want := metricsOf(k, dtype, n, func(c *acc) { c.addReal(wa, wb) })
+	got := metricsOf(k, dtype, n, func(c *acc) { c.addF32(a, b, mode) })
 	if want.MaxULP != 5 || want.MaxAbs.Index[0] != maxima[0] || want.MaxRel.Index[0] != maxima[1] {
 		t.Fatalf("%s: data misses its aim: max ULP %d, maxima at %v and %v", name, want.MaxULP, want.MaxAbs.Index, want.MaxRel.Index)
 	}
@@ -392,9 +396,12 @@ func addMixedOnce(c *acc, v []float32, raw []byte, mode ulpMode) {
 // bfloat16 words, every 1000th pair different. Only the first window
 // (before any finite pair) and one window at each difference are widened;
 // the metrics are addF32's.
-func TestMixedEqualRunsInPlace(t *testing.T) { eachKernelSet(t, testMixedEqualRunsInPlace) }
+func TestMixedEqualRunsInPlace(t *testing.T) {
+	t.Parallel()
+	eachKernelSet(t, testMixedEqualRunsInPlace)
+}
 
-func testMixedEqualRunsInPlace(t *testing.T) {
+func testMixedEqualRunsInPlace(t *testing.T, k kernels) {
 	const n, every = 20000, 1000
 	rng := rand.New(rand.NewPCG(13, 17))
 	a := make([]float32, n)
@@ -407,20 +414,20 @@ func testMixedEqualRunsInPlace(t *testing.T) {
 	for i := every / 2; i < n; i += every {
 		bf[i] = -bf[i] // exact in bfloat16
 	}
-	if m := metricsOf(loaders.BFloat16, n, func(c *acc) { c.addF32(f32, bf, ulpBFloat16|ulpRoundA) }); m.Mismatched != n/every {
+	if m := metricsOf(k, loaders.BFloat16, n, func(c *acc) { c.addF32(f32, bf, ulpBFloat16|ulpRoundA) }); m.Mismatched != n/every {
 		t.Fatalf("%d pairs beyond the tolerance, want %d", m.Mismatched, n/every)
 	}
-	checkMixedInPlace(t, f32, bf, n-(n/every+1)*minWindow, func(c *acc, v []float32, raw []byte, mode ulpMode) int {
+	checkMixedInPlace(t, k, f32, bf, n-(n/every+1)*minWindow, func(c *acc, v []float32, raw []byte, mode ulpMode) int {
 		return c.addMixed(v, raw, &loaders.Tensor{DType: loaders.BFloat16}, mode, make([]float32, maxWindow))
 	})
 }
 
 // checkMixedInPlace folds the float32 values f32 against the bfloat16
-// values bf, both ways round, with fold (addMixed on the float32 side and
-// the bfloat16 bytes, returning how many pairs it read in place), and
-// checks that the metrics are addF32's and that at least least pairs were
-// read in place.
-func checkMixedInPlace(t *testing.T, f32, bf []float32, least int, fold func(c *acc, v []float32, raw []byte, mode ulpMode) int) {
+// values bf, both ways round, with the kernels k and fold (addMixed on the
+// float32 side and the bfloat16 bytes, returning how many pairs it read in
+// place), and checks that the metrics are addF32's and that at least least
+// pairs were read in place.
+func checkMixedInPlace(t *testing.T, k kernels, f32, bf []float32, least int, fold func(c *acc, v []float32, raw []byte, mode ulpMode) int) {
 	t.Helper()
 	n := len(f32)
 	for _, m := range ulpCases[1:] {
@@ -428,10 +435,10 @@ func checkMixedInPlace(t *testing.T, f32, bf []float32, least int, fold func(c *
 		if m.swap {
 			a, b = bf, f32
 		}
-		want := metricsOf(loaders.BFloat16, n, func(c *acc) { c.addF32(a, b, m.mode) })
+		want := metricsOf(k, loaders.BFloat16, n, func(c *acc) { c.addF32(a, b, m.mode) })
 		v, raw, _ := mixedPair(a, b, m.mode)
 		inPlace := 0
-		got := metricsOf(loaders.BFloat16, n, func(c *acc) { inPlace = fold(c, v, raw, m.mode) })
+		got := metricsOf(k, loaders.BFloat16, n, func(c *acc) { inPlace = fold(c, v, raw, m.mode) })
 		if !sameMetrics(&got, &want) {
 			t.Errorf("%s:\naddF32   %#v\nin place %#v", m.name, want, got)
 		}
@@ -491,14 +498,15 @@ func unitPair(dtype loaders.DType, base float32, k, lo uint32) (float32, float32
 // distances of one unit. The kernels must give the general loop's metrics
 // and histogram: the same counts in the same bucket range.
 func TestEventsInEveryLane(t *testing.T) {
-	eachKernelSet(t, func(t *testing.T) {
+	t.Parallel()
+	eachKernelSet(t, func(t *testing.T, k kernels) {
 		for _, m := range ulpCases {
-			testEventsInEveryLane(t, m.name, m.dtype, m.mode, m.swap)
+			testEventsInEveryLane(t, k, m.name, m.dtype, m.mode, m.swap)
 		}
 	})
 }
 
-func testEventsInEveryLane(t *testing.T, name string, dtype loaders.DType, mode ulpMode, swap bool) {
+func testEventsInEveryLane(t *testing.T, k kernels, name string, dtype loaders.DType, mode ulpMode, swap bool) {
 	pair := func(base float32, k uint32) (float32, float32) { return unitPair(dtype, base, k, 0) }
 	// the least subnormal; units a pair is beyond the tolerance by at 1.5
 	// (1e-5 + 1.3e-6·|a| for float32, 1e-5 + 1.6e-2·|a| for bfloat16); the
@@ -549,7 +557,7 @@ func testEventsInEveryLane(t *testing.T, name string, dtype loaders.DType, mode 
 			}
 			wa, wb := widen64(a, b)
 			var hw errorHistogram
-			want := foldedMetrics(dtype, n, &hw, func(c *acc) { c.addReal(wa, wb) })
+			want := foldedMetrics(k, dtype, n, &hw, func(c *acc) { c.addReal(wa, wb) })
 			if !ev.aim(&want, pos) {
 				t.Fatalf("%s, %s at %d: data misses its aim: %#v", name, ev.name, pos, want)
 			}
@@ -563,7 +571,7 @@ func testEventsInEveryLane(t *testing.T, name string, dtype loaders.DType, mode 
 			}
 			for _, f := range folds {
 				var hg errorHistogram
-				got := foldedMetrics(dtype, n, &hg, f.fold)
+				got := foldedMetrics(k, dtype, n, &hg, f.fold)
 				wlo, whi := hw.span()
 				glo, ghi := hg.span()
 				if !sameMetrics(&got, &want) || glo != wlo || ghi != whi || hg.total() != hw.total() {

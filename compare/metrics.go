@@ -81,6 +81,7 @@ type Extreme struct {
 
 // acc accumulates the metrics of one chunk of a tensor pair.
 type acc struct {
+	kernels  kernels // the assembly kernels its float32 loops run
 	tol      tolerances.Tolerance
 	key      ulpKey
 	complex  bool
@@ -102,15 +103,16 @@ type acc struct {
 	specials int64
 }
 
-func newAcc(tol tolerances.Tolerance, key ulpKey, complex, useULP bool, hist *errorHistogram, base int64) *acc {
+func newAcc(k kernels, tol tolerances.Tolerance, key ulpKey, complex, useULP bool, hist *errorHistogram, base int64) *acc {
 	c := new(acc)
-	c.init(tol, key, complex, useULP, hist, base)
+	c.init(k, tol, key, complex, useULP, hist, base)
 	return c
 }
 
-// init sets up a zero accumulator for elements from storage position base.
-func (c *acc) init(tol tolerances.Tolerance, key ulpKey, complex, useULP bool, hist *errorHistogram, base int64) {
-	*c = acc{tol: tol, key: key, complex: complex, useULP: useULP, hist: hist, base: base, first: -1,
+// init sets up a zero accumulator for elements from storage position base,
+// running the kernels k.
+func (c *acc) init(k kernels, tol tolerances.Tolerance, key ulpKey, complex, useULP bool, hist *errorHistogram, base int64) {
+	*c = acc{kernels: k, tol: tol, key: key, complex: complex, useULP: useULP, hist: hist, base: base, first: -1,
 		maxAbs: Extreme{pos: -1, Value: math.Inf(-1)}, maxRel: Extreme{pos: -1, Value: math.Inf(-1)}}
 }
 

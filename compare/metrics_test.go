@@ -18,7 +18,7 @@ func pairMetrics(a, b []float64, d loaders.DType, complex bool) Metrics {
 
 func pairMetricsTol(a, b []float64, d loaders.DType, tol tolerances.Tolerance, complex bool) Metrics {
 	var h errorHistogram
-	c := newAcc(tol, ulpKeyFor(d), complex, true, &h, 0)
+	c := newAcc(goKernels, tol, ulpKeyFor(d), complex, true, &h, 0)
 	if complex {
 		c.addComplex(a, b)
 	} else {
@@ -32,6 +32,7 @@ func pairMetricsTol(a, b []float64, d loaders.DType, tol tolerances.Tolerance, c
 // edges: one ULP either side of the tolerance, signed zeros, subnormals,
 // NaN and infinities, a zero reference.
 func TestMetricsEdges(t *testing.T) {
+	t.Parallel()
 	// Powers of two make the edge exact: at a = 1 the largest allowed
 	// |a−b| is atol + rtol = 2^-20 + 2^-10.
 	pow2 := &tolerances.Tolerance{RTol: 0x1p-10, ATol: 0x1p-20}
@@ -94,11 +95,12 @@ func TestMetricsEdges(t *testing.T) {
 // largest absolute and relative errors, and the first element beyond
 // tolerance, for a 2-D Fortran-order tensor.
 func TestMetricsExtremes(t *testing.T) {
+	t.Parallel()
 	// storage (Fortran) order of a (2, 3) array: a[0,0] a[1,0] a[0,1] a[1,1] a[0,2] a[1,2]
 	a := []float64{1, 2, 3, 4, 5, 100}
 	b := []float64{1, 2, 3.5, 4, 5, 101}
 	var h errorHistogram
-	c := newAcc(tolerances.For(loaders.Float32), ulpKeyFor(loaders.Float32), false, true, &h, 0)
+	c := newAcc(goKernels, tolerances.For(loaders.Float32), ulpKeyFor(loaders.Float32), false, true, &h, 0)
 	c.addReal(a, b)
 	tn := &loaders.Tensor{Shape: []int{2, 3}, FortranOrder: true}
 	m := c.metrics(&h, tn.Index)
@@ -114,6 +116,7 @@ func TestMetricsExtremes(t *testing.T) {
 }
 
 func TestComplexMetrics(t *testing.T) {
+	t.Parallel()
 	// (3+4i) vs (3+4i), (1+0i) vs (0+1i), (NaN+0i) vs (NaN+1i)
 	a := []float64{3, 4, 1, 0, math.NaN(), 0}
 	b := []float64{3, 4, 0, 1, math.NaN(), 1}
@@ -136,6 +139,7 @@ func TestComplexMetrics(t *testing.T) {
 // TestHistogramQuantiles checks the histogram's quantiles against exact
 // nearest-rank quantiles of a sorted copy: within the documented 1/32.
 func TestHistogramQuantiles(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	var h errorHistogram
 	errs := make([]float64, 50_001)

@@ -93,9 +93,12 @@ func predicateCount(tol tolerances.Tolerance, a, b []float32) (n int64, first []
 // checks that each counts beyond the tolerance exactly the pairs that
 // tolerances.Tolerance.Close, the one predicate, calls not close, with the
 // same first index.
-func TestKernelsApplyThePredicate(t *testing.T) { eachKernelSet(t, testKernelsApplyThePredicate) }
+func TestKernelsApplyThePredicate(t *testing.T) {
+	t.Parallel()
+	eachKernelSet(t, testKernelsApplyThePredicate)
+}
 
-func testKernelsApplyThePredicate(t *testing.T) {
+func testKernelsApplyThePredicate(t *testing.T, k kernels) {
 	check := func(name string, d loaders.DType, a, b []float32, fold func(c *acc, lo, hi int)) {
 		t.Helper()
 		n := len(a)
@@ -103,8 +106,8 @@ func testKernelsApplyThePredicate(t *testing.T) {
 		if wantN == 0 || wantN == int64(n) {
 			t.Fatalf("%s: %d of %d pairs beyond: the data do not straddle the edge", name, wantN, n)
 		}
-		whole := metricsOf(d, n, func(c *acc) { fold(c, 0, n) })
-		split := metricsOf(d, n, func(c *acc) { pieces(n, func(lo, hi int) { fold(c, lo, hi) }) })
+		whole := metricsOf(k, d, n, func(c *acc) { fold(c, 0, n) })
+		split := metricsOf(k, d, n, func(c *acc) { pieces(n, func(lo, hi int) { fold(c, lo, hi) }) })
 		for _, m := range []struct {
 			how string
 			m   Metrics

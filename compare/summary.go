@@ -130,10 +130,6 @@ func (s *Summary) add(vals, finite []float64, complex bool) {
 	s.Merge(part)
 }
 
-// chunkElems is how many elements one task summarizes; a tensor larger than
-// this and readable at any offset is split across workers.
-var chunkElems int64 = 1 << 22 // a variable so tests can split small tensors
-
 // bufValues is the size of each worker's decode buffer, in float64 values.
 const bufValues = 1 << 17
 
@@ -150,6 +146,11 @@ type task struct {
 // jobs. errs[i] is non-nil when tensor i could not be read; its Summary is
 // then incomplete.
 func Summarize(tensors []*loaders.Tensor, jobs int) (sums []Summary, errs []error) {
+	return newEngine().summarize(tensors, jobs)
+}
+
+// summarize is Summarize, run by e (chunks of e.chunkElems).
+func (e *engine) summarize(tensors []*loaders.Tensor, jobs int) (sums []Summary, errs []error) {
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
 	}
@@ -157,16 +158,16 @@ func Summarize(tensors []*loaders.Tensor, jobs int) (sums []Summary, errs []erro
 	parts := make([][]Summary, len(tensors))
 	for i, t := range tensors {
 		n := t.Len()
-		if !t.RandomAccess() || n <= chunkElems {
+		if !t.RandomAccess() || n <= e.chunkElems {
 			tasks = append(tasks, task{tensor: i, whole: true})
 			parts[i] = make([]Summary, 1)
 			continue
 		}
-		chunks := int((n + chunkElems - 1) / chunkElems)
+		chunks := int((n + e.chunkElems - 1) / e.chunkElems)
 		parts[i] = make([]Summary, chunks)
 		for c := 0; c < chunks; c++ {
-			first := int64(c) * chunkElems
-			tasks = append(tasks, task{tensor: i, chunk: c, first: first, count: min(chunkElems, n-first)})
+			first := int64(c) * e.chunkElems
+			tasks = append(tasks, task{tensor: i, chunk: c, first: first, count: min(e.chunkElems, n-first)})
 		}
 	}
 	errs = make([]error, len(tensors))

@@ -19,6 +19,7 @@ func fixture(parts ...string) string {
 // pieces and checks the result against gonum's whole-slice statistics of
 // the finite values, and the counts against a direct count.
 func TestSummaryAgainstGonum(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	vals := make([]float64, 100_003)
 	var finite []float64
@@ -70,6 +71,7 @@ func TestSummaryAgainstGonum(t *testing.T) {
 }
 
 func TestSummaryEdges(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		vals      []float64
@@ -109,8 +111,9 @@ func TestSummaryEdges(t *testing.T) {
 // TestSummarizeWorkersAgree splits a tensor into many chunks and checks that
 // the result is the same, bit for bit, with 1 worker and with 8.
 func TestSummarizeWorkersAgree(t *testing.T) {
-	defer func(old int64) { chunkElems = old }(chunkElems)
-	chunkElems = 10_007
+	t.Parallel()
+	e := newEngine()
+	e.chunkElems = 10_007
 	ts, _, err := loaders.OpenFile(fixture("npy", "f4_big.npy"), loaders.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -120,13 +123,13 @@ func TestSummarizeWorkersAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	tensors := append(ts, ts2...)
-	one, errs := Summarize(tensors, 1)
+	one, errs := e.summarize(tensors, 1)
 	for _, e := range errs {
 		if e != nil {
 			t.Fatal(e)
 		}
 	}
-	eight, _ := Summarize(tensors, 8)
+	eight, _ := e.summarize(tensors, 8)
 	for i := range one {
 		if one[i] != eight[i] {
 			t.Errorf("%s: 1 worker %+v, 8 workers %+v", tensors[i].Name, one[i], eight[i])

@@ -105,8 +105,9 @@ func Updates(jobs []UpdateJob, workers int) []UpdateOutcome {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
+	e := newEngine()
 	parallel.For(len(jobs), workers, func(i int) {
-		u, err := measureUpdate(jobs[i])
+		u, err := e.measureUpdate(jobs[i])
 		out[i] = UpdateOutcome{Update: u, Err: err}
 	})
 	return out
@@ -119,7 +120,7 @@ const updateBufElems = 1 << 14
 // |g| in [2^(e−127), 2^(e−126)).
 const binOffset = 126
 
-func measureUpdate(j UpdateJob) (*Update, error) {
+func (e *engine) measureUpdate(j UpdateJob) (*Update, error) {
 	ts := []*loaders.Tensor{j.PrevA, j.CurA, j.PrevB, j.CurB}
 	if j.Grad != nil {
 		ts = append(ts, j.Grad)
@@ -144,7 +145,7 @@ func measureUpdate(j UpdateJob) (*Update, error) {
 	bufLen := int(min(updateBufElems, n))
 	bufs := make([]float32, len(ts)*bufLen) // one allocation, sized to the tensor
 	for i, t := range ts {
-		s, err := openWhole(t, bufs[i*bufLen:(i+1)*bufLen:(i+1)*bufLen])
+		s, err := e.openWhole(t, bufs[i*bufLen:(i+1)*bufLen:(i+1)*bufLen])
 		if err != nil {
 			return nil, err
 		}

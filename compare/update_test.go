@@ -31,6 +31,7 @@ func values(tb testing.TB, t *loaders.Tensor) []float64 {
 // checks each bin against the same sums computed here, element by element
 // in float64, with the bin read from math.Frexp of the gradient.
 func TestUpdatesOnRealRuns(t *testing.T) {
+	t.Parallel()
 	dir := fixture("corpus", "gpt2", "gpt2_bf16_adamw_ok")
 	a, b := loadRun(t, filepath.Join(dir, "eager")), loadRun(t, filepath.Join(dir, "graph"))
 	find := func(r *loaders.Run, step int, name string) *loaders.Tensor {
@@ -123,6 +124,7 @@ func near(x, y float64) bool { return math.Abs(x-y) <= 1e-12*math.Max(math.Abs(x
 // TestUpdatesRefusesMismatchedTensors: a gradient of another size is an
 // error, not a silent misreading.
 func TestUpdatesRefusesMismatchedTensors(t *testing.T) {
+	t.Parallel()
 	dir := fixture("corpus", "gpt2", "gpt2_bf16_adamw_ok")
 	a := loadRun(t, filepath.Join(dir, "eager"))
 	var w, bias *loaders.Tensor

@@ -11,6 +11,7 @@ import (
 // what is wrong: no panic, no allocation from the file's word, and for
 // containers, the readable members still listed.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		file string
 		want string // in the error message
@@ -99,6 +100,7 @@ func runBadCase(t *testing.T, file, want string, ok int) {
 // was overwritten: the damaged member fails when read, with the member
 // named, and the other member is still read.
 func TestCorruptDeflate(t *testing.T) {
+	t.Parallel()
 	path := fixture("bad", "corrupt_deflate.npz")
 	ts, errs, err := OpenFile(path, Options{})
 	if err != nil {

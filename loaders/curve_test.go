@@ -14,6 +14,7 @@ import (
 // tensors (tb_tensor/, new_style=True) — and checks that steps and values agree exactly (the
 // losses are float32, which TensorBoard stores exactly).
 func TestCurveFormatsAgree(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"fp32_long", "frozen_scalar_long", "drift_then_break_long"} {
 		dir := fixture("curves", name, "graph")
 		ref, err := ReadCurve(filepath.Join(dir, "losses.npy"), CurveOptions{})
@@ -39,6 +40,7 @@ func TestCurveFormatsAgree(t *testing.T) {
 // TestCurveChoices picks columns, keys and tags, and reads run directories
 // of per-step loss tensors.
 func TestCurveChoices(t *testing.T) {
+	t.Parallel()
 	dir := fixture("curves", "frozen_scalar_long", "eager")
 	lr, err := ReadCurve(filepath.Join(dir, "loss.csv"), CurveOptions{Column: "lr"})
 	if err != nil || lr.Values[0] != 0.05 || lr.Values[999] != 0.025 {
@@ -83,6 +85,7 @@ func copyCurveFile(t *testing.T, src string) (string, []byte) {
 // run still writing) reads up to the cut with a note; a flipped byte fails
 // its checksum; CSV and JSON lines with a bad value name the line.
 func TestCurveDamage(t *testing.T) {
+	t.Parallel()
 	tb := fixture("curves", "fp32_long", "eager", "tb", "events.out.tfevents.1700000000.graphdiff")
 	path, data := copyCurveFile(t, tb)
 	if err := os.WriteFile(path, data[:len(data)-7], 0o644); err != nil {

@@ -245,9 +245,8 @@ func decode32(dst []float32, src []byte, dt DType, bigEndian bool) {
 
 // widenBF16 sets dst[i] to the float32 whose top half is src[i] (a
 // bfloat16 is the top half of a float32). An AVX2 version of this loop
-// gained nothing measurable end to end (float32 against bfloat16, 1 GiB:
-// 0.98× and 1.04× the time without it, median of 15; bench/kernels.sh), so
-// there is none.
+// gained nothing measurable end to end, so there is none
+// (bench/README.md).
 func widenBF16(dst []float32, src []uint16) {
 	src = src[:len(dst)]
 	for i, v := range src {

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"testing"
 
 	"github.com/graphdiff/graphdiff/internal/parallel"
 )
@@ -41,14 +42,22 @@ const heldBudget = 32 << 20
 // read of a large file's header to the read of its data (so that it too is
 // opened once). A process starts with room for 64 descriptors; each
 // doubling of that table past it waits for an RCU grace period in Linux
-// (fs/file.c, expand_fdtable), 5–20 ms each measured here, more than
-// opening a few hundred files again costs.
+// (fs/file.c, expand_fdtable), which costs more than opening a few
+// hundred files again (bench/README.md).
 const keptMax = 32
 
-// deferral is what a deferred entry needs to be read besides its file
-// (the tensor's Path): the options to read it with.
+// deferral is what the deferred entries of one load need to be read
+// besides their files (the tensors' Paths), shared by all of them: the
+// options to read them with, and what reading them has shown of their
+// sizes.
 type deferral struct {
 	opts Options
+	// heldGuess is the capacity of a held buffer that the file of the run
+	// last read whole (after fstat) did not fill: the next file is read
+	// into one as large without asking its size (holdWithoutStat). A
+	// run's small files are mostly of a few sizes, the same at every
+	// step. 0 until one is held.
+	heldGuess atomic.Int64
 }
 
 // LoadDeferred is Load, except that the .npy files of a directory that no
@@ -82,7 +91,7 @@ func Resolve(es []*Entry) []error {
 			return
 		}
 		var t Tensor // the entry stays as it is if its file cannot be read
-		if err := readNPYOnce(&t, e.Tensor.Path, e.deferred.opts, &held, &kept); err != nil {
+		if err := readNPYOnce(&t, e.Tensor.Path, e.deferred, &held, &kept); err != nil {
 			errs[i] = err
 			return
 		}
@@ -112,17 +121,18 @@ func (e *Entry) Release() {
 	}
 }
 
-// readNPYOnce reads the .npy file at path into t through one descriptor:
-// whole when it is small and held has room; its header only otherwise,
-// keeping the descriptor open for the read of the data while kept is
-// under keptMax (a later read opens the file again, as OpenFile's tensors
-// do).
-func readNPYOnce(t *Tensor, path string, opts Options, held, kept *atomic.Int64) error {
+// readNPYOnce reads the .npy file at path into t through one descriptor,
+// as d says: whole when it is small and held has room; its header only
+// otherwise, keeping the descriptor open for the read of the data while
+// kept is under keptMax (a later read opens the file again, as OpenFile's
+// tensors do).
+func readNPYOnce(t *Tensor, path string, d *deferral, held, kept *atomic.Int64) error {
+	opts := d.opts
 	f, err := openData(path)
 	if err != nil {
 		return &Error{Path: path, Err: unwrapPathError(err)}
 	}
-	if holdWithoutStat(t, f, path, opts, held) {
+	if holdWithoutStat(t, f, path, d, held) {
 		return nil
 	}
 	size, dir, err := f.stat()
@@ -147,7 +157,7 @@ func readNPYOnce(t *Tensor, path string, opts Options, held, kept *atomic.Int64)
 		// check says what is missing
 		whole, size = buf[:n], int64(n)
 		if c := heldCap(n + 1); c <= heldMax {
-			heldGuess.Store(int64(c))
+			d.heldGuess.Store(int64(c))
 		}
 	}
 	if whole != nil {
@@ -184,18 +194,12 @@ func hold(t *Tensor, path string, whole []byte) {
 	t.data.held.Store(&whole)
 }
 
-// heldGuess is the capacity of a held buffer that the file last read
-// whole (after fstat) did not fill: the next file is read into one as
-// large without asking its size (holdWithoutStat). A run's small files
-// are mostly of a few sizes, the same at every step. 0 until one is held.
-var heldGuess atomic.Int64
-
 // heldCap is the capacity of the held buffer for n bytes: n rounded up to
 // heldClass.
 func heldCap(n int) int { return (n + heldClass - 1) / heldClass * heldClass }
 
 // holdWithoutStat reads the .npy file f whole into a held buffer of
-// heldGuess bytes with one read, and describes t from it: a read of a
+// d.heldGuess bytes with one read, and describes t from it with d.opts: a read of a
 // regular file returns less than asked only at the file's end, so a
 // buffer not filled holds the whole file, and the fstat that would ask
 // its size is spared (one system call of four per small file). It holds
@@ -205,8 +209,8 @@ func heldCap(n int) int { return (n + heldClass - 1) / heldClass * heldClass }
 // does not describe the bytes read (the fstat way then says why, as for
 // any file). A file smaller than the guess is copied into a buffer of its
 // own class, which is all that stays held.
-func holdWithoutStat(t *Tensor, f *dataFile, path string, opts Options, held *atomic.Int64) bool {
-	c := int(heldGuess.Load())
+func holdWithoutStat(t *Tensor, f *dataFile, path string, d *deferral, held *atomic.Int64) bool {
+	c := int(d.heldGuess.Load())
 	if c == 0 {
 		return false
 	}
@@ -222,7 +226,7 @@ func holdWithoutStat(t *Tensor, f *dataFile, path string, opts Options, held *at
 		copy(whole, buf)
 		recycleHeld(buf)
 	}
-	if held.Add(int64(n)) > heldBudget || describeHeldNPY(t, whole, path, opts) != nil {
+	if held.Add(int64(n)) > heldBudget || describeHeldNPY(t, whole, path, d.opts) != nil {
 		held.Add(-int64(n))
 		recycleHeld(whole)
 		return false
@@ -233,13 +237,14 @@ func holdWithoutStat(t *Tensor, f *dataFile, path string, opts Options, held *at
 }
 
 // Held buffers are recycled: Release hands a held file's buffer to the
-// next Resolve, which reads a file of about its size into it. Reading
-// 2 x 16,000 files of 4 KiB into recycled buffers rather than new ones took
-// 0.30 s against 0.32 s: a new buffer is zeroed, and its pages are faulted
-// in by the read. A buffer is reused only once its entry is released, and
-// nothing may keep the slice HeldBytes or HeldFloat32 gave past Release;
-// tests set PoisonReleased, which makes any read after Release see 0xFF
-// bytes (NaNs) and fail.
+// next Resolve, which reads a file of about its size into it, sparing the
+// zeroing of a new buffer and the faults of its pages (heldClass,
+// bench/README.md). A buffer is reused only once its entry is released, and
+// nothing may keep the slice HeldBytes or HeldFloat32 gave past Release.
+// In a test binary (testing.Testing) a recycled buffer is overwritten with
+// 0xFF bytes, so that a read after Release sees NaNs and the comparison
+// that made it differs: every test of a package that compares deferred
+// runs checks that nothing reads released data, with nothing to set.
 
 // heldClass is the step of held buffers' capacities: a buffer serves a
 // file up to heldClass - 1 bytes smaller than the file it was made for.
@@ -266,15 +271,11 @@ func recycleHeld(b []byte) {
 		return
 	}
 	b = b[:cap(b)]
-	if PoisonReleased {
+	if testing.Testing() {
 		copy(b, poison())
 	}
 	heldPools[c].Put(&b)
 }
 
-// PoisonReleased makes Release overwrite the data it recycles with 0xFF
-// bytes, for tests: a comparison that read a released entry's data would
-// then see NaNs and differ.
-var PoisonReleased = false
-
+// poison is what a recycled buffer is overwritten with in a test binary.
 var poison = sync.OnceValue(func() []byte { return bytes.Repeat([]byte{0xFF}, heldMax) })

@@ -12,6 +12,7 @@ import (
 // (testdata/dtypes, made by testdata/gen/gpu_fixtures.py): bitwise for
 // every non-NaN pattern (so ±0, subnormals and ±Inf), NaN for NaN.
 func TestNarrowFloatTables(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		dtype    DType
@@ -79,6 +80,7 @@ func readFloat32(t *testing.T, tn *Tensor, bufLen int) []float32 {
 // TestFloat8Specials pins the points of the float8 formats that decide
 // their ranges, as the OCP 8-bit floating point specification defines them.
 func TestFloat8Specials(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		table *[256]float64
 		bits  byte
@@ -103,6 +105,7 @@ func TestFloat8Specials(t *testing.T) {
 }
 
 func TestParseDType(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]DType{
 		"float32": Float32, "torch.bfloat16": BFloat16, "BF16": BFloat16, "half": Float16,
 		"e4m3fn": Float8E4M3FN, "float8_e5m2": Float8E5M2, "int64": Int64, "bool": Bool,

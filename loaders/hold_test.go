@@ -17,7 +17,8 @@ import (
 // the buffer, a bad header, a directory and a named pipe are left to the
 // fstat way, with nothing held or counted.
 func TestHoldWithoutStat(t *testing.T) {
-	defer func(g int64) { heldGuess.Store(g) }(heldGuess.Load())
+	t.Parallel()
+	var d deferral                    // one run's reading, its guess set by each case below
 	small := fixture("npy", "f4.npy") // 176 bytes
 	larger := fixture("corpus", "llama", "llama_input_lag", "graph", "step_000000", "params", "body.w1.weight.npy")
 	fifo := filepath.Join(t.TempDir(), "pipe.npy")
@@ -32,18 +33,18 @@ func TestHoldWithoutStat(t *testing.T) {
 		}
 		var held atomic.Int64
 		tt := new(Tensor)
-		ok := holdWithoutStat(tt, f, path, Options{}, &held)
+		ok := holdWithoutStat(tt, f, path, &d, &held)
 		if !ok {
 			f.Close()
 		}
 		return tt, ok, held.Load()
 	}
 
-	heldGuess.Store(0) // no file held yet: no guess
+	// no file held yet: no guess
 	if _, ok, _ := hold(small); ok {
 		t.Error("held without a guess")
 	}
-	heldGuess.Store(4 * heldClass)
+	d.heldGuess.Store(4 * heldClass)
 	tt, ok, held := hold(small)
 	want, _, err := OpenFile(small, Options{})
 	if err != nil {
@@ -68,11 +69,11 @@ func TestHoldWithoutStat(t *testing.T) {
 
 	// a valid .npy of 140 bytes and 5 bytes more fills a buffer of 140:
 	// what follows is unknown, and OpenFile refuses the file
-	heldGuess.Store(140)
+	d.heldGuess.Store(140)
 	if _, ok, held := hold(fixture("bad", "trailing_bytes.npy")); ok || held != 0 {
 		t.Errorf("a file that fills the buffer: held %v, %d bytes counted; want it left to fstat", ok, held)
 	}
-	heldGuess.Store(heldClass) // 1,280 bytes fill a 512-byte buffer
+	d.heldGuess.Store(heldClass) // 1,280 bytes fill a 512-byte buffer
 	for _, c := range []struct{ what, path string }{
 		{"a file over the guess", larger},
 		{"a bad header", fixture("bad", "bad_magic.npy")},

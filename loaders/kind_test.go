@@ -10,6 +10,7 @@ import (
 // names with the kind word first, last, in the middle, alone, in capitals,
 // twice, absent, and with empty components.
 func TestSubject(t *testing.T) {
+	t.Parallel()
 	byDefinition := func(name string) string {
 		parts := strings.Split(name, "/")
 		for i, c := range parts {

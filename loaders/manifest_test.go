@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseManifestErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, json, want string
 	}{
@@ -40,6 +41,7 @@ func TestParseManifestErrors(t *testing.T) {
 // float32, and a file renamed into a step. A manifest entry for a file that
 // is not there, and a dtype that cannot fit the stored data, are errors.
 func TestManifestOverrides(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	copyFixture(t, fixture("dtypes", "float8_e4m3fn_bits.npy"), dir, "step_0/scale.npy")
 	copyFixture(t, fixture("npy", "u1.npy"), dir, "step_0/raw_e5m2.npy")

@@ -15,10 +15,9 @@ import (
 // mapped once that reading has passed its end: the pieces are compared as
 // they arrive. On Linux, pages that a populating mmap reads from disk are
 // cached in 4 KiB folios and stay so, and every later comparison of the
-// file, warm, then costs more than twice the time (mapping 4 KiB pages is
-// what costs: on a 2 × 1 GiB pair, 0.15 s against 0.06 s); pages read by
-// readahead are cached in large folios, as a second read of any file finds
-// them.
+// file, warm, then maps 4 KiB pages, which is what costs
+// (bench/README.md); pages read by readahead are cached in large folios,
+// as a second read of any file finds them.
 type Mapper struct {
 	t *Tensor
 	f *dataFile

@@ -41,6 +41,7 @@ func coldCopy(t *testing.T, fixture string) string {
 // as cachestat reports) and hands out the file's bytes, in pieces and
 // whole.
 func TestMapperReadsColdDataThrough(t *testing.T) {
+	t.Parallel()
 	path := coldCopy(t, filepath.Join("..", "testdata", "npy", "f4_big.npy"))
 	ts, _, err := OpenFile(path, Options{})
 	if err != nil {
@@ -95,6 +96,7 @@ func TestMapperReadsColdDataThrough(t *testing.T) {
 // TestMapperCloseStopsReading closes a Mapper while it is still reading a
 // cold file in: Close returns, and a later map is refused, not stuck.
 func TestMapperCloseStopsReading(t *testing.T) {
+	t.Parallel()
 	path := coldCopy(t, filepath.Join("..", "testdata", "npy", "f4_big.npy"))
 	ts, _, err := OpenFile(path, Options{})
 	if err != nil {
@@ -117,6 +119,7 @@ func TestMapperCloseStopsReading(t *testing.T) {
 // passed over (each piece reported done all the same), and the file ends
 // all in the cache.
 func TestReadThroughReadsOnlyWhatIsEvicted(t *testing.T) {
+	t.Parallel()
 	const piece, pieces = 64 << 10, 6
 	path := filepath.Join(t.TempDir(), "data.bin")
 	if err := os.WriteFile(path, bytes.Repeat([]byte{7}, piece*pieces), 0o644); err != nil {

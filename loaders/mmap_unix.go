@@ -13,8 +13,8 @@ import (
 // nothing is copied and the mapping counts as file-backed memory, not as
 // the process's own. Where the system can (mapPopulate), the whole range is
 // entered into the page tables by the mmap call itself, which costs less
-// than a fault every few pages (on Linux, a 2 × 1 GiB comparison went from
-// 0.15–0.16 s to 0.11–0.13 s); pages it cannot enter fault in as usual. A
+// than a fault every few pages (bench/README.md); pages it cannot enter
+// fault in as usual. A
 // file that shrinks while mapped makes reads past its new end fault;
 // readers of the mapping run with debug.SetPanicOnFault and turn that into
 // an error.

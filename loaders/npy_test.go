@@ -32,6 +32,7 @@ type npyCase struct {
 // and empty arrays) and checks dtype, shape and every value against what
 // numpy recorded in expected.json.
 func TestNPYFixtures(t *testing.T) {
+	t.Parallel()
 	var exp struct {
 		Files []npyCase `json:"files"`
 	}
@@ -73,6 +74,7 @@ func runNPYCase(t *testing.T, tc npyCase) {
 // TestNPYAgreesWithNpyio reads the plain numpy fixtures with npyio as an
 // independent decoder and checks that both agree element for element.
 func TestNPYAgreesWithNpyio(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		file string
 		read func(f *os.File) ([]float64, error)
@@ -123,6 +125,7 @@ func readNpyio[T float32 | float64 | int8 | int16 | int32 | int64 | uint8 | uint
 // TestOpenRange reads a large array in uneven ranges and checks that they
 // join up to the whole.
 func TestOpenRange(t *testing.T) {
+	t.Parallel()
 	tn := openOne(t, fixture("npy", "f4_big.npy"), Options{})
 	whole := readC(t, tn, 4096)
 	n := tn.Len()
@@ -153,6 +156,7 @@ func TestOpenRange(t *testing.T) {
 // TestIndex checks storage positions against numpy's index order for C and
 // Fortran arrays.
 func TestIndex(t *testing.T) {
+	t.Parallel()
 	c := &Tensor{Shape: []int{2, 3, 4}}
 	f := &Tensor{Shape: []int{2, 3, 4}, FortranOrder: true}
 	if got := c.Index(23); !reflect.DeepEqual(got, []int{1, 2, 3}) {
@@ -181,6 +185,7 @@ func TestIndex(t *testing.T) {
 // npyHeaderOf does for a held file, then overwrites the buffer, as Release
 // and the next read do: the descr and shape read stay as they were.
 func TestFastHeaderKeepsNothing(t *testing.T) {
+	t.Parallel()
 	for _, descr := range []string{"<f4", "<u8", ">i2"} { // common, and not (copied)
 		buf := []byte("{'descr': '" + descr + "', 'fortran_order': False, 'shape': (3, 4), }\n")
 		got, _, shape, ok := parseCanonical(unsafe.String(&buf[0], len(buf)))
@@ -201,6 +206,7 @@ func TestFastHeaderKeepsNothing(t *testing.T) {
 // takes the fast path, which is what keeps thousands of small files cheap,
 // and that the fast path refuses what it must leave to the literal parser.
 func TestNumpyHeadersReadFast(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(fixture("npy", "*.npy"))
 	if err != nil || len(files) < 30 {
 		t.Fatalf("fixtures: %d, %v", len(files), err)

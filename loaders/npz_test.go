@@ -10,6 +10,7 @@ import (
 // members, read in place) and np.savez_compressed (deflated members,
 // streamed) and checks every member against expected.json.
 func TestNPZFixtures(t *testing.T) {
+	t.Parallel()
 	var exp struct {
 		Archives []struct {
 			File    string `json:"file"`

@@ -26,9 +26,8 @@ func PairRuns(a, b *Run) []Pair {
 // mergePairs is PairRuns in one pass over the two runs' entries, each in
 // strictly ascending order (Less) as a load leaves them: entries of the
 // same step, kind rank and name are a pair, the others are missing or
-// extra, in order already. With 100,000 pairs it took a fraction of the
-// time of pairing through a map of names, which misses the cache once per
-// entry. ok is false where the result might differ from pairByName's: an
+// extra, in order already: faster than pairing through a map of names,
+// which misses the cache once per entry (bench/README.md). ok is false where the result might differ from pairByName's: an
 // input not in strict order, or a tensor missing from one run whose step
 // and name the other run has under a kind of another rank (a manifest can
 // set a tensor's kind).

@@ -13,6 +13,7 @@ import (
 // more: every tensor appears in exactly one pair, none is dropped, and the
 // pairs are in entry order.
 func TestPairRuns(t *testing.T) {
+	t.Parallel()
 	a := t.TempDir()
 	b := t.TempDir()
 	for _, rel := range []string{"step_0/loss.npy", "step_0/grads/w.npy", "step_1/loss.npy", "step_1/grads/w.npy"} {
@@ -52,6 +53,7 @@ func TestPairRuns(t *testing.T) {
 // TestTruncatedAfterDiscovery shortens a file between listing and reading:
 // the read fails with a message naming the file and the missing bytes.
 func TestTruncatedAfterDiscovery(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	copyFixture(t, fixture("npy", "f4_big.npy"), dir, "big.npy")
 	path := filepath.Join(dir, "big.npy")
@@ -87,6 +89,7 @@ func TestTruncatedAfterDiscovery(t *testing.T) {
 // manifest set against the name; the merge must also answer for most
 // sorted runs without such kinds (else it would never be used).
 func TestMergePairsAsByName(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	names := []string{"loss", "grads/w", "grads/b", "params/w", "params/b", "x", "outputs/y", "Grads/z"}
 	kinds := []Kind{KindLoss, KindGrad, KindParam, KindTensor, KindOutput}

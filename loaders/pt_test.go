@@ -13,6 +13,7 @@ import (
 // storage offset, every other element), checking dtype, shape and every
 // value in C order against what torch recorded.
 func TestPTFixtures(t *testing.T) {
+	t.Parallel()
 	var exp struct {
 		Files map[string]map[string]struct {
 			DType  string            `json:"dtype"`
@@ -51,6 +52,7 @@ func TestPTFixtures(t *testing.T) {
 // TestPTRefusals checks that a pickle naming a function to call is refused
 // without calling it, and that the legacy format is refused with advice.
 func TestPTRefusals(t *testing.T) {
+	t.Parallel()
 	for file, want := range map[string]string{
 		"pt_code.pt":   "data.pkl names posix.system: refused, graphdiff never runs code from a pickle",
 		"pt_legacy.pt": "legacy torch.save format",
@@ -64,6 +66,7 @@ func TestPTRefusals(t *testing.T) {
 
 // TestPTInRun names a container's tensors <stem>/<name> in a run.
 func TestPTInRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	copyFixture(t, fixture("pt", "nested.pt"), dir, "step_3/state.pt")
 	run, err := Load(dir, Options{})

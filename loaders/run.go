@@ -118,12 +118,15 @@ func load(root string, opts Options, deferNPY bool) (*Run, error) {
 		return nil, &Error{Path: root, Err: unwrapPathError(err)}
 	}
 	run := &Run{Root: root}
-	d := &discovery{run: run, opts: opts, deferNPY: deferNPY, walked: map[any]string{}}
+	d := &discovery{run: run, opts: opts, walked: map[any]string{}}
+	if deferNPY {
+		d.deferral = &deferral{opts: opts}
+	}
 	if !st.IsDir() {
 		if deferNPY && FormatOf(root) == FormatNPY {
 			// read now, through the descriptor its data is read with
 			name := stem(filepath.Base(root))
-			e := deferredEntry(name, NoStep, filepath.Base(root), name, root, opts)
+			e := deferredEntry(name, NoStep, filepath.Base(root), name, root, d.deferral)
 			if err := Resolve([]*Entry{e})[0]; err != nil {
 				run.Errors = []error{err}
 			} else {
@@ -178,9 +181,11 @@ type stepName struct {
 }
 
 type discovery struct {
-	run      *Run
-	opts     Options
-	deferNPY bool // list .npy files by name (LoadDeferred)
+	run  *Run
+	opts Options
+	// deferral, when set, lists .npy files by name (LoadDeferred): it is
+	// what their entries share until each is read.
+	deferral *deferral
 	// namedFiles are the files the manifest names.
 	namedFiles map[string]bool
 	overrides  map[[2]string]*manifestOverride
@@ -366,7 +371,7 @@ type foundFile struct {
 func (d *discovery) openAll(files []foundFile) {
 	parallel.For(len(files), runtime.GOMAXPROCS(0)*openersPerCPU, func(i int) {
 		f := &files[i]
-		if d.deferNPY && FormatOf(f.full) == FormatNPY && !d.named(f.rel) {
+		if d.deferral != nil && FormatOf(f.full) == FormatNPY && !d.named(f.rel) {
 			f.deferred = true
 			return
 		}
@@ -436,20 +441,18 @@ func joinFile(dir, name string, dirClean bool) string {
 }
 
 // deferredEntry returns the entry of the .npy file full, not read yet
-// (LoadDeferred): its name, step, file (rel) and tensor name (base) come
-// from its path. Entry, tensor and deferral are one allocation: a run may
-// list hundreds of thousands of files.
-func deferredEntry(name string, step int, rel, base, full string, opts Options) *Entry {
+// (LoadDeferred), to be read as d says: its name, step, file (rel) and
+// tensor name (base) come from its path. Entry and tensor are one
+// allocation: a run may list hundreds of thousands of files.
+func deferredEntry(name string, step int, rel, base, full string, d *deferral) *Entry {
 	n := &struct {
 		e Entry
 		t Tensor
-		d deferral
 	}{
-		e: Entry{Name: name, Step: step, Kind: KindOf(name), File: rel},
+		e: Entry{Name: name, Step: step, Kind: KindOf(name), File: rel, deferred: d},
 		t: Tensor{Name: base, Path: full},
-		d: deferral{opts: opts},
 	}
-	n.e.Tensor, n.e.deferred = &n.t, &n.d
+	n.e.Tensor = &n.t
 	return &n.e
 }
 
@@ -457,7 +460,7 @@ func deferredEntry(name string, step int, rel, base, full string, opts Options) 
 func (d *discovery) addFile(f *foundFile) {
 	full, rel, name, step := f.full, f.rel, f.name, f.step
 	if f.deferred {
-		d.add(deferredEntry(name, step, rel, f.base, full, d.opts), nil) // no manifest entry names it
+		d.add(deferredEntry(name, step, rel, f.base, full, d.deferral), nil) // no manifest entry names it
 		return
 	}
 	tensors, errs, err := f.tensors, f.errs, f.err

@@ -1,6 +1,7 @@
 package loaders
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -45,6 +46,7 @@ func checkRows(t *testing.T, got, want []entryRow) {
 // spelt three ways, a shard directory, a container, nested names, a
 // manifest and a non-tensor file), as testdata/runs/README.md tabulates it.
 func TestLoadTree(t *testing.T) {
+	t.Parallel()
 	run, err := Load(fixture("runs", "tree"), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +88,7 @@ func TestLoadTree(t *testing.T) {
 // TestLoadFlat takes steps from file names: a keyword suffix always, a
 // bare number only when the same stem has two or more numbers.
 func TestLoadFlat(t *testing.T) {
+	t.Parallel()
 	run, err := Load(fixture("runs", "flat"), Options{})
 	if err != nil || len(run.Errors) > 0 {
 		t.Fatal(err, run.Errors)
@@ -104,6 +107,7 @@ func TestLoadFlat(t *testing.T) {
 // TestLoadContainer names a container's members by member name alone when
 // the container is loaded by itself.
 func TestLoadContainer(t *testing.T) {
+	t.Parallel()
 	run, err := Load(fixture("npz", "stored.npz"), Options{})
 	if err != nil || len(run.Errors) > 0 {
 		t.Fatal(err, run.Errors)
@@ -144,6 +148,7 @@ func writeFile(t *testing.T, path, text string) {
 // symlink loop and a duplicate name are each reported, naming the file,
 // while every other tensor is still listed.
 func TestLoadBadFilesInRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_1/loss.npy")
 	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_1/grads/w.npy")
@@ -191,6 +196,7 @@ func TestLoadBadFilesInRun(t *testing.T) {
 // still lists the tensors beside it. Permissions do not stop root, so as
 // root the test simulates the failure with a path that is not a directory.
 func TestUnreadableDirectory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_0/loss.npy")
 	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_1/loss.npy")
@@ -226,6 +232,7 @@ func TestUnreadableDirectory(t *testing.T) {
 // TestJoinsAsJoinDoes checks the walk's joins against path.Join and
 // filepath.Join for roots given in every form and names of every kind.
 func TestJoinsAsJoinDoes(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{"", ".", "..", "/", "a", "a/", "./a", "a/./b", "a//b", "../a", "/x/y", "a/..", "/r/x/y", "r/b/a"} {
 		for _, name := range []string{"", ".", "..", "x.npy", ".npy", "..npy", "a/b", "x y"} {
 			if got, want := joinClean(path.Clean(dir), name), path.Join(path.Clean(dir), name); got != want {
@@ -251,6 +258,7 @@ func TestJoinsAsJoinDoes(t *testing.T) {
 // layout are parts of its path, not strings of their own: a run of many
 // small files keeps one string per file.
 func TestJoinInSharesThePath(t *testing.T) {
+	t.Parallel()
 	full := "/runs/a/step_000123/grads/layer_07.weight.npy"
 	f := "layer_07.weight.npy"
 	start := uintptr(unsafe.Pointer(unsafe.StringData(full)))
@@ -269,11 +277,38 @@ func TestJoinInSharesThePath(t *testing.T) {
 	}
 }
 
+// TestReleasedDataIsPoisoned checks what every test that compares
+// deferred runs relies on: in a test binary, data read after Release is
+// 0xFF bytes (NaNs), not the file's, so such a read makes a comparison
+// differ. Not parallel: another test's Resolve could take the buffer
+// from the pool and fill it before it is looked at.
+func TestReleasedDataIsPoisoned(t *testing.T) {
+	dir := t.TempDir()
+	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_1/grads/w.npy")
+	run, err := LoadDeferred(dir, Options{})
+	if err != nil || len(run.Entries) != 1 {
+		t.Fatalf("%v, %d entries", err, len(run.Entries))
+	}
+	e := run.Entries[0]
+	if err := Resolve(run.Entries)[0]; err != nil || !e.Held() {
+		t.Fatalf("resolve: %v, held %v", err, e.Held())
+	}
+	b, ok := e.HeldBytes(0, e.Len())
+	if !ok || bytes.Count(b, []byte{0xFF}) == len(b) {
+		t.Fatalf("held bytes %x: want the file's", b)
+	}
+	e.Release()
+	if n := bytes.Count(b, []byte{0xFF}); n != len(b) {
+		t.Errorf("%d of %d bytes read after Release are 0xFF, want all", n, len(b))
+	}
+}
+
 // TestReleaseFreesHeldData checks that a released entry's held bytes can be
 // collected while the entry lives on (once the pool they are recycled
 // through is emptied by two collections): a comparison keeps every entry
 // to the end, and holds a step's files at a time only if Release lets
-// them go.
+// them go. Not parallel: another test's Resolve could take the buffer from
+// the pool and keep it.
 func TestReleaseFreesHeldData(t *testing.T) {
 	dir := t.TempDir()
 	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_1/grads/w.npy")
@@ -307,6 +342,7 @@ func TestReleaseFreesHeldData(t *testing.T) {
 // tensor file the walk finds, in Load and LoadDeferred alike: graphdiff
 // sizes its heap from it while a run is listed.
 func TestFoundCountsTheTensorFiles(t *testing.T) {
+	t.Parallel()
 	root := fixture("runs", "tree")
 	want := 0
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -333,6 +369,7 @@ func TestFoundCountsTheTensorFiles(t *testing.T) {
 // kind set by the manifest: the second file is still the duplicate,
 // although the two entries sort apart (by kind) and come in order.
 func TestDuplicateWithKindSet(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_2/loss.npy")
 	copyFixture(t, fixture("npy", "f4.npy"), dir, "loss_step2.npy")

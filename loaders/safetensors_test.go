@@ -10,6 +10,7 @@ import (
 // with every dtype graphdiff supports, 0-d and empty tensors included, and
 // checks each tensor's dtype, shape and values against what torch recorded.
 func TestSafetensorsFixture(t *testing.T) {
+	t.Parallel()
 	var exp struct {
 		Tensors map[string]struct {
 			DType  string            `json:"dtype"`

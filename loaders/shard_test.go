@@ -6,6 +6,7 @@ import (
 )
 
 func TestParseShard(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   string
 		want Shard
@@ -27,6 +28,7 @@ func TestParseShard(t *testing.T) {
 // it stays the same across versions: shards made by two graphdiff builds
 // merge).
 func TestShardHolds(t *testing.T) {
+	t.Parallel()
 	const n, pairs = 8, 8000
 	counts := make([]int, n)
 	for i := range pairs {

@@ -32,7 +32,8 @@ func badInputCommand(path string) []string {
 // directory of testdata/bad/runs) with the command that would meet it, and
 // checks what a user sees against testdata/bad/NAME.golden: exit status 2,
 // a message that names the file and the problem, no panic, and a bounded
-// allocation.
+// allocation. Not parallel: the allocation is read from the process's
+// counters, which other tests would add to.
 func TestBadInputCorpus(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/bad/*")
 	if err != nil {

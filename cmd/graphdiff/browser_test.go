@@ -63,6 +63,7 @@ func headless(t *testing.T, chromium string, args ...string) []byte {
 // plot and that a screenshot shows it: many colours, the red divergence
 // marker and the blue reference curve.
 func TestHTMLReportInBrowser(t *testing.T) {
+	t.Parallel()
 	chromium := browser(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
@@ -141,6 +142,7 @@ func checkScreenshot(t *testing.T, path string) {
 // with the count and the sorted column marked; the heatmap and the
 // per-step error plot are drawn. Then it takes a screenshot of that view.
 func TestHTMLPairsTableInBrowser(t *testing.T) {
+	t.Parallel()
 	chromium := browser(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")

@@ -45,11 +45,19 @@ type compareOptions struct {
 	// terminal reports whether a writer is an interactive terminal, for
 	// colour and the progress bar.
 	terminal func(io.Writer) bool
+	// progress says when a progress bar is drawn, shards when sharding is
+	// advised: from sizes too large for tests, which lower them.
+	progress progressLimits
+	shards   shardAdvice
 }
 
-// NewCmdCompare returns the compare command.
-func NewCmdCompare(stdout, stderr io.Writer) *cobra.Command {
-	opts := &compareOptions{Stdout: stdout, Stderr: stderr, terminal: isTerminal}
+// NewCmdCompare returns the compare command. runF, when set, is called
+// with the options once the flags are parsed instead of compareRun: tests
+// change what they need and run it.
+func NewCmdCompare(stdout, stderr io.Writer, runF func(*compareOptions) error) *cobra.Command {
+	opts := &compareOptions{Stdout: stdout, Stderr: stderr, terminal: isTerminal,
+		progress: progressLimits{minBytes: progressMinBytes, delay: progressDelay},
+		shards:   shardAdvice{pairsPerProcess: pairsPerProcess, listedBytesPerPair: listedBytesPerPair}}
 	c := &cobra.Command{
 		Use:   "compare REFERENCE OTHER",
 		Short: "Compare two runs (or two files) tensor by tensor",
@@ -79,6 +87,9 @@ that could not be read (the other pairs are still compared and reported).`,
 			opts.A, opts.B = args[0], args[1]
 			opts.set = map[string]bool{}
 			c.Flags().Visit(func(f *pflag.Flag) { opts.set[f.Name] = true })
+			if runF != nil {
+				return runF(opts)
+			}
 			return compareRun(opts)
 		},
 	}
@@ -194,14 +205,14 @@ func compareRun(opts *compareOptions) error {
 		// a bar needs every file's header read before comparing: not
 		// asked for where none would show
 		copts.Progress = func(total int64) (func(int64), func()) {
-			bar := startProgress(opts.Stderr, true, total)
+			bar := startProgress(opts.Stderr, true, total, opts.progress)
 			return bar.add, bar.finish
 		}
 	}
 	if copts.Shard == (loaders.Shard{}) {
 		copts.Load.Found = heap.files
 		copts.Planned = func(pairs int) {
-			adviseShards(opts.Stderr, pairs)
+			opts.shards.advise(opts.Stderr, pairs)
 			heap.expect(int64(pairs) * bytesPerPair)
 		}
 	} else {
@@ -214,35 +225,45 @@ func compareRun(opts *compareOptions) error {
 	return writeComparison(full, format, reports, report.TextOptions{Top: opts.Top, TableOnPass: opts.set["top"]}, opts.terminal, opts.Stdout)
 }
 
-// pairsPerProcess is how many tensor pairs one comparison holds within
-// 256 MiB of resident memory, with a margin for the machine's noise and
-// for more processors' buffers: bytesPerPair each. bench/costs.sh's inputs
-// (pairs of 256 float32) peaked at 147–149 MiB at 40,000 pairs,
-// 190 MiB at 50,000, 381 MiB at 100,000 and 757 MiB at 200,000.
-var pairsPerProcess = 40_000 // a variable so tests can lower it
+// shardAdvice says when a comparison is too large for one process; the
+// zero shardAdvice never advises.
+type shardAdvice struct {
+	// pairsPerProcess is how many tensor pairs one comparison holds
+	// within 256 MiB of resident memory (see the constant); 0 for no
+	// limit.
+	pairsPerProcess int
+	// listedBytesPerPair is what every shard holds for each pair of the
+	// whole comparison (see the constant).
+	listedBytesPerPair int64
+}
 
-// listedBytesPerPair is what every shard holds for each pair of the whole
-// comparison, whichever shard the pair is in: a shard reads the header of
-// every file of both runs (its discovery errors, and the precision the
-// model computes in, must be the same in every shard). 200,000 pairs of
-// 256 float32 in 5 and in 10 shards held 182–206 MB live at most:
-// 0.84 KB a pair listed, 0.7 KB a pair held.
-var listedBytesPerPair int64 = 1 << 10 // a variable so tests can raise it
+const (
+	// pairsPerProcess is how many tensor pairs one comparison holds within
+	// 256 MiB of resident memory, with a margin for the machine's noise and
+	// for more processors' buffers (bench/README.md).
+	pairsPerProcess = 40_000
+	// listedBytesPerPair is what every shard holds for each pair of the
+	// whole comparison, whichever shard the pair is in: a shard reads the
+	// header of every file of both runs (its discovery errors, and the
+	// precision the model computes in, must be the same in every shard)
+	// (bench/README.md).
+	listedBytesPerPair = 1 << 10
+)
 
-// adviseShards tells the user on w how to shard a comparison of more pairs
-// than pairsPerProcess: memory grows linearly with the pairs, and shards
-// each hold their part, within shardHeapLimit (holdTo). Where what every
-// shard holds of the whole comparison (listedBytesPerPair) leaves no room
+// advise tells the user on w how to shard a comparison of more pairs than
+// a.pairsPerProcess: memory grows linearly with the pairs, and shards each
+// hold their part, within shardHeapLimit (holdTo). Where what every shard
+// holds of the whole comparison (a.listedBytesPerPair) leaves no room
 // under that limit, it says so.
-func adviseShards(w io.Writer, pairs int) {
-	if pairs <= pairsPerProcess {
+func (a shardAdvice) advise(w io.Writer, pairs int) {
+	if a.pairsPerProcess <= 0 || pairs <= a.pairsPerProcess {
 		return
 	}
-	k := (pairs + pairsPerProcess - 1) / pairsPerProcess
+	k := (pairs + a.pairsPerProcess - 1) / a.pairsPerProcess
 	fmt.Fprintf(w, "graphdiff: %s to compare: about %d MiB in one process (some %d KiB a pair); "+
 		"to stay under 256 MiB with room to spare, compare in %d shards (--shard 1/%d ... --shard %d/%d, each with --report json=FILE) "+
 		"and combine them with graphdiff merge\n", words.Plural(pairs, "pair"), pairs*bytesPerPair>>20, bytesPerPair>>10, k, k, k, k)
-	if listed := int64(pairs) * listedBytesPerPair; listed > shardHeapLimit {
+	if listed := int64(pairs) * a.listedBytesPerPair; listed > shardHeapLimit {
 		fmt.Fprintf(w, "graphdiff: but each shard reads the header of every file of both runs, about %d MiB for this comparison: "+
 			"shards of it will not stay under 256 MiB\n", listed>>20)
 	}

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/graphdiff/graphdiff/report"
 )
@@ -25,6 +24,7 @@ const (
 // each file holds what --format would print, and that no temporary file is
 // left behind.
 func TestReportFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := []string{"compare", eagerRun, graphRun}
 	for _, f := range []string{"json", "junit", "markdown", "text"} {
@@ -58,6 +58,7 @@ func TestReportFiles(t *testing.T) {
 // TestReportUnwritable asks for a report in a directory that does not
 // exist: exit 2 naming the file, the other report and stdout still whole.
 func TestReportUnwritable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.json")
 	bad := filepath.Join(dir, "missing", "bad.xml")
@@ -73,6 +74,7 @@ func TestReportUnwritable(t *testing.T) {
 // TestWriteFileAtomic checks that a failing renderer leaves neither a
 // partial file nor a temporary one, and that an existing report survives.
 func TestWriteFileAtomic(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.json")
 	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
@@ -95,8 +97,7 @@ func TestWriteFileAtomic(t *testing.T) {
 // TestProgressOnlyOnATerminal runs a comparison with stderr taken for a
 // terminal and the size threshold lowered: a bar is drawn; not otherwise.
 func TestProgressOnlyOnATerminal(t *testing.T) {
-	defer func(old int64, delay time.Duration) { progressMinBytes, progressDelay = old, delay }(progressMinBytes, progressDelay)
-	progressMinBytes, progressDelay = 1, 0
+	t.Parallel()
 	for _, tc := range []struct {
 		terminal bool
 		format   string
@@ -104,7 +105,8 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	}{{true, "text", true}, {false, "text", false}, {true, "json", false}} {
 		var stdout, stderr bytes.Buffer
 		opts := &compareOptions{A: eagerRun, B: graphRun, Format: tc.format, Jobs: 2, Top: 20,
-			Stdout: &stdout, Stderr: &stderr, terminal: func(w io.Writer) bool { return tc.terminal && w == &stderr }}
+			Stdout: &stdout, Stderr: &stderr, terminal: func(w io.Writer) bool { return tc.terminal && w == &stderr },
+			progress: progressLimits{minBytes: 1}} // drawn at once, for any comparison
 		opts.load.v2 = "bfloat16"
 		if err := compareRun(opts); err != nil {
 			t.Fatal(err)
@@ -119,7 +121,8 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 }
 
 // TestColourOnlyOnATerminal checks that text output is coloured on a
-// terminal unless NO_COLOR is set, and never otherwise.
+// terminal unless NO_COLOR is set, and never otherwise. Not parallel: it
+// sets NO_COLOR for the process.
 func TestColourOnlyOnATerminal(t *testing.T) {
 	for _, tc := range []struct {
 		terminal bool
@@ -146,6 +149,7 @@ func TestColourOnlyOnATerminal(t *testing.T) {
 // it passes with a captured_scalar warning, and --strict turns the warning
 // into a failure.
 func TestStrictFailsOnWarnings(t *testing.T) {
+	t.Parallel()
 	src := "../../testdata/scenarios/lr_decay_tiny"
 	var dirs []string
 	for _, run := range []string{"eager", "graph"} {
@@ -195,6 +199,7 @@ func TestStrictFailsOnWarnings(t *testing.T) {
 // TestCurvePlotFiles draws a real curve pair to SVG and to PNG and checks
 // that each file is what its name says.
 func TestCurvePlotFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, name := range []string{"curves.svg", "curves.png"} {
 		path := filepath.Join(dir, name)
@@ -225,6 +230,7 @@ func TestCurvePlotFiles(t *testing.T) {
 // run A is still the one reported when both fail, and an error of run B
 // when only B fails.
 func TestLoadErrorOrder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := "../../testdata/runs/mlp_fp32/graph"
 	missA, missB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
@@ -246,15 +252,19 @@ func TestLoadErrorOrder(t *testing.T) {
 // Where what every shard holds of the whole comparison leaves no room
 // under 256 MiB (its cost per pair raised for the test), it says so too.
 func TestShardAdvice(t *testing.T) {
-	defer func(n int, b int64) { pairsPerProcess, listedBytesPerPair = n, b }(pairsPerProcess, listedBytesPerPair)
+	t.Parallel()
 	_, out, _ := run("compare", "--format", "json", eagerRun, graphRun)
 	var doc struct{ Summary struct{ Pairs int } }
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Summary.Pairs < 10 {
 		t.Fatalf("%v: %d pairs", err, doc.Summary.Pairs)
 	}
 	pairs := doc.Summary.Pairs
-	pairsPerProcess = (pairs + 2) / 3 // three shards' worth
-	code, _, stderr := run("compare", eagerRun, graphRun)
+	advice := shardAdvice{pairsPerProcess: (pairs + 2) / 3, listedBytesPerPair: listedBytesPerPair} // three shards' worth
+	compare := func(args ...string) (int, string) {
+		code, _, stderr := runCompare(func(opts *compareOptions) { opts.shards = advice }, args...)
+		return code, stderr
+	}
+	code, stderr := compare(eagerRun, graphRun)
 	want := fmt.Sprintf("graphdiff: %d pairs to compare", pairs)
 	if code != 0 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "compare in 3 shards (--shard 1/3 ... --shard 3/3") ||
 		!strings.Contains(stderr, "graphdiff merge") {
@@ -263,17 +273,17 @@ func TestShardAdvice(t *testing.T) {
 	if strings.Contains(stderr, "will not stay") {
 		t.Errorf("stderr %q: shards said not to help", stderr)
 	}
-	listedBytesPerPair = shardHeapLimit/int64(pairs) + 1
-	if _, _, stderr := run("compare", eagerRun, graphRun); !strings.Contains(stderr, "compare in 3 shards") ||
+	advice.listedBytesPerPair = shardHeapLimit/int64(pairs) + 1
+	if _, stderr := compare(eagerRun, graphRun); !strings.Contains(stderr, "compare in 3 shards") ||
 		!strings.Contains(stderr, "but each shard reads the header of every file of both runs") ||
 		!strings.Contains(stderr, "shards of it will not stay under 256 MiB") {
 		t.Errorf("stderr %q: want the advice, and that its shards will not stay under 256 MiB", stderr)
 	}
-	if _, _, stderr := run("compare", eagerRun, graphRun, "--shard", "1/3"); strings.Contains(stderr, "shards") {
+	if _, stderr := compare(eagerRun, graphRun, "--shard", "1/3"); strings.Contains(stderr, "shards") {
 		t.Errorf("a shard was advised to shard: %q", stderr)
 	}
-	pairsPerProcess = pairs
-	if _, _, stderr := run("compare", eagerRun, graphRun); stderr != "" {
+	advice.pairsPerProcess = pairs
+	if _, stderr := compare(eagerRun, graphRun); stderr != "" {
 		t.Errorf("a run within the bound was advised: %q", stderr)
 	}
 }

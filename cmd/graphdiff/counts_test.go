@@ -13,6 +13,7 @@ import (
 // missing one), the verdict is error with exit status 2, and the report
 // names the tensor that was not checked and why.
 func TestUnreadablePairsAreReported(t *testing.T) {
+	t.Parallel()
 	broken := truncatedRun(t)
 	code, stdout, stderr := run("compare", "--format", "json", eagerRun, broken)
 	var doc struct {
@@ -60,6 +61,7 @@ func TestUnreadablePairsAreReported(t *testing.T) {
 // passing, with missing, extra, ignored, unreadable pairs and unreadable
 // inputs — against the tensors listed: nothing is counted twice or left out.
 func TestCountsAddUp(t *testing.T) {
+	t.Parallel()
 	comparisons := [][]string{
 		{"../../testdata/runs/tree", "../../testdata/runs/flat"},
 		{"--policy", "../../tolerances/testdata/example_policy.yaml", "../../testdata/scenarios/bf16_adam/eager", "../../testdata/scenarios/bf16_adam/graph"},
@@ -115,6 +117,7 @@ func TestCountsAddUp(t *testing.T) {
 // compare (a dump script that wrote nothing), or whose every pair a policy
 // ignores, give exit 2 saying what was empty, never a pass.
 func TestNothingComparedIsNoPass(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, run := range []string{"eager", "graph"} {
 		if err := os.MkdirAll(filepath.Join(dir, run, "step_000000"), 0o755); err != nil {

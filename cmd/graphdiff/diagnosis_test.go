@@ -50,6 +50,7 @@ func causesOf(t *testing.T, dir string) (int, []string, []float64, string) {
 // writes it) fails with missing_steps, not a shape bug, and no step-less
 // placeholder reaches the user.
 func TestRunCutShort(t *testing.T) {
+	t.Parallel()
 	dir := copyScenario(t, "gpt2/gpt2_fp32_adam_ok")
 	if err := os.RemoveAll(filepath.Join(dir, "graph", "step_000007")); err != nil {
 		t.Fatal(err)
@@ -92,6 +93,7 @@ func TestRunCutShort(t *testing.T) {
 // every step, here the graphed run's own step-0 input files), is named
 // stale_input with high confidence, not output_aliasing.
 func TestStaleInputDumpedAsRead(t *testing.T) {
+	t.Parallel()
 	dir := copyScenario(t, "mlp/mlp_stale_input")
 	first, err := os.ReadFile(filepath.Join(dir, "graph", "step_000000", "inputs", "x.npy"))
 	if err != nil {

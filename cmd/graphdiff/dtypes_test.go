@@ -14,6 +14,7 @@ import (
 // so; --fail-on-dtype-change, or a policy rule with fail_on_dtype_change,
 // fails them; a shape difference still fails.
 func TestMixedDTypes(t *testing.T) {
+	t.Parallel()
 	dir := "../../testdata/dtypes/mixed"
 	run := func(args ...string) (int, string) {
 		code, out, stderr := run(append([]string{"compare"}, args...)...)

@@ -88,6 +88,7 @@ func unprivileged(t *testing.T, body func(t *testing.T, dir string)) {
 // unreadable: every other pair is still compared, the verdict is error,
 // and the report names the directory and its step's tensors.
 func TestUnreadableDirectory(t *testing.T) {
+	t.Parallel()
 	unprivileged(t, func(t *testing.T, dir string) {
 		step := filepath.Join(dir, "graph", "step_000002")
 		if err := os.Chmod(step, 0); err != nil {
@@ -133,6 +134,7 @@ func TestUnreadableDirectory(t *testing.T) {
 // naming it, nothing is left in the read-only directory, and the second
 // report is written whole.
 func TestReadOnlyReportTarget(t *testing.T) {
+	t.Parallel()
 	unprivileged(t, func(t *testing.T, dir string) {
 		ro := filepath.Join(dir, "readonly")
 		if err := os.Mkdir(ro, 0o555); err != nil {
@@ -157,6 +159,7 @@ func TestReadOnlyReportTarget(t *testing.T) {
 // TestFullDisk writes the report to /dev/full, where every write fails with
 // ENOSPC: exit status 2 and a message, not a silent pass.
 func TestFullDisk(t *testing.T) {
+	t.Parallel()
 	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
 	if err != nil {
 		t.Skipf("no /dev/full: %v", err)
@@ -174,6 +177,7 @@ func TestFullDisk(t *testing.T) {
 // interrupts it, and checks that it stops at once with exit status 130 and
 // leaves no report, whole or partial.
 func TestInterrupt(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds graphdiff")
 	}
@@ -227,6 +231,7 @@ func TestInterrupt(t *testing.T) {
 // compared, each unfinished file is named in the report, and the verdict
 // is error (exit status 2), never pass.
 func TestDumpStillBeingWritten(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "graph")
 	if err := os.CopyFS(dir, os.DirFS(graphRun)); err != nil {
 		t.Fatal(err)

@@ -16,18 +16,17 @@ import (
 // after limit − live bytes of allocation, and a run that allocates less
 // than the limit in all never collects. The price is a heap that may grow
 // to the limit whatever the live size. A comparison of many small files
-// runs 25% faster so than with GOGC 25 (16,000 pairs: 0.37 s against
-// 0.47 s), and 9% faster than with GOGC 100 under the limit (0.32 s against
-// 0.35 s, peak anonymous memory 153 MiB against 132 MiB).
+// runs faster so than with GOGC 25 or with GOGC 100 under the limit
+// (bench/README.md).
 const softMemoryLimit = 160 << 20
 
 // bytesPerPair is the memory a comparison is planned to take per pair of
-// tensors, all stages together: each pair's entries, results, names and
-// the values kept for diagnosis take about 2.2 KiB of live heap at the
-// end of the comparison (200,000 pairs of 256 float32: 433 MB live), and
-// the heap may grow to 1.5× that between collections. adviseShards
-// quotes it, and heapPlan lets the heap grow to it (bytesPerFile for each
-// file listed, half of it, before the pairs are known).
+// tensors, all stages together: what each pair's entries, results, names
+// and the values kept for diagnosis leave live at the end of the
+// comparison, and the growth to 1.5× that between collections
+// (bench/README.md). shardAdvice quotes it, and heapPlan lets the heap
+// grow to it (bytesPerFile for each file listed, half of it, before the
+// pairs are known).
 const (
 	bytesPerPair = 4 << 10
 	bytesPerFile = bytesPerPair / 2
@@ -39,10 +38,8 @@ const (
 // the live size, and since each collection costs in proportion to the
 // live heap and comes after half of it has been allocated, collecting
 // costs a fixed share of the work however large the live heap. Near a
-// fixed limit, collections come ever more often: under the 160 MiB limit
-// alone, 100,000 pairs took 2.8× the time of 50,000. At GOGC 25 (heap
-// within 1.25× live) collecting cost twice as much per byte as under the
-// limit at 50,000 pairs, and 100,000 took 2.2–2.3× the time of 50,000.
+// fixed limit, collections come ever more often, and a lower GOGC collects
+// more per byte allocated (bench/README.md).
 const largeGCPercent = 50
 
 // heapPlan steers the collector of one graphdiff process. It starts
@@ -52,12 +49,8 @@ const largeGCPercent = 50
 // bytesPerPair for each pair. A run of n pairs so plans for a heap of
 // about n × 4 KiB from the start and collects a few times near its end,
 // not every time its heap grows by half while it is listed and compared:
-// each collection scans all that is live, so with the limit fixed at 160
-// MiB (and GOGC 50 beyond it) 200,000 pairs took 2.2–2.4× the time of
-// 100,000 (3.11–3.33 s against 1.38–1.53), with the limit planned 2.0×
-// (2.71–2.77 s against 1.34–1.36). The price is the heap the plan allows:
-// 200,000 pairs peaked at 792–795 MB of resident memory against 687–694,
-// and 100,000 at 394–399 against 369–381 (bench/README, "costs").
+// each collection scans all that is live, and so the time stays linear in
+// the pairs, for the price of the heap the plan allows (bench/README.md).
 //
 // The live heap is read every 10 ms (watch): once it passes
 // limit × 100/(100+largeGCPercent), collections under the limit would come
@@ -170,7 +163,7 @@ func (h *heapPlan) setLimit(bytes int64) {
 	}
 }
 
-// shardHeapLimit is the memory a shard holds to (holdTo): adviseShards
+// shardHeapLimit is the memory a shard holds to (holdTo): shardAdvice
 // promises shards under 256 MiB, and the Go runtime's own memory beside
 // its heap (stacks, metadata) and what the collector cannot return at
 // once take the rest.
@@ -181,11 +174,9 @@ const shardHeapLimit = 224 << 20
 // grow, and never switches to largeGCPercent. The Go runtime keeps the
 // collector to about half of the processors' time however close the live
 // heap comes to the limit (runtime/debug.SetMemoryLimit), and a live
-// heap past the limit grows the heap no further than it. Shards of
-// 200,000 pairs in 5 list every file of both runs and held up to 206 MB
-// live: under the 160 MiB limit and GOGC 50 they peaked at 287–316 MB of
-// resident memory in 2.0–2.1 s, held to 224 MiB at 239–257 MB in
-// 2.4–2.8 s. A nil plan does nothing.
+// heap past the limit grows the heap no further than it; held so, the
+// shards the advice gives stay within its 256 MiB, for a little more time
+// (shardHeapLimit, bench/README.md). A nil plan does nothing.
 func (h *heapPlan) holdTo(bytes int64) {
 	if h == nil {
 		return

@@ -13,7 +13,8 @@ func limitNow() int64 { return debug.SetMemoryLimit(-1) }
 // started: no watch) as a comparison is listed and paired: the limit grows
 // with the files found and the pairs planned and never shrinks, a switch
 // to largeGCPercent is undone when the limit grows past the live heap,
-// and a shard's budget stands whatever is expected.
+// and a shard's budget stands whatever is expected. Not parallel: it sets
+// the process's memory limit and GOGC.
 func TestHeapPlanFollowsWhatIsListed(t *testing.T) {
 	oldLimit, oldPercent := limitNow(), debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetMemoryLimit(oldLimit); debug.SetGCPercent(oldPercent) })

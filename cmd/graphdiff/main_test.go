@@ -20,9 +20,25 @@ func run(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// runCompare runs graphdiff compare in-process as run does, with its
+// options changed by adjust once the flags are parsed (NewCmdCompare's
+// runF), and returns what a user would see.
+func runCompare(adjust func(*compareOptions), args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	c := NewCmdCompare(&out, &errb, func(opts *compareOptions) error {
+		adjust(opts)
+		return compareRun(opts)
+	})
+	c.SilenceErrors, c.SilenceUsage = true, true // as the root command does
+	c.SetArgs(args)
+	code = exitCode(c.Execute(), &errb)
+	return code, out.String(), errb.String()
+}
+
 // TestGolden runs whole command lines and compares exit status, stdout and
 // stderr with testdata/NAME.golden; `go test -update` rewrites them.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		args []string
@@ -84,6 +100,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			code, stdout, stderr := run(tc.args...)
 			got := fmt.Sprintf("$ graphdiff %s\n-- exit %d --\n-- stdout --\n%s-- stderr --\n%s",
 				strings.Join(tc.args, " "), code, stdout, stderr)
@@ -147,6 +164,7 @@ func lineDiff(want, got string) string {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	code, stdout, _ := run("--version")
 	if code != 0 || !strings.HasPrefix(stdout, "graphdiff ") || !strings.Contains(stdout, "go1.") {
 		t.Errorf("--version: exit %d, %q", code, stdout)
@@ -156,6 +174,7 @@ func TestVersion(t *testing.T) {
 // TestCompletion checks that shell completion scripts are produced and that
 // flag values complete.
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
 		code, stdout, stderr := run("completion", shell)
 		if code != 0 || len(stdout) < 100 {
@@ -187,6 +206,7 @@ func TestCompletion(t *testing.T) {
 // TestDocs writes the command reference as man pages and Markdown, one file
 // per command.
 func TestDocs(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"man", "markdown"} {
 		dir := t.TempDir()
 		code, _, stderr := run("docs", "--"+kind, dir)

@@ -38,6 +38,7 @@ func shardAndMerge(t *testing.T, n int, format string, compareArgs ...string) (i
 // for byte, and the exit status of the unsharded comparison: the same
 // pairs, verdict, first divergence, causes, warnings and curve analysis.
 func TestMergeEqualsUnsharded(t *testing.T) {
+	t.Parallel()
 	type tc struct {
 		name string
 		args []string
@@ -72,6 +73,7 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			wantCode, want, stderr := run(append([]string{"compare", "--format", "json"}, c.args...)...)
 			if wantCode == 2 && !strings.HasPrefix(c.name, "unreadable") {
 				t.Fatalf("unsharded: exit 2: %s", stderr)
@@ -129,6 +131,7 @@ func truncatedRun(t *testing.T) string {
 // shard missing, a shard given twice, or shards of different comparisons,
 // and that --shard refuses bad values and --fail-fast.
 func TestMergeRefuses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	shard := func(spec, a, b string) string {
 		path := filepath.Join(dir, strings.ReplaceAll(spec, "/", "of")+filepath.Base(filepath.Dir(b))+".json")
@@ -175,6 +178,7 @@ func TestMergeRefuses(t *testing.T) {
 // TestShardsSplitThePairs checks that every pair lands in exactly one
 // shard and that the shards are not lopsided.
 func TestShardsSplitThePairs(t *testing.T) {
+	t.Parallel()
 	a, b := "../../testdata/scenarios/captured_lr/eager", "../../testdata/scenarios/captured_lr/graph"
 	_, full, _ := run("compare", "--format", "json", a, b)
 	var doc struct{ Tensors []struct{ Name string } }
@@ -208,6 +212,7 @@ func TestShardsSplitThePairs(t *testing.T) {
 // the verdict and first divergence still come from the reports, and merge
 // says that it diagnosed from the metrics alone.
 func TestMergeWithoutDumps(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, run := range []string{"eager", "graph"} {
 		if err := os.CopyFS(filepath.Join(dir, run), os.DirFS(filepath.Join("../../testdata/scenarios/captured_lr", run))); err != nil {
@@ -255,6 +260,7 @@ func TestMergeWithoutDumps(t *testing.T) {
 // or re-judges it from its metrics (a forged status fails), and a merge
 // that compared nothing is never a pass.
 func TestMergeDistrustsShards(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var reports [2]string
 	for i := range 2 {

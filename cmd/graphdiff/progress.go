@@ -10,14 +10,24 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 )
 
-// progressMinBytes is how much data a comparison must read before a
-// progress bar is considered: below it, a comparison takes well under a
-// second. A variable so tests can lower it.
-var progressMinBytes int64 = 32 << 20
+// progressLimits say when a comparison shows a progress bar.
+type progressLimits struct {
+	// minBytes is how much data a comparison must read before a bar is
+	// considered (progressMinBytes).
+	minBytes int64
+	// delay is how long a comparison runs before its bar is drawn
+	// (progressDelay); 0 draws it at once.
+	delay time.Duration
+}
 
-// progressDelay is how long a comparison runs before its bar is drawn: work
-// that ends sooner shows none. A variable so tests can set it to 0.
-var progressDelay = 500 * time.Millisecond
+const (
+	// progressMinBytes is graphdiff compare's progressLimits.minBytes:
+	// below it, a comparison takes well under a second.
+	progressMinBytes = 32 << 20
+	// progressDelay is graphdiff compare's progressLimits.delay: work that
+	// ends sooner shows no bar.
+	progressDelay = 500 * time.Millisecond
+)
 
 // progressWidth is the width of the bar's line where the terminal does not
 // say its own (a pty that reports 0 columns, as `script` makes).
@@ -31,10 +41,10 @@ type progress struct {
 
 // startProgress shows a bar when stderr is a terminal (show: the caller
 // also knows stdout is no machine format) and the comparison reads total
-// bytes, drawn once the work has taken progressDelay; otherwise it returns
-// a progress that does nothing.
-func startProgress(stderr io.Writer, show bool, total int64) *progress {
-	if !show || total < progressMinBytes {
+// bytes, at least limits.minBytes, drawn once the work has taken
+// limits.delay; otherwise it returns a progress that does nothing.
+func startProgress(stderr io.Writer, show bool, total int64, limits progressLimits) *progress {
+	if !show || total < limits.minBytes {
 		return &progress{}
 	}
 	out := stderr
@@ -46,9 +56,9 @@ func startProgress(stderr io.Writer, show bool, total int64) *progress {
 		}
 	}
 	opts := []mpb.ContainerOption{mpb.WithOutput(out), mpb.WithWidth(progressWidth), mpb.WithAutoRefresh()}
-	if progressDelay > 0 {
+	if limits.delay > 0 {
 		start := make(chan struct{})
-		time.AfterFunc(progressDelay, func() { close(start) })
+		time.AfterFunc(limits.delay, func() { close(start) })
 		opts = append(opts, mpb.WithRenderDelay(start))
 	}
 	p := mpb.New(opts...)

@@ -41,6 +41,7 @@ func pythonWith(t *testing.T, modules, packages string) string {
 // the buffer named; bfloat16 runs dumped without ml_dtypes (raw bits plus
 // the manifest) read as bfloat16.
 func TestDumpHelper(t *testing.T) {
+	t.Parallel()
 	py := torchPython(t)
 	dir := t.TempDir()
 	for _, args := range [][]string{{"ok"}, {"bug", "--bug", "lr"}, {"temp", "--bug", "temp"}, {"bf16", "--dtype", "bfloat16"}} {
@@ -105,6 +106,7 @@ func TestDumpHelper(t *testing.T) {
 // reads what it wrote: the .npy and safetensors dumps of the same run
 // agree, rank N pairs with rank N, and the nudged run is a baseline.
 func TestDumpHelperPackage(t *testing.T) {
+	t.Parallel()
 	py := torchPython(t)
 	if err := exec.Command(py, "-m", "pip", "--version").Run(); err != nil {
 		if os.Getenv("GRAPHDIFF_PYTHON_TESTS") == "1" {

@@ -13,7 +13,8 @@ import (
 // repository's, and checks that the block shows what the command prints:
 // its lines are the output's first lines, where a line "..." stands for
 // lines left out, so an example cannot go stale. Files the examples write
-// land in a temporary directory.
+// land in a temporary directory. Not parallel: it changes the process's
+// working directory.
 func TestREADMEExamples(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -79,6 +80,7 @@ func shows(out, want string) bool {
 // ../shared/score/score.py as the README says, and checks that the README's
 // table is what it prints.
 func TestREADMEScores(t *testing.T) {
+	t.Parallel()
 	score, err := filepath.Abs("../../../shared/score/score.py")
 	if err != nil {
 		t.Fatal(err)

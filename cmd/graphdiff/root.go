@@ -37,7 +37,7 @@ Exit status, every command: 0 pass, 1 difference found, 2 usage or input error,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{err: err, help: c.CommandPath()}
 	})
-	root.AddCommand(NewCmdInspect(stdout, stderr), NewCmdCompare(stdout, stderr), NewCmdMerge(stdout, stderr), NewCmdExplain(stdout), NewCmdCurve(stdout, stderr), NewCmdDocs(stdout))
+	root.AddCommand(NewCmdInspect(stdout, stderr), NewCmdCompare(stdout, stderr, nil), NewCmdMerge(stdout, stderr), NewCmdExplain(stdout), NewCmdCurve(stdout, stderr), NewCmdDocs(stdout))
 	return root
 }
 
