@@ -200,10 +200,10 @@ func sortedErrors(errs []error) []error {
 	return errs
 }
 
-// compareJob is the job comparing pair sides e (both read) with c's
-// settings, keeping up to heads leading values: as many as the pair has,
-// where the plan wants all it may of a name not read when it was made.
-func compareJob(e pairEntries, c classification, heads int) compare.Job {
-	return compare.Job{A: e.a.Tensor, B: e.b.Tensor, Tolerance: c.Settings.Tolerance, DType: c.Settings.DType,
+// compareJob is the job comparing pair sides e (both read) with settings
+// s, keeping up to heads leading values: as many as the pair has, where
+// the plan wants all it may of a name not read when it was made.
+func compareJob(e pairEntries, s tolerances.Settings, heads int) compare.Job {
+	return compare.Job{A: e.a.Tensor, B: e.b.Tensor, Tolerance: s.Tolerance, DType: s.DType,
 		Heads: min(heads, int(e.a.Len())*e.a.DType.Components())}
 }

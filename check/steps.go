@@ -40,6 +40,14 @@ type stepper struct {
 	// many pairs of later steps it left.
 	stoppedAt   *int
 	notCompared int
+	// scratch, reused from one step (or part) to the next: outcomes and
+	// the baseline's metrics (noiseM) by member of the step, the step's pairs to judge, a part's
+	// jobs and which member each job measures the noise of (-1: none).
+	outcomes []compare.Outcome
+	noiseM   []*compare.Metrics
+	judged   []judge.Pair
+	jobs     []compare.Job
+	noiseOf  []int
 }
 
 // newStepper returns the stepper of the pairs pr, read by rd, compared in
@@ -51,11 +59,12 @@ func newStepper(pr pairing, rd *stepReader, opts Options, prec tolerances.Precis
 		members: make([][]member, len(pr.units)), classified: make([]bool, len(rd.parts)), spans: make([][2]int, len(rd.parts))}
 }
 
-// member is a pair to compare: its position in held and its
-// classification.
+// member is a pair to compare: its position in held, the descriptions
+// of its two sides and its settings (from its classification).
 type member struct {
-	i int
-	c classification
+	i        int
+	A, B     *loaders.Meta
+	Settings tolerances.Settings
 }
 
 // preparePart reads part q of unit u and classifies its pairs, once. It
@@ -68,6 +77,9 @@ func (st *stepper) preparePart(u, q int) error {
 	st.rd.readPart(q)
 	if d := st.rd.weightDType(st.rd.parts[q]); st.prec.Coarser(d) {
 		return &coarserPrecision{decided: st.prec, found: d, step: st.pairs.held[st.rd.parts[q][0]].Step}
+	}
+	if st.members[u] == nil {
+		st.members[u] = make([]member, 0, len(st.pairs.units[u]))
 	}
 	from := len(st.members[u])
 	for _, i := range st.rd.parts[q] {
@@ -85,7 +97,7 @@ func (st *stepper) preparePart(u, q int) error {
 			}
 			st.results[i] = c.result(s)
 		case toCompare:
-			st.members[u] = append(st.members[u], member{i, c})
+			st.members[u] = append(st.members[u], member{i, c.A, c.B, c.Settings})
 		}
 	}
 	st.classified[q], st.spans[q] = true, [2]int{from, len(st.members[u])}
@@ -136,48 +148,64 @@ func (st *stepper) planHeads() {
 }
 
 // candidates describes the pairs for planning the samples before
-// comparing: a pair as read, where every pair was classified only the
-// pairs to compare; a pair not read yet as the tensors of its name first
-// read in each run, or, where no tensor of its name was read yet, as
-// unread (the plan then wants all it allows of the pair).
+// comparing: where every pair was classified, the pairs to compare as
+// classified; otherwise a pair read as it was read, and a pair not read
+// yet as the tensors of its name first read in each run, or, where no
+// tensor of its name was read yet, as unread (the plan then wants all it
+// allows of the pair).
 func (st *stepper) candidates() []diagnose.Candidate {
 	cs := make([]diagnose.Candidate, len(st.pairs.held))
-	firstA, firstB := map[string]*loaders.Meta{}, map[string]*loaders.Meta{}
+	for i, p := range st.pairs.held {
+		cs[i] = diagnose.Candidate{Step: p.Step, Kind: p.Kind, Name: p.Name}
+	}
+	if st.opts.readFirst {
+		for _, ms := range st.members {
+			for _, m := range ms {
+				cs[m.i] = diagnose.NewCandidate(cs[m.i].Step, cs[m.i].Kind, cs[m.i].Name, m.A, m.B)
+			}
+		}
+		return cs
+	}
+	firstA, firstB := map[string]loaders.Meta{}, map[string]loaders.Meta{}
 	for _, p := range st.pairs.held {
 		for _, s := range []struct {
 			e     *loaders.Entry
-			first map[string]*loaders.Meta
+			first map[string]loaders.Meta
 		}{{p.A, firstA}, {p.B, firstB}} {
-			if live(s.e) != nil && s.first[s.e.Name] == nil {
-				s.first[s.e.Name] = s.e.Meta()
+			if live(s.e) != nil {
+				if _, ok := s.first[s.e.Name]; !ok {
+					s.first[s.e.Name] = layout(s.e)
+				}
 			}
 		}
 	}
 	for i, p := range st.pairs.held {
-		cs[i] = diagnose.Candidate{Step: p.Step, Kind: p.Kind, Name: p.Name}
-		if errA, errB := st.rd.errs(i); p.A == nil || p.B == nil || errA != nil || errB != nil ||
-			st.opts.readFirst && st.class[i] != toCompare {
+		errA, errB := st.rd.errs(i)
+		if p.A == nil || p.B == nil || errA != nil || errB != nil {
 			continue
 		}
-		ma, mb := metaOr(p.A, firstA), metaOr(p.B, firstB)
+		ma, okA := firstA[p.Name]
+		mb, okB := firstB[p.Name]
 		switch {
-		case ma == nil && mb == nil && p.A.Deferred() && p.B.Deferred():
+		case !okA && !okB && p.A.Deferred() && p.B.Deferred():
 			cs[i].Sampled, cs[i].Values = true, diagnose.Unread
-		case ma != nil && mb != nil:
-			t := judge.TensorResult{Pair: judge.Pair{Name: p.Name, Step: p.Step, Kind: p.Kind, A: ma, B: mb}}
-			cs[i] = diagnose.CandidateOf(&t)
+		case okA && okB:
+			if live(p.A) != nil {
+				ma = layout(p.A)
+			}
+			if live(p.B) != nil {
+				mb = layout(p.B)
+			}
+			cs[i] = diagnose.NewCandidate(p.Step, p.Kind, p.Name, &ma, &mb)
 		}
 	}
 	return cs
 }
 
-// metaOr describes e when it was read, else as first describes its name
-// (nil when no tensor of it was read).
-func metaOr(e *loaders.Entry, first map[string]*loaders.Meta) *loaders.Meta {
-	if live(e) != nil {
-		return e.Meta()
-	}
-	return first[e.Name]
+// layout describes what planning needs of a read entry: its dtype, shape
+// and storage order (the shape shared, not copied).
+func layout(e *loaders.Entry) loaders.Meta {
+	return loaders.Meta{DType: e.DType, Shape: e.Shape, FortranOrder: e.FortranOrder}
 }
 
 // compareStep compares, measures and judges unit u in context ctx, and
@@ -186,8 +214,7 @@ func metaOr(e *loaders.Entry, first map[string]*loaders.Meta) *loaders.Meta {
 func (st *stepper) compareStep(u int, ctx judge.Context, progress func(int64)) (judge.StepFacts, bool, error) {
 	rd := st.rd
 	var params []*loaders.Entry // this step's, held for the next one's updates
-	var outcomes []compare.Outcome
-	var noise []*compare.Metrics
+	st.outcomes, st.noiseM = st.outcomes[:0], st.noiseM[:0]
 	for q := rd.first[u]; q < rd.first[u+1]; q++ {
 		if !st.opts.readFirst {
 			rd.readOnward(q)
@@ -196,15 +223,16 @@ func (st *stepper) compareStep(u int, ctx judge.Context, progress func(int64)) (
 			return judge.StepFacts{}, false, err
 		}
 		ms := st.members[u][st.spans[q][0]:st.spans[q][1]]
-		out, nz := st.comparePart(ms, progress)
-		outcomes, noise = append(outcomes, out...), append(noise, nz...)
+		st.comparePart(ms, progress)
 		params = append(params, rd.release(rd.parts[q])...)
 	}
 	ms := st.members[u]
-	pairs := make([]judge.Pair, len(ms))
+	outcomes, noise := st.outcomes, st.noiseM
+	pairs := slices.Grow(st.judged[:0], len(ms))[:len(ms)]
+	st.judged = pairs
 	for k, m := range ms {
 		p := st.pairs.held[m.i]
-		pairs[k] = judge.Pair{Name: p.Name, Step: p.Step, Kind: p.Kind, A: m.c.A, B: m.c.B, Settings: m.c.Settings,
+		pairs[k] = judge.Pair{Name: p.Name, Step: p.Step, Kind: p.Kind, A: m.A, B: m.B, Settings: m.Settings,
 			Metrics: outcomes[k].Metrics, Noise: noise[k]}
 	}
 	st.measureUpdates(ms, pairs)
@@ -228,26 +256,30 @@ func (st *stepper) compareStep(u int, ctx judge.Context, progress func(int64)) (
 }
 
 // comparePart compares the pairs ms (and each against the baseline, where
-// it holds the pair with the same shape) and returns their outcomes and
-// noise metrics, by position in ms.
-func (st *stepper) comparePart(ms []member, progress func(int64)) ([]compare.Outcome, []*compare.Metrics) {
-	jobs := make([]compare.Job, 0, len(ms))
-	var noiseOf []int // by job: the member it measures the noise of, or -1
+// it holds the pair with the same shape) and appends their outcomes and
+// noise metrics to st.outcomes and st.noiseM, by position in ms.
+func (st *stepper) comparePart(ms []member, progress func(int64)) {
+	jobs, noiseOf := st.jobs[:0], st.noiseOf[:0]
+	defer func() { st.jobs, st.noiseOf = jobs, noiseOf }()
 	for k, m := range ms {
 		e := st.entries[m.i]
 		keep := 0
 		if st.keepN != nil {
 			keep = st.keepN[m.i]
 		}
-		jobs, noiseOf = append(jobs, compareJob(e, m.c, keep)), append(noiseOf, -1)
+		jobs, noiseOf = append(jobs, compareJob(e, m.Settings, keep)), append(noiseOf, -1)
 		p := st.pairs.held[m.i]
 		if n := st.noise[pairKey{Step: p.Step, Name: p.Name}]; n != nil && slices.Equal(n.Shape, e.a.Shape) &&
 			n.DType.Components() == e.a.DType.Components() {
-			jobs = append(jobs, compare.Job{A: e.a.Tensor, B: n.Tensor, Tolerance: m.c.Settings.Tolerance, DType: m.c.Settings.DType})
+			jobs = append(jobs, compare.Job{A: e.a.Tensor, B: n.Tensor, Tolerance: m.Settings.Tolerance, DType: m.Settings.DType})
 			noiseOf = append(noiseOf, k)
 		}
 	}
-	outcomes, noise := make([]compare.Outcome, len(ms)), make([]*compare.Metrics, len(ms))
+	base := len(st.outcomes)
+	st.outcomes = slices.Grow(st.outcomes, len(ms))[:base+len(ms)]
+	st.noiseM = slices.Grow(st.noiseM, len(ms))[:base+len(ms)]
+	outcomes, noise := st.outcomes[base:], st.noiseM[base:]
+	clear(noise)
 	k := 0
 	for j, o := range compare.Pairs(jobs, st.opts.Jobs, progress) {
 		if noiseOf[j] >= 0 {
@@ -260,7 +292,6 @@ func (st *stepper) comparePart(ms []member, progress func(int64)) ([]compare.Out
 		}
 		k++
 	}
-	return outcomes, noise
 }
 
 // measureUpdates sets the Update of the compared parameter pairs of ms
@@ -322,7 +353,14 @@ func (st *stepper) stopAfter(u int) error {
 func (st *stepper) finish(a, b, baseline *loaders.Run, steps []judge.StepFacts) *compared {
 	res := &judge.Result{A: a.Root, B: b.Root, Shard: st.opts.Shard, Rules: st.opts.Resolver.Run(),
 		Precision: st.prec, Steps: steps}
-	c := &compared{}
+	listed := 0
+	for _, k := range st.class {
+		if k == settled || k == toCompare {
+			listed++
+		}
+	}
+	c := &compared{entries: make([]pairEntries, 0, listed), kept: make([]kept, 0, listed)}
+	res.Tensors = make([]*judge.TensorResult, 0, listed)
 	for i := range st.results { // in pairing order
 		switch st.class[i] {
 		case settled, toCompare:

@@ -209,10 +209,19 @@ type Candidate struct {
 
 // CandidateOf describes a finished pair for planning.
 func CandidateOf(t *judge.TensorResult) Candidate {
-	c := Candidate{Step: t.Step, Kind: t.Kind, Name: t.Name}
-	if t.A != nil && t.B != nil && t.Status != judge.StatusError && sameLayout(t.A, t.B) {
+	if t.Status == judge.StatusError {
+		return Candidate{Step: t.Step, Kind: t.Kind, Name: t.Name}
+	}
+	return NewCandidate(t.Step, t.Kind, t.Name, t.A, t.B)
+}
+
+// NewCandidate describes a pair whose two sides a and b were read (nil
+// for a side its run does not hold) for planning.
+func NewCandidate(step int, kind loaders.Kind, name string, a, b *loaders.Meta) Candidate {
+	c := Candidate{Step: step, Kind: kind, Name: name}
+	if a != nil && b != nil && sameLayout(a, b) {
 		c.Sampled = true
-		c.Values = t.A.Len() * int64(t.A.DType.Components())
+		c.Values = a.Len() * int64(a.DType.Components())
 	}
 	return c
 }
@@ -284,12 +293,8 @@ func (p *Plan) Wants() []SampleWant {
 // each side.
 type sampled struct {
 	i    int // into the candidates
-	name string
 	want int
 }
-
-// byName orders sampled tensors by name.
-func byName(x, y sampled) int { return strings.Compare(x.name, y.name) }
 
 // planSamples decides which tensors of ts the samples are made of and how
 // many values each gives: per step and kind, every tensor paired with the
@@ -336,16 +341,16 @@ func planSamples(ts []Candidate) (names map[loaders.Kind][]string, keys []key, g
 			}
 			last, lastKey = g, k
 		}
-		groups[last] = append(groups[last], sampled{i: i, name: t.Name})
+		groups[last] = append(groups[last], sampled{i: i})
 	}
-	names, commons := commonNames(keys, groups)
+	names, commons := commonNames(keys, groups, ts)
 	budget := min(sampleBudget, totalSampleBudget/max(1, len(keys)))
 	for g, k := range keys {
 		common := commons[k.kind] // nil: every name is common
 		per := int64(max(minPerTensor, budget/max(1, len(names[k.kind]))))
 		kept := groups[g][:0]
 		for _, m := range groups[g] {
-			if common == nil || common[m.name] {
+			if common == nil || common[ts[m.i].Name] {
 				m.want = int(per)
 				if n := ts[m.i].Values; n != Unread {
 					m.want = int(min(per, n))
@@ -376,7 +381,8 @@ func planSamples(ts []Candidate) (names map[loaders.Kind][]string, keys []key, g
 // commonNames sorts each group by name and returns the names each kind
 // has at every one of its steps, and, for the kinds where not every name
 // is common, those names as a set (nil for the others).
-func commonNames(keys []key, groups [][]sampled) (names map[loaders.Kind][]string, commons map[loaders.Kind]map[string]bool) {
+func commonNames(keys []key, groups [][]sampled, cs []Candidate) (names map[loaders.Kind][]string, commons map[loaders.Kind]map[string]bool) {
+	byName := func(x, y sampled) int { return strings.Compare(cs[x.i].Name, cs[y.i].Name) }
 	stepsOf := map[loaders.Kind][]int{} // a kind's groups, one per step
 	for g, k := range keys {
 		if !slices.IsSortedFunc(groups[g], byName) {
@@ -388,16 +394,16 @@ func commonNames(keys []key, groups [][]sampled) (names map[loaders.Kind][]strin
 	names = map[loaders.Kind][]string{}
 	commons = map[loaders.Kind]map[string]bool{} // by kind, where not every name is common
 	for kind, gs := range stepsOf {
-		if sameNames(groups, gs) {
+		if sameNames(groups, gs, cs) {
 			for _, m := range groups[gs[0]] {
-				names[kind] = append(names[kind], m.name)
+				names[kind] = append(names[kind], cs[m.i].Name)
 			}
 			continue
 		}
 		count := make(map[string]int, len(groups[gs[0]]))
 		for _, g := range gs {
 			for _, m := range groups[g] {
-				count[m.name]++
+				count[cs[m.i].Name]++
 			}
 		}
 		common := map[string]bool{}
@@ -415,10 +421,10 @@ func commonNames(keys []key, groups [][]sampled) (names map[loaders.Kind][]strin
 
 // sameNames reports whether the groups gs (sorted by name) hold the same
 // names, each once.
-func sameNames(groups [][]sampled, gs []int) bool {
+func sameNames(groups [][]sampled, gs []int, cs []Candidate) bool {
 	first := groups[gs[0]]
 	for i := 1; i < len(first); i++ {
-		if first[i].name == first[i-1].name {
+		if cs[first[i].i].Name == cs[first[i-1].i].Name {
 			return false
 		}
 	}
@@ -427,7 +433,7 @@ func sameNames(groups [][]sampled, gs []int) bool {
 			return false
 		}
 		for i, m := range groups[g] {
-			if m.name != first[i].name {
+			if cs[m.i].Name != cs[first[i].i].Name {
 				return false
 			}
 		}
