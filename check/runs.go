@@ -60,13 +60,6 @@ func runSteps(a, b, baseline *loaders.Run, opts Options) (*compared, error) {
 		opts.Planned(len(pr.held))
 	}
 	st := newStepper(pr, rd, opts, prec, baseline, a, b)
-	if opts.readFirst {
-		for u := range pr.units {
-			if err := st.prepare(u); err != nil {
-				return nil, err
-			}
-		}
-	}
 	progress, done := st.progress()
 	defer done()
 	st.planHeads()

@@ -117,17 +117,19 @@ func (st *stepper) prepare(u int) error {
 }
 
 // progress tells opts.Progress, when set, the bytes of the pairs to
-// compare (all classified: a progress bar comes with readFirst), and
-// returns the functions it gave; no-ops without it.
+// compare (every file is read first where a progress bar is drawn, and
+// each pair classified for the count), and returns the functions it gave;
+// no-ops without it.
 func (st *stepper) progress() (func(int64), func()) {
 	if st.opts.Progress == nil {
 		return nil, func() {}
 	}
 	var total int64
-	for _, ms := range st.members {
-		for _, m := range ms {
-			e := st.entries[m.i]
-			total += e.a.Size() + e.b.Size()
+	for i := range st.pairs.held {
+		errA, errB := st.rd.errs(i)
+		s := st.pairs.sides(i, errA, errB)
+		if classify(s, st.opts.Resolver, st.prec).class == toCompare {
+			total += s.A.Size() + s.B.Size()
 		}
 	}
 	return st.opts.Progress(total)
@@ -148,25 +150,48 @@ func (st *stepper) planHeads() {
 }
 
 // candidates describes the pairs for planning the samples before
-// comparing: where every pair was classified, the pairs to compare as
-// classified; otherwise a pair read as it was read, and a pair not read
-// yet as the tensors of its name first read in each run, or, where no
-// tensor of its name was read yet, as unread (the plan then wants all it
-// allows of the pair).
+// comparing: a pair read as it was read, and a pair not read yet as the
+// tensors of its name first read in each run, or, where no tensor of its
+// name was read yet, as unread (the plan then wants all it allows of the
+// pair).
 func (st *stepper) candidates() []diagnose.Candidate {
 	cs := make([]diagnose.Candidate, len(st.pairs.held))
+	var firstA, firstB map[string]loaders.Meta // made once a pair is not read
 	for i, p := range st.pairs.held {
 		cs[i] = diagnose.Candidate{Step: p.Step, Kind: p.Kind, Name: p.Name}
-	}
-	if st.opts.readFirst {
-		for _, ms := range st.members {
-			for _, m := range ms {
-				cs[m.i] = diagnose.NewCandidate(cs[m.i].Step, cs[m.i].Kind, cs[m.i].Name, m.A, m.B)
+		errA, errB := st.rd.errs(i)
+		switch {
+		case p.A == nil || p.B == nil || errA != nil || errB != nil:
+		case live(p.A) != nil && live(p.B) != nil:
+			ma, mb := layout(p.A), layout(p.B)
+			cs[i] = diagnose.NewCandidate(p.Step, p.Kind, p.Name, &ma, &mb)
+		default:
+			if firstA == nil {
+				firstA, firstB = st.firstRead()
+			}
+			ma, okA := firstA[p.Name]
+			mb, okB := firstB[p.Name]
+			switch {
+			case !okA && !okB && p.A.Deferred() && p.B.Deferred():
+				cs[i].Sampled, cs[i].Values = true, diagnose.Unread
+			case okA && okB:
+				if live(p.A) != nil {
+					ma = layout(p.A)
+				}
+				if live(p.B) != nil {
+					mb = layout(p.B)
+				}
+				cs[i] = diagnose.NewCandidate(p.Step, p.Kind, p.Name, &ma, &mb)
 			}
 		}
-		return cs
 	}
-	firstA, firstB := map[string]loaders.Meta{}, map[string]loaders.Meta{}
+	return cs
+}
+
+// firstRead returns, for each name, the layout of the first tensor of it
+// read in each run.
+func (st *stepper) firstRead() (firstA, firstB map[string]loaders.Meta) {
+	firstA, firstB = map[string]loaders.Meta{}, map[string]loaders.Meta{}
 	for _, p := range st.pairs.held {
 		for _, s := range []struct {
 			e     *loaders.Entry
@@ -179,27 +204,7 @@ func (st *stepper) candidates() []diagnose.Candidate {
 			}
 		}
 	}
-	for i, p := range st.pairs.held {
-		errA, errB := st.rd.errs(i)
-		if p.A == nil || p.B == nil || errA != nil || errB != nil {
-			continue
-		}
-		ma, okA := firstA[p.Name]
-		mb, okB := firstB[p.Name]
-		switch {
-		case !okA && !okB && p.A.Deferred() && p.B.Deferred():
-			cs[i].Sampled, cs[i].Values = true, diagnose.Unread
-		case okA && okB:
-			if live(p.A) != nil {
-				ma = layout(p.A)
-			}
-			if live(p.B) != nil {
-				mb = layout(p.B)
-			}
-			cs[i] = diagnose.NewCandidate(p.Step, p.Kind, p.Name, &ma, &mb)
-		}
-	}
-	return cs
+	return firstA, firstB
 }
 
 // layout describes what planning needs of a read entry: its dtype, shape
