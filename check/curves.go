@@ -51,8 +51,7 @@ func firstPrecision(a, b *loaders.Run, compute loaders.DType) tolerances.Precisi
 // documents: the curve's history, not a guess at TF32, then bounds its
 // noise. Such a run's loss pairs are still judged in p.Epsilon, so its
 // report states them and its curve in different units, until
-// --compute-dtype names one. The compute dtype reported is the coarser of
-// p's compute and model dtypes.
+// --compute-dtype names one. The compute dtype reported is p.Coarsest.
 func curveOptions(o curve.Options, p tolerances.Precision) curve.Options {
 	if p.Compute == loaders.Invalid && p.Model == loaders.Invalid {
 		return o
@@ -60,9 +59,6 @@ func curveOptions(o curve.Options, p tolerances.Precision) curve.Options {
 	if o.RTol == 0 {
 		o.RTol = p.Epsilon
 	}
-	o.ComputeDType = p.ComparisonCompute()
-	if p.Compute != loaders.Invalid && p.Model != loaders.Invalid && tolerances.Epsilon(p.Model) > tolerances.Epsilon(p.Compute) {
-		o.ComputeDType = p.Model
-	}
+	o.ComputeDType = p.Coarsest()
 	return o
 }

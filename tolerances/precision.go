@@ -65,6 +65,15 @@ func (p Precision) ComparisonCompute() loaders.DType {
 	return p.Model
 }
 
+// Coarsest is the coarser (larger epsilon) of the compute and the model
+// dtype, the one known where only one is; Invalid when neither is.
+func (p Precision) Coarsest() loaders.DType {
+	if p.Compute != loaders.Invalid && Epsilon(p.Model) > Epsilon(p.Compute) {
+		return p.Model
+	}
+	return p.ComparisonCompute()
+}
+
 // String describes the precision as the reports state it, e.g.
 // "compute bfloat16, model float32, ε = 2^-7".
 func (p Precision) String() string {

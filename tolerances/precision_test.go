@@ -32,6 +32,17 @@ func TestNewPrecision(t *testing.T) {
 			}
 		})
 	}
+	for _, tc := range []struct{ compute, model, want loaders.DType }{
+		{loaders.BFloat16, loaders.Float32, loaders.BFloat16},
+		{loaders.Float32, loaders.BFloat16, loaders.BFloat16},
+		{loaders.Invalid, loaders.Float32, loaders.Float32},
+		{loaders.Float16, loaders.Invalid, loaders.Float16},
+		{loaders.Invalid, loaders.Invalid, loaders.Invalid},
+	} {
+		if got := NewPrecision(tc.compute, tc.model).Coarsest(); got != tc.want {
+			t.Errorf("Coarsest of compute %s, model %s: %s, want %s", tc.compute, tc.model, got, tc.want)
+		}
+	}
 	if p := NewPrecision(loaders.Invalid, loaders.Float32); !p.Coarser(loaders.BFloat16) || p.Coarser(loaders.Float32) || p.Coarser(loaders.Int8) {
 		t.Error("Coarser: bfloat16 is coarser than a float32 model, float32 and integers are not")
 	}
