@@ -3,6 +3,7 @@ package compare
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"slices"
@@ -126,6 +127,7 @@ func (e *engine) measureUpdate(j UpdateJob) (*Update, error) {
 		ts = append(ts, j.Grad)
 	}
 	n := j.CurA.Len()
+	wide := false // some side is float64: read as float64, not float32
 	for _, t := range ts {
 		if t.Len() != n || t.FortranOrder != j.CurA.FortranOrder {
 			return nil, fmt.Errorf("%s: parameter and gradient differ in size or storage order", t.Path)
@@ -133,7 +135,25 @@ func (e *engine) measureUpdate(j UpdateJob) (*Update, error) {
 		if !t.DType.IsFloat() {
 			return nil, fmt.Errorf("%s: %s is not a floating-point dtype", t.Path, t.DType)
 		}
+		wide = wide || t.DType == loaders.Float64
 	}
+	sums := &updateSums{u: &Update{Count: n}}
+	var err error
+	if wide {
+		err = readUpdate64(ts, n, sums)
+	} else {
+		err = e.readUpdate32(ts, n, sums)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sums.finish(j), nil
+}
+
+// readUpdate32 adds the elements of ts (prev and current parameter of
+// each run, and the gradient when there is a fifth) to sums, read as
+// float32, the engine's way: in place where the files allow.
+func (e *engine) readUpdate32(ts []*loaders.Tensor, n int64, sums *updateSums) error {
 	srcs := make([]*float32Source, len(ts))
 	defer func() {
 		for _, s := range srcs {
@@ -147,61 +167,135 @@ func (e *engine) measureUpdate(j UpdateJob) (*Update, error) {
 	for i, t := range ts {
 		s, err := e.openWhole(t, bufs[i*bufLen:(i+1)*bufLen:(i+1)*bufLen])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		srcs[i] = s
 	}
-	var bins [256]UpdateBin // by biased exponent; 0 holds NoGrad
-	u := &Update{Count: n}
-	var worst worstElems
 	vals := make([][]float32, len(ts))
 	for done := int64(0); done < n; {
 		want := int(min(updateBufElems, n-done))
 		for i, s := range srcs {
 			v, err := s.next(want)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if len(v) != want {
-				return nil, fmt.Errorf("%s: %w", ts[i].Path, errShort)
+				return fmt.Errorf("%s: %w", ts[i].Path, errShort)
 			}
 			vals[i] = v
 		}
-		pa, ca, pb, cb := vals[0], vals[1], vals[2], vals[3]
-		for k := range want {
-			if ca[k] != pa[k] || ca[k] != ca[k] {
-				u.MovedA++
-			}
-			if cb[k] != pb[k] || cb[k] != cb[k] {
-				u.MovedB++
-			}
-			ua := float64(ca[k]) - float64(pa[k])
-			ub := float64(cb[k]) - float64(pb[k])
-			if math.IsNaN(ua) || math.IsInf(ua, 0) || math.IsNaN(ub) || math.IsInf(ub, 0) {
-				continue
-			}
-			e := 0
-			if len(vals) == 5 {
-				if b := int(math.Float32bits(vals[4][k])>>23) & 0xff; b != 0 && b != 0xff {
-					e = b
-				}
-			}
-			d := ub - ua
-			worst.add(done+int64(k), e, d)
-			bin := &bins[e]
-			bin.N++
-			bin.UU += ua * ua
-			bin.DU += d * ua
-			bin.DD += d * d
-			bin.PU += math.Abs(float64(pa[k]) * ua)
-		}
+		addUpdates(sums, done, vals)
 		done += int64(want)
 	}
-	for e := range bins {
-		if bins[e].N == 0 {
+	return nil
+}
+
+// readUpdate64 is readUpdate32 for tensors of which some are float64: every
+// side is read as float64, so that updates below float32's resolution are
+// measured, not rounded away.
+func readUpdate64(ts []*loaders.Tensor, n int64, sums *updateSums) error {
+	rs := make([]*loaders.Reader, len(ts))
+	defer func() {
+		for _, r := range rs {
+			if r != nil {
+				r.Close()
+			}
+		}
+	}()
+	for i, t := range ts {
+		r, err := t.Open()
+		if err != nil {
+			return err
+		}
+		rs[i] = r
+	}
+	bufLen := int(min(updateBufElems, n))
+	bufs := make([]float64, len(ts)*bufLen)
+	vals := make([][]float64, len(ts))
+	for done := int64(0); done < n; {
+		want := int(min(updateBufElems, n-done))
+		for i, r := range rs {
+			v := bufs[i*bufLen : i*bufLen+want]
+			for got := 0; got < want; {
+				k, err := r.Read(v[got:])
+				got += k
+				if errors.Is(err, io.EOF) && got < want {
+					return fmt.Errorf("%s: %w", ts[i].Path, errShort)
+				}
+				if err != nil && !errors.Is(err, io.EOF) {
+					return err
+				}
+			}
+			vals[i] = v
+		}
+		addUpdates(sums, done, vals)
+		done += int64(want)
+	}
+	return nil
+}
+
+// updateSums are an Update's sums while its elements are added: by the
+// gradient's float32 biased exponent (0: no gradient, or not finite or
+// subnormal), and the elements of largest update difference.
+type updateSums struct {
+	bins  [256]UpdateBin
+	worst worstElems
+	u     *Update
+}
+
+// addUpdates adds the elements at done.. of vals (prev and current
+// parameter of run A, then of run B, then the gradient when there is a
+// fifth) to s: what moved in each run, and u = cur − prev of each run in
+// float64, binned by the gradient's exponent. Stenciled for float32 and
+// float64, the arithmetic is the same.
+func addUpdates[F float32 | float64](s *updateSums, done int64, vals [][]F) {
+	pa, ca, pb, cb := vals[0], vals[1], vals[2], vals[3]
+	var g []F
+	if len(vals) == 5 {
+		g = vals[4]
+	}
+	bins, worst := &s.bins, &s.worst
+	var movedA, movedB int64
+	for k := range ca {
+		if ca[k] != pa[k] || ca[k] != ca[k] {
+			movedA++
+		}
+		if cb[k] != pb[k] || cb[k] != cb[k] {
+			movedB++
+		}
+		ua := float64(ca[k]) - float64(pa[k])
+		ub := float64(cb[k]) - float64(pb[k])
+		if math.IsNaN(ua) || math.IsInf(ua, 0) || math.IsNaN(ub) || math.IsInf(ub, 0) {
 			continue
 		}
-		b := bins[e]
+		e := 0
+		if g != nil {
+			if b := int(math.Float32bits(float32(g[k]))>>23) & 0xff; b != 0 && b != 0xff {
+				e = b
+			}
+		}
+		d := ub - ua
+		worst.add(done+int64(k), e, d)
+		bin := &bins[e]
+		bin.N++
+		bin.UU += ua * ua
+		bin.DU += d * ua
+		bin.DD += d * d
+		bin.PU += math.Abs(float64(pa[k]) * ua)
+	}
+	s.u.MovedA += movedA
+	s.u.MovedB += movedB
+}
+
+// finish returns the Update of job j from its sums: the bins that hold
+// elements, by exponent, and the worst elements with their indexes.
+func (s *updateSums) finish(j UpdateJob) *Update {
+	u := s.u
+	for e := range s.bins {
+		if s.bins[e].N == 0 {
+			continue
+		}
+		b := s.bins[e]
 		b.Exp = NoGrad
 		if e != 0 {
 			b.Exp = e - binOffset
@@ -209,14 +303,14 @@ func (e *engine) measureUpdate(j UpdateJob) (*Update, error) {
 		u.Bins = append(u.Bins, b)
 	}
 	slices.SortFunc(u.Bins, func(x, y UpdateBin) int { return x.Exp - y.Exp })
-	for _, w := range worst.elems[:worst.n] {
+	for _, w := range s.worst.elems[:s.worst.n] {
 		exp := NoGrad
 		if w.e != 0 {
 			exp = w.e - binOffset
 		}
 		u.Worst = append(u.Worst, UpdateElem{Index: j.CurA.Index(w.pos), Exp: exp, D: w.d})
 	}
-	return u, nil
+	return u
 }
 
 // worstElems keeps the WorstElems elements of largest |d| seen so far,

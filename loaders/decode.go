@@ -175,6 +175,9 @@ var nativeLittleEndian = func() bool {
 // decode32 converts the raw bytes of len(dst) elements of a Float32Exact
 // dtype into float32 values.
 func decode32(dst []float32, src []byte, dt DType, bigEndian bool) {
+	if len(dst) == 0 {
+		return // an empty tensor: src may hold no byte to point at
+	}
 	var bo binary.ByteOrder = binary.LittleEndian
 	if bigEndian {
 		bo = binary.BigEndian

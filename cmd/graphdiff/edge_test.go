@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestEdgeRuns compares the runs of testdata/edge (testdata/gen/
+// edge_fixtures.py), whose answers are known by construction, as a user
+// would, and checks the verdict, the exit status, and what decided it:
+// float64 parameters whose updates float32 cannot resolve are measured in
+// float64 (a doubled learning rate fails by the updates, a correct run
+// passes), and empty and 0-d tensors compare like any other, in every
+// format and in shards.
+func TestEdgeRuns(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		run     string
+		code    int
+		verdict string
+		// failing lists "step name" of pairs that must fail, each with a
+		// reason holding reason.
+		failing []string
+		reason  string
+	}{
+		{run: "f64_ok", code: 0, verdict: "pass"},
+		{run: "f64_lr", code: 1, verdict: "fail", failing: []string{"1 params/fc.weight", "1 params/fc.bias", "2 params/fc.weight"},
+			reason: "its update is 2× the reference run's"},
+		{run: "empty", code: 0, verdict: "pass"},
+	} {
+		t.Run(tc.run, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join("..", "..", "testdata", "edge", tc.run)
+			a, b := filepath.Join(dir, "eager"), filepath.Join(dir, "graph")
+			code, stdout, stderr := run("compare", a, b, "--format", "json")
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s", code, tc.code, stderr)
+			}
+			var rep struct {
+				Verdict string `json:"verdict"`
+				Tensors []struct {
+					Name    string   `json:"name"`
+					Step    *int     `json:"step"`
+					Status  string   `json:"status"`
+					Reasons []string `json:"reasons"`
+					Shape   []int    `json:"shape"`
+				} `json:"tensors"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict != tc.verdict {
+				t.Errorf("verdict %s, want %s", rep.Verdict, tc.verdict)
+			}
+			status := map[string]string{}
+			reasons := map[string]string{}
+			for _, p := range rep.Tensors {
+				key := p.Name
+				if p.Step != nil {
+					key = strconv.Itoa(*p.Step) + " " + p.Name
+				}
+				status[key], reasons[key] = p.Status, strings.Join(p.Reasons, "; ")
+			}
+			for _, key := range tc.failing {
+				if status[key] != "mismatch" || !strings.Contains(reasons[key], tc.reason) {
+					t.Errorf("%s: %s (%s), want a mismatch saying %q", key, status[key], reasons[key], tc.reason)
+				}
+			}
+			if tc.run == "empty" && status["0 params/empty"] != "match" {
+				t.Errorf("the empty parameter: %q, want match", status["0 params/empty"])
+			}
+			for _, format := range []string{"text", "junit", "markdown", "html"} {
+				if c, _, e := run("compare", a, b, "--format", format); c != tc.code {
+					t.Errorf("--format %s: exit %d, want %d\n%s", format, c, tc.code, e)
+				}
+			}
+			if c, _, e := run("compare", a, b, "--shard", "2/2", "--format", "json"); c > 1 {
+				t.Errorf("--shard 2/2: exit %d\n%s", c, e)
+			}
+		})
+	}
+}
