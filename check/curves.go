@@ -1,6 +1,9 @@
 package check
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/graphdiff/graphdiff/curve"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/tolerances"
@@ -13,7 +16,8 @@ import (
 // model's dtype from the first gradients or parameters of run
 // directories), so that `graphdiff curve` and `graphdiff compare` state
 // the same loss in the same units. It fails when either curve cannot be
-// read.
+// read, and when the curves share no step (nothing would be compared, and
+// a pass would say they agree).
 func Curves(pathA, pathB string, read loaders.CurveOptions, analysis curve.Options) (*curve.Result, error) {
 	ca, err := loaders.ReadCurve(pathA, read)
 	if err != nil {
@@ -29,7 +33,23 @@ func Curves(pathA, pathB string, read loaders.CurveOptions, analysis curve.Optio
 			p = firstPrecision(a, b, analysis.ComputeDType)
 		}
 	}
-	return curve.Analyze(ca, cb, curveOptions(analysis, p)), nil
+	res := curve.Analyze(ca, cb, curveOptions(analysis, p))
+	if len(res.Steps) == 0 {
+		return nil, fmt.Errorf("%s (steps %s) and %s (steps %s) have no step in common: nothing to compare",
+			pathA, stepRange(ca.Steps), pathB, stepRange(cb.Steps))
+	}
+	return res, nil
+}
+
+// stepRange says which steps a curve holds: "3", "0 to 99", or "none".
+func stepRange(steps []int64) string {
+	switch len(steps) {
+	case 0:
+		return "none"
+	case 1:
+		return fmt.Sprint(steps[0])
+	}
+	return fmt.Sprintf("%d to %d", slices.Min(steps), slices.Max(steps))
 }
 
 // firstPrecision decides the precision of two runs loaded deferred from

@@ -190,7 +190,8 @@ func applyStrict(r *judge.Result, diag diagnose.Report, strict bool) (*judge.Res
 
 // runCurves analyses the loss curves of two run directories with the
 // default settings, in the comparison's precision p (curveOptions), nil
-// when either is a file or holds no curve of two or more steps.
+// when either is a file, holds no curve of two or more steps, or the two
+// curves share no step.
 func runCurves(a, b *loaders.Run, lo loaders.Options, p tolerances.Precision) *curve.Result {
 	if loaders.IsFile(a.Root) || loaders.IsFile(b.Root) {
 		return nil
@@ -200,7 +201,10 @@ func runCurves(a, b *loaders.Run, lo loaders.Options, p tolerances.Precision) *c
 	if errA != nil || errB != nil || len(ca.Steps) < 2 || len(cb.Steps) < 2 {
 		return nil
 	}
-	return curve.Analyze(ca, cb, curveOptions(curve.DefaultOptions(), p))
+	if res := curve.Analyze(ca, cb, curveOptions(curve.DefaultOptions(), p)); len(res.Steps) > 0 {
+		return res
+	}
+	return nil
 }
 
 // plural says "1 tensor" or "3 tensors".
