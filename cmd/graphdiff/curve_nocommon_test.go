@@ -30,3 +30,20 @@ func TestCurvesWithNoCommonStep(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeRefusesAnUnshardedReport: the report of a comparison made
+// without --shard records no run-level rules to judge its pairs again
+// with; merge refuses it, naming it, rather than re-judging a failing run
+// (or a passing one) against limits of zero.
+func TestMergeRefusesAnUnshardedReport(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "..", "testdata", "corpus", "mlp", "mlp_stale_input")
+	out := filepath.Join(t.TempDir(), "unsharded.json")
+	if code, _, stderr := run("compare", filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), "--report", "json="+out); code != exitDiff {
+		t.Fatalf("compare: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := run("merge", out)
+	if code != exitError || stdout != "" || !strings.Contains(stderr, out) || !strings.Contains(stderr, "not a shard report") {
+		t.Errorf("merge of an unsharded report: exit %d, stdout %q, stderr %q; want exit %d naming it", code, stdout, stderr, exitError)
+	}
+}

@@ -110,5 +110,10 @@ func readShardReport(path string) (*report.ShardReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if sr.Shard.Count == 0 {
+		// an unsharded report records no run-level rules or model dtype
+		// to judge its pairs again with: merged, every difference failed
+		return nil, fmt.Errorf("%s: not a shard report (written by compare without --shard): merge combines the JSON reports of compare --shard I/N", path)
+	}
 	return sr, nil
 }
