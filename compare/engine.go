@@ -341,6 +341,12 @@ func (w *worker) compare(tk chunkTask, hist *errorHistogram) (*acc, error) {
 	}
 	defer rb.Close()
 	c := w.newAcc(tk, j.Tolerance, key, complex, useULP, hist)
+	if ints := int64Pair(j); ints != noInt64 {
+		if err := addInt64s(c, ra, rb, j, ints == signedInt64); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 	comps := j.A.DType.Components()
 	bufA, bufB := w.bufA[:pairBufElems*comps], w.bufB[:pairBufElems*comps]
 	for {
@@ -363,6 +369,57 @@ func (w *worker) compare(tk chunkTask, hist *errorHistogram) (*acc, error) {
 		} else {
 			c.addReal(bufA[:na], bufB[:nb])
 		}
+	}
+}
+
+// int64Kind says whether a pair is of 64-bit integers, compared exactly.
+type int64Kind int
+
+const (
+	noInt64 int64Kind = iota
+	signedInt64
+	unsignedInt64
+)
+
+// int64Pair returns the kind of 64-bit integers both sides of j hold (in
+// the same dtype), noInt64 otherwise: a pair stored in two dtypes is
+// compared in float64, the coarser.
+func int64Pair(j *job) int64Kind {
+	switch {
+	case j.A.DType != j.B.DType:
+		return noInt64
+	case j.A.DType == loaders.Int64:
+		return signedInt64
+	case j.A.DType == loaders.Uint64:
+		return unsignedInt64
+	}
+	return noInt64
+}
+
+// int64BufElems is how many integers of each side addInt64s reads at a
+// time.
+const int64BufElems = 1 << 12
+
+// addInt64s folds every element of the readers ra and rb, 64-bit integers,
+// into c exactly (acc.addInt64).
+func addInt64s(c *acc, ra, rb *loaders.Reader, j *job, signed bool) error {
+	var bufA, bufB [int64BufElems]uint64
+	for {
+		na, errA := ra.ReadBits64(bufA[:])
+		nb, errB := rb.ReadBits64(bufB[:])
+		if errA != nil && !errors.Is(errA, io.EOF) {
+			return errA
+		}
+		if errB != nil && !errors.Is(errB, io.EOF) {
+			return errB
+		}
+		if na != nb {
+			return fmt.Errorf("%s: internal error: read %d and %d values", j.A.Path, na, nb)
+		}
+		if na == 0 {
+			return nil
+		}
+		c.addInt64(bufA[:na], bufB[:nb], signed)
 	}
 }
 

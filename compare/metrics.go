@@ -142,6 +142,49 @@ func (c *acc) addReal(va, vb []float64) {
 	c.n += int64(len(va))
 }
 
+// addInt64 folds a buffer of paired 64-bit integers (their bits; signed
+// when signed) into the accumulator, exactly: two integers beyond 2^53 that
+// float64 rounds to one value still differ, by |a−b| computed in integer
+// arithmetic (rounded to float64 only then). The sums and maxima take the
+// values as float64, as for every other dtype.
+func (c *acc) addInt64(ia, ib []uint64, signed bool) {
+	for i, x := range ia {
+		y := ib[i]
+		pos := c.base + c.n + int64(i)
+		lane := int((c.n + int64(i)) % lanes)
+		var a, b float64
+		if signed {
+			a, b = float64(int64(x)), float64(int64(y))
+		} else {
+			a, b = float64(x), float64(y)
+		}
+		if x == y {
+			c.sums.eq[lane] += a * a
+			c.pair(0, math.Abs(a), a, b, pos)
+			continue
+		}
+		d := intDistance(x, y, signed)
+		c.sums.differ(lane, d*d, a*a, b*b, a*b)
+		c.pair(d, math.Abs(a), a, b, pos)
+		if c.useULP {
+			if u := ulpDistance(c.key, a, b); u > c.maxULP {
+				c.maxULP = u
+			}
+		}
+	}
+	c.n += int64(len(ia))
+}
+
+// intDistance returns |x−y| of two 64-bit integers (two's complement when
+// signed) as a float64, the difference computed exactly first: at least 1
+// for x ≠ y, however close float64 would put them.
+func intDistance(x, y uint64, signed bool) float64 {
+	if signed && int64(x) < int64(y) || !signed && x < y {
+		x, y = y, x
+	}
+	return float64(x - y) // the wrapped difference of ordered values is the exact distance
+}
+
 // addComplex folds a buffer of paired complex values (re, im interleaved).
 func (c *acc) addComplex(va, vb []float64) {
 	for i := 0; i+1 < len(va); i += 2 {

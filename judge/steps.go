@@ -169,7 +169,8 @@ func (c Context) Next(f StepFacts) Context {
 // A failure of NaN/±Inf positions, or of differing dtypes, is decided as in
 // Tensor. A tensor whose max_rel_l2 a policy rule or an override set is
 // left to Tensor: the user chose its threshold (a gradient still counts
-// towards S). A parameter difference is not judged by its size: a
+// towards S); so is a pair compared as integers (token ids, counters),
+// which must be equal, not within rounding. A parameter difference is not judged by its size: a
 // parameter whose gradients are rounding-level (the key bias of attention,
 // a bias ahead of a normalization, embedding rows a batch does not touch)
 // takes optimizer steps of random sign in any correct run. Such
@@ -196,8 +197,8 @@ func Step(pairs []Pair, c Context) (StepFacts, []Decision) {
 		if t.Metrics == nil {
 			continue
 		}
-		if t.Settings.PerTensor {
-			out[i] = Tensor(t) // the user set its thresholds
+		if t.Settings.PerTensor || !t.Settings.DType.IsFloat() {
+			out[i] = Tensor(t) // the user set its thresholds, or integers: exact
 			continue
 		}
 		d := Decision{MaxRelL2: t.Settings.MaxRelL2, MaxMismatchFraction: t.Settings.MaxMismatchFraction}
@@ -360,7 +361,7 @@ func judgeUpdates(f *StepFacts, out []Decision, updates []contribution, c Contex
 // rather than Tensor alone.
 func stepRuled(p *Pair) bool {
 	switch {
-	case p.Metrics == nil || p.Settings.PerTensor:
+	case p.Metrics == nil || p.Settings.PerTensor || !p.Settings.DType.IsFloat():
 		return false
 	case p.Kind == loaders.KindParam:
 		return p.Update != nil

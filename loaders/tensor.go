@@ -2,6 +2,7 @@ package loaders
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -195,6 +196,29 @@ func (r *Reader) Read(dst []float64) (int, error) {
 	out := dst[:n*comps]
 	decode(out, raw, r.t.DType, r.t.BigEndian)
 	return len(out), err
+}
+
+// ReadBits64 reads the next elements of an 8-byte integer tensor (Int64,
+// Uint64) into dst as their 64 bits, in native order, and returns how many
+// it wrote: unlike Read, whose float64 values round integers beyond 2^53,
+// it keeps every integer exact. It returns io.EOF once all elements have
+// been read, and an error for other dtypes.
+func (r *Reader) ReadBits64(dst []uint64) (int, error) {
+	if r.t.DType != Int64 && r.t.DType != Uint64 {
+		return 0, r.t.errorf("%s is not a 64-bit integer dtype", r.t.DType)
+	}
+	raw, n, err := r.next(len(dst))
+	if n == 0 {
+		return 0, err
+	}
+	var bo binary.ByteOrder = binary.LittleEndian
+	if r.t.BigEndian {
+		bo = binary.BigEndian
+	}
+	for i := range n {
+		dst[i] = bo.Uint64(raw[8*i:])
+	}
+	return n, err
 }
 
 // next reads the raw bytes of up to max elements (fewer at the end, and no

@@ -13,8 +13,9 @@ import (
 // would, and checks the verdict, the exit status, and what decided it:
 // float64 parameters whose updates float32 cannot resolve are measured in
 // float64 (a doubled learning rate fails by the updates, a correct run
-// passes), and empty and 0-d tensors compare like any other, in every
-// format and in shards.
+// passes), 64-bit integers are compared exactly (2^62 + 1 is not 2^62,
+// though float64 holds both as one value), and empty and 0-d tensors
+// compare like any other, in every format and in shards.
 func TestEdgeRuns(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -30,6 +31,9 @@ func TestEdgeRuns(t *testing.T) {
 		{run: "f64_lr", code: 1, verdict: "fail", failing: []string{"1 params/fc.weight", "1 params/fc.bias", "2 params/fc.weight"},
 			reason: "its update is 2× the reference run's"},
 		{run: "empty", code: 0, verdict: "pass"},
+		{run: "ints_ok", code: 0, verdict: "pass"},
+		{run: "ints_off", code: 1, verdict: "fail", failing: []string{"1 outputs/tokens", "1 outputs/hashes"},
+			reason: "beyond rtol 0, atol 0"},
 	} {
 		t.Run(tc.run, func(t *testing.T) {
 			t.Parallel()
