@@ -6,10 +6,52 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/graphdiff/graphdiff/outcome"
 )
+
+// errNotRegular is the error for a report path that names something other
+// than a regular file.
+var errNotRegular = errors.New("not a regular file (a symbolic link, device, named pipe or directory): left as it is, nothing written")
+
+// reportMode returns the permissions a report written at path takes: an
+// existing report's own, else 0666 less the process's umask, as a file
+// the shell created would have. A path that names anything but a regular
+// file (a symbolic link, a device, a named pipe, a directory) is refused:
+// replacing it would destroy what it is.
+func reportMode(path string) (os.FileMode, error) {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return 0o666 &^ umask(), nil
+	case err != nil:
+		return 0, err
+	case !fi.Mode().IsRegular():
+		return 0, errNotRegular
+	}
+	return fi.Mode().Perm(), nil
+}
+
+// umask returns the process's file mode creation mask, read from
+// /proc/self/status (Linux); 022, the usual one, where it cannot be read.
+// Reading it leaves it as it is (unlike umask(2), which sets it, for every
+// thread at once).
+func umask() os.FileMode {
+	status, err := os.ReadFile("/proc/self/status")
+	if err == nil {
+		for line := range strings.Lines(string(status)) {
+			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+				if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+					return os.FileMode(m) & 0o777
+				}
+			}
+		}
+	}
+	return 0o022
+}
 
 // More output formats, for comparisons.
 const (
@@ -83,6 +125,10 @@ func track(name string, done bool) error {
 // temporary file is removed and path is left as it was; RemovePartial
 // removes it too, from another goroutine (a signal handler's).
 func WriteFile(path string, write func(io.Writer) error) (err error) {
+	mode, err := reportMode(path)
+	if err != nil {
+		return fmt.Errorf("report %s: %w", path, err)
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -110,7 +156,7 @@ func WriteFile(path string, write func(io.Writer) error) (err error) {
 	if err = f.Sync(); err != nil {
 		return err
 	}
-	if err = f.Chmod(0o644); err != nil {
+	if err = f.Chmod(mode); err != nil {
 		return err
 	}
 	if err = f.Close(); err != nil {

@@ -171,6 +171,24 @@ func parseReports(specs []string) ([]reportFile, error) {
 	return out, nil
 }
 
+// refuseInputs fails when a report would be written over one of the
+// inputs (the same file, by any path): writing it would destroy what is
+// being read.
+func refuseInputs(reports []reportFile, inputs ...string) error {
+	for _, r := range reports {
+		ri, err := os.Stat(r.path)
+		if err != nil {
+			continue // not there yet: no input
+		}
+		for _, in := range inputs {
+			if ii, err := os.Stat(in); err == nil && os.SameFile(ri, ii) {
+				return &usageError{err: fmt.Errorf("--report %s=%s: that is the input %s: not written over", r.format, r.path, in)}
+			}
+		}
+	}
+	return nil
+}
+
 func compareRun(opts *compareOptions) error {
 	format, err := report.ParseFormat(opts.Format, report.CompareFormats...)
 	if err != nil {
@@ -178,6 +196,9 @@ func compareRun(opts *compareOptions) error {
 	}
 	reports, err := parseReports(opts.Reports)
 	if err != nil {
+		return err
+	}
+	if err := refuseInputs(reports, opts.A, opts.B, opts.Baseline, opts.Policy); err != nil {
 		return err
 	}
 	if opts.Jobs < 1 {

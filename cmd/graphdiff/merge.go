@@ -76,6 +76,9 @@ func mergeRun(opts *mergeOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseInputs(reports, opts.Reports...); err != nil {
+		return err
+	}
 	lo, err := opts.load.options()
 	if err != nil {
 		return err
