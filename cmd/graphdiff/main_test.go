@@ -222,4 +222,19 @@ func TestDocs(t *testing.T) {
 	if code, _, _ := run("docs"); code != 2 {
 		t.Errorf("docs without a directory: exit %d", code)
 	}
+	// a symbolic link at a page's name is not written through
+	dir := t.TempDir()
+	target := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.WriteFile(target, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(dir, "graphdiff-compare.1")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run("docs", "--man", dir); code != 2 || !strings.Contains(stderr, "graphdiff-compare.1") {
+		t.Errorf("docs --man over a symbolic link: exit %d, stderr %q; want 2 naming the page", code, stderr)
+	}
+	if got, err := os.ReadFile(target); err != nil || string(got) != "keep" {
+		t.Errorf("the link's target changed: %q (%v)", got, err)
+	}
 }
