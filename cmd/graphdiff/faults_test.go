@@ -174,8 +174,9 @@ func TestFullDisk(t *testing.T) {
 
 // TestInterrupt starts graphdiff on inputs that take a long time to read
 // (two sparse 32 GiB float32 .npy files numpy made with open_memmap),
-// interrupts it, and checks that it stops at once with exit status 130 and
-// leaves no report, whole or partial.
+// stops it with SIGINT, SIGTERM, SIGHUP and SIGQUIT in turn, and checks
+// that each stops it at once with exit status 130 and leaves no report,
+// whole or partial.
 func TestInterrupt(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -198,30 +199,32 @@ func TestInterrupt(t *testing.T) {
 	if err := os.Mkdir(reports, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "compare", "--report", "json="+filepath.Join(reports, "r.json"), big[0], big[1])
-	var stderr strings.Builder
-	cmd.Stderr, cmd.Stdout = &stderr, io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond) // reading
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.ExitCode() != exitInterrupted || !strings.Contains(stderr.String(), "stopped") {
-			t.Errorf("exit %v, stderr %q", err, stderr.String())
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
+		cmd := exec.Command(bin, "compare", "--report", "json="+filepath.Join(reports, "r.json"), big[0], big[1])
+		var stderr strings.Builder
+		cmd.Stderr, cmd.Stdout = &stderr, io.Discard
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("still running 10 s after SIGINT")
-	}
-	if entries, _ := os.ReadDir(reports); len(entries) != 0 {
-		t.Errorf("left behind: %v", entries)
+		time.Sleep(300 * time.Millisecond) // reading
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != exitInterrupted || !strings.Contains(stderr.String(), "stopped") {
+				t.Errorf("%v: exit %v, stderr %q", sig, err, stderr.String())
+			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("still running 10 s after %v", sig)
+		}
+		if entries, _ := os.ReadDir(reports); len(entries) != 0 {
+			t.Errorf("%v: left behind: %v", sig, entries)
+		}
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/graphdiff/graphdiff/report"
 )
 
-// exitInterrupted is the exit status after SIGINT or SIGTERM: 128 + 2, as
+// exitInterrupted is the exit status after SIGINT, SIGTERM, SIGHUP or SIGQUIT: 128 + 2, as
 // shells report a process killed by SIGINT.
 const exitInterrupted = 130
 
@@ -24,13 +24,15 @@ func main() {
 	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// stopOnSignal makes SIGINT and SIGTERM stop graphdiff at once, leaving
-// behind only whole reports: those already written are kept, those being
-// written are removed (see report.RemovePartial). graphdiff writes nothing
-// else, so there is nothing more to clean up.
+// stopOnSignal makes SIGINT, SIGTERM, SIGHUP (the terminal went away) and
+// SIGQUIT stop graphdiff at once, leaving behind only whole reports: those
+// already written are kept, those being written are removed (see
+// report.RemovePartial). graphdiff writes nothing else, so there is nothing
+// more to clean up. (SIGKILL cannot be caught: a report being written then
+// stays as its temporary file, .NAME.tmp-*, beside it.)
 func stopOnSignal() {
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	go func() {
 		sig := <-ch
 		report.RemovePartial()
