@@ -12,8 +12,8 @@ import (
 	"github.com/graphdiff/graphdiff/report"
 )
 
-// exitInterrupted is the exit status after SIGINT, SIGTERM, SIGHUP or SIGQUIT: 128 + 2, as
-// shells report a process killed by SIGINT.
+// exitInterrupted is the exit status after SIGINT, SIGTERM, SIGHUP or
+// SIGQUIT: 128 + 2, as shells report a process killed by SIGINT.
 const exitInterrupted = 130
 
 func main() {
