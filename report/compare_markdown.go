@@ -14,6 +14,7 @@ import (
 // Markdown): the verdict, the first divergence, counts, the failing pairs
 // with their reasons, and the worst matching pairs in a collapsed section.
 func compareMarkdown(w io.Writer, r *outcome.Comparison) error {
+	r = printable(r)
 	icon := map[judge.Verdict]string{judge.Pass: "✅", judge.Fail: "❌", judge.Error: "⚠️"}[r.Verdict]
 	fmt.Fprintf(w, "## graphdiff: %s %s\n\n", icon, r.Verdict)
 	fmt.Fprintf(w, "`%s` (reference) vs `%s`\n\n", mdCode(r.A), mdCode(r.B))

@@ -49,6 +49,7 @@ func (o TextOptions) paint(code, s string) string {
 // and the loss curves. A pass is a few lines: the verdict, the counts, the
 // curves, what the differences are, and warnings.
 func compareText(w io.Writer, r *outcome.Comparison, o TextOptions) error {
+	r = printable(r)
 	verdict := strings.ToUpper(string(r.Verdict))
 	switch r.Verdict {
 	case judge.Pass:

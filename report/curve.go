@@ -161,6 +161,7 @@ func nonNilInts(s []int64) []int64 {
 // curveText writes the verdict, the pattern with its evidence, alignment
 // problems, and the steps around the divergence.
 func curveText(w io.Writer, r *curve.Result, o TextOptions) error {
+	r = printableCurve(r)
 	verdict := strings.ToUpper(string(r.Verdict))
 	if r.Verdict == judge.Pass {
 		verdict = o.paint(ansiGreen+ansiBold, verdict)

@@ -111,6 +111,7 @@ func htmlCurveSection(r *curve.Result) (*htmlCurve, error) {
 // filters (a text box and a status menu; the page's #filter=..&status=..&
 // sort=column:asc|desc hash sets them too, so a view can be linked).
 func compareHTML(w io.Writer, r *outcome.Comparison) error {
+	r = printable(r) // control characters shown, as the terminal shows them
 	s := summarize(r.Result)
 	p := htmlPage{
 		Title: "graphdiff: " + r.A + " vs " + r.B, Verdict: string(r.Verdict), Pass: r.Verdict == judge.Pass,

@@ -150,7 +150,7 @@ func inspectionText(w io.Writer, ins outcome.Inspection) error {
 			zeros = fmt.Sprintf("%.1f%%", 100*t.ZeroFraction())
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n",
-			t.Name, step, t.Kind, dtype, loaders.FormatShape(t.Shape),
+			escape(t.Name), step, t.Kind, dtype, loaders.FormatShape(t.Shape),
 			stat(t.Summary, t.Min), stat(t.Summary, t.Max), stat(t.Summary, t.Mean), number(t.Std()),
 			t.NaN, t.Inf, zeros)
 	}
@@ -171,7 +171,7 @@ func inspectionText(w io.Writer, ins outcome.Inspection) error {
 	if len(ins.Errors) > 0 {
 		fmt.Fprintf(w, "%s could not be read:\n", plural(len(ins.Errors), "input"))
 		for _, err := range ins.Errors {
-			fmt.Fprintf(w, "  %v\n", err)
+			fmt.Fprintf(w, "  %s\n", escape(err.Error()))
 		}
 	}
 	return nil

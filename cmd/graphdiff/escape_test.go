@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestControlCharactersInNames compares two runs whose tensor file names
+// hold an escape sequence that clears the screen, a carriage return, a
+// newline followed by a forged PASS line, and a right-to-left override
+// (the files themselves are numpy's, copied from the corpus), and checks
+// every renderer: the terminal's text and the Markdown summary show the
+// characters escaped and forge no line; JSON carries the name exactly;
+// JUnit stays well-formed XML; the HTML page holds no raw control.
+func TestControlCharactersInNames(t *testing.T) {
+	t.Parallel()
+	const hostile = "w\x1b[2J\r\nPASS  forged\u202e"
+	src := filepath.Join("..", "..", "testdata", "corpus", "mlp", "mlp_stale_input")
+	dir := t.TempDir()
+	for _, run := range []string{"eager", "graph"} {
+		from := filepath.Join(src, run, "step_000001", "grads", "body.fc1.weight.npy")
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		to := filepath.Join(dir, run, "step_000001", "grads")
+		if err := os.MkdirAll(to, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, hostile+".npy"), data, 0o644); err != nil {
+			t.Skipf("the file system refuses the name: %v", err)
+		}
+	}
+	a, b := filepath.Join(dir, "eager"), filepath.Join(dir, "graph")
+	for _, format := range []string{"text", "markdown", "json", "junit", "html"} {
+		code, stdout, stderr := run("compare", a, b, "--format", format, "--top", "0")
+		if code != exitDiff {
+			t.Fatalf("--format %s: exit %d\n%s", format, code, stderr)
+		}
+		switch format {
+		case "text", "markdown":
+			if strings.ContainsAny(stdout, "\x1b\r\u202e") {
+				t.Errorf("--format %s prints a raw control character:\n%q", format, stdout)
+			}
+			for _, line := range strings.Split(stdout, "\n") {
+				if strings.HasPrefix(strings.TrimLeft(line, " |`"), "PASS  forged") {
+					t.Errorf("--format %s: a name forged the line %q", format, line)
+				}
+			}
+			if !strings.Contains(stdout, `w\x1b[2J\r\nPASS  forged\u202e`) {
+				t.Errorf("--format %s does not show the name escaped:\n%s", format, stdout)
+			}
+		case "json":
+			var rep struct {
+				Tensors []struct{ Name string } `json:"tensors"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, p := range rep.Tensors {
+				found = found || p.Name == "grads/"+hostile
+			}
+			if !found {
+				t.Errorf("JSON does not carry the name exactly: %+v", rep.Tensors)
+			}
+		case "junit":
+			var doc struct{ XMLName xml.Name }
+			if err := xml.Unmarshal([]byte(stdout), &doc); err != nil {
+				t.Errorf("JUnit is not well-formed XML: %v", err)
+			}
+		case "html":
+			if strings.ContainsAny(stdout, "\x1b\r") {
+				t.Errorf("the HTML page holds a raw control character")
+			}
+		}
+	}
+}
