@@ -94,7 +94,7 @@ func classify(s sides, resolver tolerances.Resolver, p tolerances.Precision) cla
 	return c
 }
 
-// settledResult is the result of a settled pair.
+// result is the result of a pair classified settled or ignored.
 func (c classification) result(s sides) judge.TensorResult {
 	return judge.TensorResult{Pair: judge.Pair{Name: s.Name, Step: s.Step, Kind: s.Kind, A: c.A, B: c.B, Settings: c.Settings},
 		Decision: c.Decision, Err: c.Err}

@@ -27,6 +27,8 @@ func needsEscape(s string) bool {
 	return false
 }
 
+// escaped reports whether needsEscape looks for r (an invalid byte counts,
+// as utf8.RuneError).
 func escaped(r rune) bool {
 	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r >= 0x202a && r <= 0x202e) ||
 		(r >= 0x2066 && r <= 0x2069) || r == utf8.RuneError
