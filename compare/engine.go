@@ -6,7 +6,6 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -65,6 +64,10 @@ type engine struct {
 	// mapMinElems is the smallest read that is memory-mapped.
 	mapMinElems int64
 	kernels     kernels
+	// mapped, when set, is called with each tensor a source has just
+	// mapped, before any of it is read: how a test changes the file
+	// under a map. Nil outside tests.
+	mapped func(*loaders.Tensor)
 }
 
 const (
@@ -81,6 +84,13 @@ const (
 // chunkElems, maps from mapMinElems, the machine's kernels.
 func newEngine() *engine {
 	return &engine{chunkElems: chunkElems, mapMinElems: mapMinElems, kernels: machineKernels()}
+}
+
+// justMapped calls e.mapped, if set, with t.
+func (e *engine) justMapped(t *loaders.Tensor) {
+	if e.mapped != nil {
+		e.mapped(t)
+	}
 }
 
 // pairs is Pairs, run by e.
@@ -462,11 +472,13 @@ func openFloat32(dst *float32Source, tk chunkTask, side int, buf []float32) (*fl
 			if t.Float32Native() {
 				if view, release, err := m.Float32(first, count); err == nil {
 					*dst = float32Source{view: view, release: release}
+					tk.job.engine.justMapped(t)
 					return dst, nil
 				}
 			}
 			if raw, release, err := m.Bytes(first, count); err == nil {
 				*dst = float32Source{t: t, raw: raw, es: t.DType.Size(), release: release, buf: buf}
+				tk.job.engine.justMapped(t)
 				return dst, nil
 			}
 		}
@@ -563,14 +575,11 @@ func (w *worker) compare32(tk chunkTask, hist *errorHistogram, key ulpKey) (c *a
 	j := tk.job
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
-		if p := recover(); p != nil {
-			if re, ok := p.(runtime.Error); ok && strings.Contains(re.Error(), "fault") {
-				c, err = nil, &loaders.Error{Path: j.A.Path + " or " + j.B.Path, Err: fmt.Errorf("data changed while being read (file truncated?): %v", re)}
-				return
-			}
-			panic(p)
+		if err != nil {
+			c = nil
 		}
 	}()
+	defer loaders.RecoverFault(&err, j.A, j.B)
 	mode := ulpKeyFunc
 	switch {
 	case j.DType == loaders.Float32 && j.A.DType == loaders.Float32 && j.B.DType == loaders.Float32:

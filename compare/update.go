@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"slices"
 
 	"github.com/graphdiff/graphdiff/internal/parallel"
@@ -102,11 +103,15 @@ type UpdateOutcome struct {
 // workers ≤ 0); the outcomes are in job order and do not depend on
 // workers. Each job's sums are added in storage order.
 func Updates(jobs []UpdateJob, workers int) []UpdateOutcome {
+	return newEngine().updates(jobs, workers)
+}
+
+// updates is Updates, run by e.
+func (e *engine) updates(jobs []UpdateJob, workers int) []UpdateOutcome {
 	out := make([]UpdateOutcome, len(jobs))
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	e := newEngine()
 	parallel.For(len(jobs), workers, func(i int) {
 		u, err := e.measureUpdate(jobs[i])
 		out[i] = UpdateOutcome{Update: u, Err: err}
@@ -152,8 +157,11 @@ func (e *engine) measureUpdate(j UpdateJob) (*Update, error) {
 
 // readUpdate32 adds the elements of ts (prev and current parameter of
 // each run, and the gradient when there is a fifth) to sums, read as
-// float32, the engine's way: in place where the files allow.
-func (e *engine) readUpdate32(ts []*loaders.Tensor, n int64, sums *updateSums) error {
+// float32, the engine's way: in place where the files allow. A file
+// truncated while it is mapped is an error naming it (RecoverFault).
+func (e *engine) readUpdate32(ts []*loaders.Tensor, n int64, sums *updateSums) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer loaders.RecoverFault(&err, ts...)
 	srcs := make([]*float32Source, len(ts))
 	defer func() {
 		for _, s := range srcs {

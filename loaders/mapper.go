@@ -28,14 +28,24 @@ type Mapper struct {
 	// data's end when nothing is left to read.
 	ready int64
 	// asked is the largest offset a map has started at: the reading stays
-	// within readAhead of it.
-	asked   int64
-	stopped bool          // Close was called
-	done    chan struct{} // closed when the reading goroutine returns; nil without one
+	// within ahead of it.
+	asked int64
+	// piece is how many bytes the reading reads at a time (readThroughPiece)
+	// and ahead how far it may go past asked (readAhead); tests make them
+	// small.
+	piece, ahead int64
+	stopped      bool          // Close was called
+	done         chan struct{} // closed when the reading goroutine returns; nil without one
 }
 
 // NewMapper opens the tensor's file for mapping. It needs Mappable.
 func (t *Tensor) NewMapper() (*Mapper, error) {
+	return t.newMapper(readThroughPiece, readAhead)
+}
+
+// newMapper is NewMapper, reading piece bytes at a time at most ahead bytes
+// past the last map asked for.
+func (t *Tensor) newMapper(piece, ahead int64) (*Mapper, error) {
 	if !t.Mappable() {
 		return nil, t.errorf("data not in place in a file")
 	}
@@ -46,7 +56,7 @@ func (t *Tensor) NewMapper() (*Mapper, error) {
 			return nil, t.errorf("mapping data: %w", unwrapPathError(err))
 		}
 	}
-	m := &Mapper{t: t, f: f}
+	m := &Mapper{t: t, f: f, piece: piece, ahead: ahead}
 	m.cond = sync.NewCond(&m.mu)
 	start, end := t.data.offset, t.data.offset+t.data.size
 	m.ready, m.asked = end, start
@@ -55,7 +65,7 @@ func (t *Tensor) NewMapper() (*Mapper, error) {
 		m.done = make(chan struct{})
 		go func() {
 			defer close(m.done)
-			readThrough(f, start, t.data.size, readThroughPiece, m.isStopped, m.setReady)
+			readThrough(f, start, t.data.size, m.piece, m.isStopped, m.setReady)
 			m.setReady(end) // all read, or what is left faults in
 		}()
 	}
@@ -74,13 +84,13 @@ func (m *Mapper) isStopped() bool {
 }
 
 // setReady records that the data before offset end has been read in, then
-// waits while the reading is more than readAhead past the last map asked
-// for: pages read too far ahead could be evicted before they are compared.
+// waits while the reading is more than ahead past the last map asked for:
+// pages read too far ahead could be evicted before they are compared.
 func (m *Mapper) setReady(end int64) {
 	m.mu.Lock()
 	m.ready = max(m.ready, end)
 	m.cond.Broadcast()
-	for m.ready-m.asked > readAhead && !m.stopped {
+	for m.ready-m.asked > m.ahead && !m.stopped {
 		m.cond.Wait()
 	}
 	m.mu.Unlock()
@@ -92,11 +102,15 @@ func (m *Mapper) setReady(end int64) {
 const readAhead = 256 << 20
 
 // waitReady records a map asked for from file offset start and waits
-// until the data before offset end has been read in.
+// until the data before offset end has been read in. A map longer than
+// ahead (a whole tensor of more than 256 MiB, as the update measurement
+// maps) counts as asked from end − ahead: the reading must reach its end,
+// and would otherwise stop ahead bytes past start and wait for a map that
+// never comes.
 func (m *Mapper) waitReady(start, end int64) {
 	m.mu.Lock()
-	if start > m.asked {
-		m.asked = start
+	if a := max(start, end-m.ahead); a > m.asked {
+		m.asked = a
 		m.cond.Broadcast()
 	}
 	for m.ready < end && !m.stopped {
