@@ -17,28 +17,34 @@ import (
 // Merge combines the results of every shard of one comparison (read back
 // from their JSON reports) into the comparison an unsharded check gives:
 // the same pairs in the same order, the same errors, verdict and first
-// divergence, and the likely causes and loss-curve analysis recomputed
-// over all pairs. For those it loads the two runs again at the paths the
-// results name; when it cannot, warning says why, and the causes come
-// from the metrics alone, with no curve analysis. The parts are not
-// modified.
+// divergence, every step judged again from the pairs' metrics. The reports
+// alone decide it: no file they name is read. With lo set (merge
+// --read-runs), the likely causes and the loss-curve analysis are
+// recomputed over all pairs from the two runs loaded again at the paths
+// the results name, as an unsharded check finds them; when they cannot be
+// loaded, warning says why. Without lo, or when they cannot be loaded, the
+// causes come from the metrics alone, with no curve analysis. The parts
+// are not modified.
 //
 // Merge fails when the parts are not the shards of one comparison (runs,
 // shard count or compute dtype differ) or when a shard is missing or given
 // twice, so that no pair is silently left out.
-func Merge(parts []*judge.Result, strict bool, lo loaders.Options) (c *outcome.Comparison, warning, err error) {
+func Merge(parts []*judge.Result, strict bool, lo *loaders.Options) (c *outcome.Comparison, warning, err error) {
 	pairs, err := mergePairs(parts)
 	if err != nil {
 		return nil, nil, err
 	}
-	a, b, entries, warning := reattach(parts[0], pairs.tensors, lo)
+	if lo == nil {
+		return finish(mergedResult(parts, pairs, nil), nil, diagnose.Heads{}, nil, strict), nil, nil
+	}
+	a, b, entries, warning := reattach(parts[0], pairs.tensors, *lo)
 	merged := mergedResult(parts, pairs, entries)
 	if warning != nil {
 		return finish(merged, nil, diagnose.Heads{}, nil, strict), warning, nil
 	}
 	withEntries := &compared{result: merged, entries: entries}
 	plan, heads := withEntries.heads()
-	return finish(merged, plan, heads, runCurves(a, b, lo, merged.Precision), strict), nil, nil
+	return finish(merged, plan, heads, runCurves(a, b, *lo, merged.Precision), strict), nil, nil
 }
 
 // maxShards is the most shards a merge takes (the report reader refuses

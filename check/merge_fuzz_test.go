@@ -50,7 +50,7 @@ func FuzzMerge(f *testing.F) {
 			sr.Result.A, sr.Result.B = missing+"/a", missing+"/b"
 			parts = append(parts, sr.Result)
 		}
-		c, _, err := check.Merge(parts, false, loaders.Options{})
+		c, _, err := check.Merge(parts, false, &loaders.Options{})
 		if err != nil {
 			return
 		}

@@ -106,7 +106,7 @@ func TestStagesLeaveTheirInputs(t *testing.T) {
 		p := compareLoaded(a, b, nil, Options{Shard: loaders.Shard{Index: i, Count: 3}}).result
 		parts, partsBefore = append(parts, p), append(partsBefore, snapshotResult(p))
 	}
-	merged, warning, err := Merge(parts, false, loaders.Options{})
+	merged, warning, err := Merge(parts, false, &loaders.Options{})
 	if err != nil || warning != nil {
 		t.Fatal(err, warning)
 	}

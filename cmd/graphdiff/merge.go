@@ -9,6 +9,7 @@ import (
 
 	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/report"
 )
 
@@ -18,7 +19,10 @@ type mergeOptions struct {
 	ReportFiles []string
 	Top         int
 	topSet      bool // --top given: the table shows on a pass too
-	load        loadFlags
+	// ReadRuns loads the two runs the reports name again, for the
+	// likely causes' samples and the curve analysis.
+	ReadRuns bool
+	load     loadFlags
 
 	Stdout, Stderr io.Writer
 	terminal       func(io.Writer) bool
@@ -35,17 +39,21 @@ func NewCmdMerge(stdout, stderr io.Writer) *cobra.Command {
 writes the report an unsharded comparison gives: the same pairs, verdict,
 first divergence, likely causes and loss-curve analysis.
 
-The pairs' metrics and verdicts come from the shard reports. The likely
-causes are recomputed over all pairs, from samples of the dumps: merge
-reads the two runs again at the paths the reports name (run it where those
-paths resolve, as the shards did). When it cannot, it says so and diagnoses
-from the metrics alone.
+The pairs' metrics come from the shard reports, and every step is judged
+again from them with all shards' pairs in hand; merge reads no other file
+unless asked. The likely causes then come from the metrics alone, with no
+loss-curve analysis (a note on stderr says so). With --read-runs, merge
+loads the two runs again at the paths the reports name (run it where those
+paths resolve, as the shards did) and recomputes the causes from samples
+of the dumps, and the curve analysis: the report an unsharded comparison
+gives. When they cannot be loaded, it says so and goes on from the metrics.
 
 merge fails (exit 2) when a shard is missing or given twice, or when the
 reports come from different comparisons, so that no pair goes unreported.
 
 Exit status: as compare's, for the merged verdict.`,
 		Example: `  graphdiff merge shard-*.json
+  graphdiff merge --read-runs shard-*.json
   graphdiff merge shard-*.json --format markdown --report junit=graphdiff.xml`,
 		Args: argsUsage(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -61,6 +69,7 @@ Exit status: as compare's, for the merged verdict.`,
 	f.StringVar(&opts.Format, "format", "text", "output format: "+report.FormatList(report.CompareFormats))
 	f.StringArrayVar(&opts.ReportFiles, "report", nil, "also write a report file, FORMAT=PATH (repeatable), e.g. junit=out.xml")
 	f.IntVar(&opts.Top, "top", 20, "text output: how many tensors to list, worst first (0: all)")
+	f.BoolVar(&opts.ReadRuns, "read-runs", false, "load the two runs the reports name, for likely causes from samples and the loss-curve analysis")
 	opts.load.register(c)
 	_ = c.RegisterFlagCompletionFunc("format", formatCompletion(report.CompareFormats))
 	_ = c.RegisterFlagCompletionFunc("report", reportCompletion)
@@ -93,12 +102,19 @@ func mergeRun(opts *mergeOptions) error {
 		parts = append(parts, sr.Result)
 		strict = strict || sr.Strict
 	}
-	full, warning, err := check.Merge(parts, strict, lo)
+	var readWith *loaders.Options
+	if opts.ReadRuns {
+		readWith = &lo
+	}
+	full, warning, err := check.Merge(parts, strict, readWith)
 	if err != nil {
 		return &usageError{err: err}
 	}
-	if warning != nil {
-		fmt.Fprintf(opts.Stderr, "graphdiff merge: %v: likely causes are diagnosed from the metrics alone, and there is no curve analysis\n", warning)
+	switch {
+	case warning != nil:
+		fmt.Fprintf(opts.Stderr, "graphdiff merge: %s: likely causes are diagnosed from the metrics alone, and there is no curve analysis\n", report.Escape(warning.Error()))
+	case !opts.ReadRuns:
+		fmt.Fprintln(opts.Stderr, "graphdiff merge: note: the runs were not read (--read-runs reads them): likely causes come from the metrics alone, and there is no curve analysis")
 	}
 	return writeComparison(full, format, reports, report.TextOptions{Top: opts.Top, TableOnPass: opts.topSet}, opts.terminal, opts.Stdout)
 }

@@ -25,7 +25,7 @@ func shardAndMerge(t *testing.T, n int, format string, compareArgs ...string) (i
 		}
 		reports = append(reports, path)
 	}
-	code, stdout, stderr := run(append([]string{"merge", "--top", "0", "--format", format}, reports...)...)
+	code, stdout, stderr := run(append([]string{"merge", "--read-runs", "--top", "0", "--format", format}, reports...)...)
 	if strings.Contains(stderr, "diagnosed from the metrics alone") {
 		t.Fatalf("merge could not read the dumps again: %s", stderr)
 	}
@@ -209,8 +209,11 @@ func TestShardsSplitThePairs(t *testing.T) {
 }
 
 // TestMergeWithoutDumps merges shard reports after the dumps are gone:
-// the verdict and first divergence still come from the reports, and merge
-// says that it diagnosed from the metrics alone.
+// the verdict and first divergence still come from the reports. Without
+// --read-runs merge never looks for the runs (no warning that they are
+// gone, a note that they were not read); with it, it says that it could
+// not load them and diagnosed from the metrics alone. Either way the
+// report is the same.
 func TestMergeWithoutDumps(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -230,9 +233,16 @@ func TestMergeWithoutDumps(t *testing.T) {
 	if err := os.RemoveAll(a); err != nil {
 		t.Fatal(err)
 	}
-	code, got, stderr := run(append([]string{"merge", "--format", "json"}, reports...)...)
-	if code != 1 || !strings.Contains(stderr, "diagnosed from the metrics alone") {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
+	code, unread, stderr := run(append([]string{"merge", "--format", "json"}, reports...)...)
+	if code != 1 || strings.Contains(stderr, "diagnosed from the metrics alone") || !strings.Contains(stderr, "the runs were not read") {
+		t.Fatalf("without --read-runs: exit %d, stderr %q", code, stderr)
+	}
+	code, got, stderr := run(append([]string{"merge", "--read-runs", "--format", "json"}, reports...)...)
+	if code != 1 || !strings.Contains(stderr, a) || !strings.Contains(stderr, "diagnosed from the metrics alone") {
+		t.Fatalf("with --read-runs: exit %d, stderr %q", code, stderr)
+	}
+	if unread != got {
+		t.Errorf("the reports merged with and without --read-runs differ:\n%s", lineDiff(got, unread))
 	}
 	type doc struct {
 		Verdict         string
