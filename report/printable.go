@@ -52,6 +52,13 @@ func escape(s string) string {
 	return b.String()
 }
 
+// Escape returns s with the characters a terminal would act on rather
+// than show (controls, DEL, bidirectional overrides, invalid bytes)
+// written as Go writes them in a quoted string, the rest as it is: for a
+// message that quotes a file name or a path, printed outside a report (an
+// error on stderr).
+func Escape(s string) string { return escape(s) }
+
 // printable returns c itself, or, where any name, path, reason, error or
 // piece of evidence it holds (each may quote a file name from the dumps
 // or a run path from a shard report) has a character needsEscape looks

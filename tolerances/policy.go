@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -90,12 +91,31 @@ func ReadPolicy(file string) (*Policy, error) {
 	return p, nil
 }
 
+// maxTypeErrors is how many of a policy's field errors a message lists
+// (one more is listed rather than counted).
+const maxTypeErrors = 5
+
+// typeErrors makes the field errors of a policy that does not decode one
+// line, each error once (an alias expanded many times repeats its own),
+// the first maxTypeErrors and how many more.
+func typeErrors(errs []string) error {
+	errs = slices.Compact(slices.Clone(errs))
+	if n := len(errs) - maxTypeErrors; n > 1 { // "and 1 more" would hide as much as it says
+		errs = append(errs[:maxTypeErrors], fmt.Sprintf("and %d more", n))
+	}
+	return fmt.Errorf("yaml: %s", strings.Join(errs, "; "))
+}
+
 // ParsePolicy decodes and checks policy YAML.
 func ParsePolicy(data []byte) (*Policy, error) {
 	var p Policy
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil && !errors.Is(err, io.EOF) {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			return nil, typeErrors(te.Errors)
+		}
 		return nil, err
 	}
 	if err := p.Run.check(); err != nil {

@@ -80,3 +80,29 @@ func TestControlCharactersInNames(t *testing.T) {
 		}
 	}
 }
+
+// TestControlCharactersInErrors: an error printed on stderr quotes the
+// path it could not read as escaped text, whatever the path holds: a run
+// directory named with an escape sequence and a newline does not clear
+// the screen or forge a line of its own.
+func TestControlCharactersInErrors(t *testing.T) {
+	t.Parallel()
+	const hostile = "run\x1b[2J\ngraphdiff: PASS\u202e"
+	missing := filepath.Join(t.TempDir(), hostile)
+	for _, args := range [][]string{
+		{"compare", missing, eagerRun},
+		{"inspect", missing},
+		{"curve", missing, eagerRun},
+	} {
+		code, _, stderr := run(args...)
+		if code != exitError {
+			t.Fatalf("%s: exit %d", args[0], code)
+		}
+		if strings.ContainsAny(stderr, "\x1b\u202e") || strings.Count(strings.TrimSuffix(stderr, "\n"), "\n") > 1 {
+			t.Errorf("%s: stderr shows the path raw:\n%q", args[0], stderr)
+		}
+		if !strings.Contains(stderr, `run\x1b[2J\ngraphdiff: PASS\u202e`) {
+			t.Errorf("%s: stderr does not show the path escaped:\n%q", args[0], stderr)
+		}
+	}
+}

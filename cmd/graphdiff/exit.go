@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/graphdiff/graphdiff/report"
 )
 
 // Exit statuses, the same for every command.
@@ -26,6 +28,18 @@ func (e *usageError) Error() string {
 		return fmt.Sprintf("%v\nRun '%s --help' for usage.", e.err, e.help)
 	}
 	return e.err.Error()
+}
+
+// printed is how err is shown on stderr: its message escaped
+// (report.Escape), as it may quote a file name or a path from a report
+// holding an escape sequence or a newline; a usage error's line of help
+// follows on a line of its own.
+func printed(err error) string {
+	var u *usageError
+	if errors.As(err, &u) && u.help != "" && err == error(u) {
+		return fmt.Sprintf("%s\nRun '%s --help' for usage.", report.Escape(u.err.Error()), u.help)
+	}
+	return report.Escape(err.Error())
 }
 func (e *usageError) Unwrap() error { return e.err }
 
@@ -55,6 +69,6 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, errDifference):
 		return exitDiff
 	}
-	fmt.Fprintf(stderr, "graphdiff: %v\n", err)
+	fmt.Fprintf(stderr, "graphdiff: %s\n", printed(err))
 	return exitError
 }
