@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -121,6 +122,9 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	if err := p.Run.check(); err != nil {
 		return nil, err
 	}
+	if len(p.Rules) > maxRules {
+		return nil, fmt.Errorf("%d rules (at most %d): every tensor is matched against each", len(p.Rules), maxRules)
+	}
 	for i := range p.Rules {
 		r := &p.Rules[i]
 		bad := func(format string, args ...any) error {
@@ -128,8 +132,11 @@ func ParsePolicy(data []byte) (*Policy, error) {
 		}
 		var err error
 		if r.Match.Name != "" {
+			if len(r.Match.Name) > maxGlobLen {
+				return nil, bad("name %s: a glob of %d bytes (at most %d)", quoteShort(r.Match.Name), len(r.Match.Name), maxGlobLen)
+			}
 			if r.name, err = globRegexp(r.Match.Name); err != nil {
-				return nil, bad("name %q: %v", r.Match.Name, err)
+				return nil, bad("name %s: %v", quoteShort(r.Match.Name), err)
 			}
 		}
 		if r.Match.Kind != "" {
@@ -153,6 +160,26 @@ func ParsePolicy(data []byte) (*Policy, error) {
 		}
 	}
 	return &p, nil
+}
+
+// maxRules caps a policy's rules: each tensor of a comparison is matched
+// against every rule, first to last, and a policy of a few dozen rules is
+// a large one.
+const maxRules = 1024
+
+// maxGlobLen caps a rule's name glob, checked before it is compiled: a
+// tensor's name is a path of a few hundred bytes at most, and a glob of
+// megabytes compiles to a regular expression of gigabytes.
+const maxGlobLen = 4096
+
+// quoteShort quotes s for a message, its first 64 bytes and how many more
+// when it is longer.
+func quoteShort(s string) string {
+	const show = 64
+	if len(s) <= show {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s... (%d bytes more)", strconv.Quote(strings.ToValidUTF8(s[:show], "")), len(s)-show)
 }
 
 // globRegexp compiles a name glob: "**" matches anything, "*" anything but

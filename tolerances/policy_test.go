@@ -1,6 +1,8 @@
 package tolerances
 
 import (
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -86,6 +88,43 @@ func TestParsePolicyErrors(t *testing.T) {
 	}
 	if p, err := ParsePolicy(nil); err != nil || len(p.Rules) != 0 {
 		t.Errorf("empty policy: %v %v", p, err)
+	}
+}
+
+// TestPolicyBombsAreRefusedAtOnce: a glob of megabytes (it would compile
+// to gigabytes of regular expression) and tens of thousands of rules (each
+// tensor is matched against every one) are refused before any work, with
+// a message of one short line; the largest glob and rule count allowed
+// still parse.
+func TestPolicyBombsAreRefusedAtOnce(t *testing.T) {
+	longGlob := strings.Repeat("a*", 2<<20)
+	var many strings.Builder
+	many.WriteString("rules:\n")
+	for i := range maxRules + 1 {
+		fmt.Fprintf(&many, "  - {match: {name: 'a%d*'}, max_rel_l2: 0.1}\n", i)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"rules:\n  - match: {name: '" + longGlob + "'}\n", "a glob of 4194304 bytes (at most 4096)"},
+		{many.String(), "1025 rules (at most 1024)"},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := ParsePolicy([]byte(tc.yaml))
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want %q", err, tc.want)
+			continue
+		}
+		if len(err.Error()) > 200 {
+			t.Errorf("a message of %d bytes: %.200s...", len(err.Error()), err)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 256<<20 {
+			t.Errorf("%q: allocated %d MiB before refusing", tc.want, alloc>>20)
+		}
+	}
+	ok := "rules:\n  - match: {name: '" + strings.Repeat("x", maxGlobLen) + "'}\n    ignore: true\n"
+	if _, err := ParsePolicy([]byte(ok)); err != nil {
+		t.Errorf("a glob of %d bytes: %v", maxGlobLen, err)
 	}
 }
 
