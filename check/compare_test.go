@@ -192,8 +192,8 @@ func TestBaselineThatMeasuresNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.BaselineIdentical != tc.want {
-			t.Errorf("baseline %s: identical %v, want %v", tc.baseline, c.BaselineIdentical, tc.want)
+		if c.Baseline == nil || c.Baseline.Identical != tc.want {
+			t.Errorf("baseline %s: %+v, want identical %v", tc.baseline, c.Baseline, tc.want)
 		}
 	}
 }

@@ -117,6 +117,8 @@ func sameComparison(p, first *judge.Result, count int) error {
 	case p.A != first.A || p.B != first.B:
 		return fmt.Errorf("shard %s compares %s with %s, shard %s %s with %s",
 			p.Shard, p.A, p.B, first.Shard, first.A, first.B)
+	case p.BaselineRun != first.BaselineRun:
+		return fmt.Errorf("shard %s was compared with baseline %q, shard %s with %q", p.Shard, p.BaselineRun, first.Shard, first.BaselineRun)
 	case max(p.Shard.Count, 1) != count:
 		return fmt.Errorf("shard %s is one of %d, shard %s one of %d", p.Shard, max(p.Shard.Count, 1), first.Shard, count)
 	case p.Precision.Compute != first.Precision.Compute:
@@ -138,7 +140,7 @@ func sameComparison(p, first *judge.Result, count int) error {
 // could not), and the verdict and first divergence of them all.
 func mergedResult(parts []*judge.Result, sp shardPairs, entries []pairEntries) *judge.Result {
 	first := parts[0]
-	res := &judge.Result{A: first.A, B: first.B, Precision: first.Precision, Rules: first.Rules,
+	res := &judge.Result{A: first.A, B: first.B, BaselineRun: first.BaselineRun, Precision: first.Precision, Rules: first.Rules,
 		NotCompared: sp.notCompared, Errors: sp.errors}
 	decisions, steps := rejudge(sp.tensors, first.Precision, first.Rules)
 	results := make([]judge.TensorResult, len(sp.tensors)) // one allocation for all

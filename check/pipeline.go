@@ -172,7 +172,7 @@ func finish(r *judge.Result, plan *diagnose.Plan, heads diagnose.Heads, cv *curv
 	diag := diagnose.DiagnosePlanned(r, plan, heads)
 	r, causes := applyStrict(r, diag, strict)
 	return &outcome.Comparison{Result: r, Causes: causes, Warnings: diag.Warnings, Curve: cv, Strict: strict,
-		BaselineIdentical: judge.BaselineMeasuresNothing(r.Tensors)}
+		Baseline: judge.Baseline(r)}
 }
 
 // applyStrict returns the result and the causes a comparison reports:

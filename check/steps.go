@@ -358,6 +358,9 @@ func (st *stepper) stopAfter(u int) error {
 func (st *stepper) finish(a, b, baseline *loaders.Run, steps []judge.StepFacts) *compared {
 	res := &judge.Result{A: a.Root, B: b.Root, Shard: st.opts.Shard, Rules: st.opts.Resolver.Run(),
 		Precision: st.prec, Steps: steps}
+	if baseline != nil {
+		res.BaselineRun = baseline.Root
+	}
 	listed := 0
 	for _, k := range st.class {
 		if k == settled || k == toCompare {

@@ -79,9 +79,11 @@ func (t *TensorResult) Diverged() bool {
 
 // Result is a finished comparison of two runs.
 type Result struct {
-	// A and B are the paths of the reference and the compared run.
-	A, B    string
-	Verdict Verdict
+	// A and B are the paths of the reference and the compared run;
+	// BaselineRun the baseline run's, "" without one.
+	A, B        string
+	BaselineRun string
+	Verdict     Verdict
 	// FirstDivergence is the first pair whose numbers differ, or that only
 	// one run holds: the earliest
 	// step, and within it the first tensor in kind order (loss, grads,

@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/graphdiff/graphdiff/compare"
@@ -69,6 +70,16 @@ type StepFacts struct {
 	// default limit but pass: differences the gradients and the optimizer
 	// explain.
 	Drift []Drift
+	// BaselinePairs is how many of the step's compared pairs a baseline
+	// run was compared with; BaselineRel and RunRel are the RMS over them
+	// of the baseline's and of the compared run's relative L2 error
+	// against the reference (0 without such pairs). BaselineUnused is set
+	// where the baseline is farther from the reference than NoiseFactor
+	// times the compared run (baselineFacts) and its noise, not used,
+	// would have passed a pair that fails without it.
+	BaselinePairs       int
+	BaselineRel, RunRel float64
+	BaselineUnused      bool
 	// Reasons say why the step failed; empty when it passed.
 	Reasons []string
 }
@@ -175,7 +186,29 @@ func (c Context) Next(f StepFacts) Context {
 // a bias ahead of a normalization, embedding rows a batch does not touch)
 // takes optimizer steps of random sign in any correct run. Such
 // differences beyond the dtype's default max_rel_l2 are listed in Drift.
+//
+// A baseline's noise (Pair.Noise) raises each limit to NoiseFactor times
+// the baseline's own difference, at a step where the baseline serves
+// (baselineFacts). Where it does not, the step is judged without it, and
+// BaselineUnused says so when that changed a decision: when its noise
+// would have passed a pair that fails without it. The pairs keep their
+// Noise either way.
 func Step(pairs []Pair, c Context) (StepFacts, []Decision) {
+	var b StepFacts
+	if baselineFacts(pairs, &b) || b.BaselinePairs == 0 {
+		f, out := step(pairs, c)
+		f.BaselinePairs, f.BaselineRel, f.RunRel = b.BaselinePairs, b.BaselineRel, b.RunRel
+		return f, out
+	}
+	_, with := step(pairs, c)
+	f, out := step(withoutNoise(pairs), c)
+	f.BaselinePairs, f.BaselineRel, f.RunRel = b.BaselinePairs, b.BaselineRel, b.RunRel
+	f.BaselineUnused = !slices.EqualFunc(with, out, func(x, y Decision) bool { return x.Status == y.Status })
+	return f, out
+}
+
+// step is Step with each pair's Noise used as it is.
+func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 	eps, rules, prior := c.Precision.Epsilon, c.Rules, c.PriorDrift
 	f := StepFacts{Epsilon: eps, GradLimit: max(rules.Grad*eps, rules.GradGrowth*prior), PriorDrift: prior,
 		LossLimit: max(rules.Loss*eps, rules.GradGrowth*c.PriorLoss), OutputLimit: max(rules.Output*eps, rules.GradGrowth*c.PriorOutput),

@@ -212,3 +212,43 @@ func TestStepUserThresholdGradient(t *testing.T) {
 		t.Errorf("judged %+v, alone %+v, scale %g", d[0], want, f.GradScale)
 	}
 }
+
+// TestStepBaselineServes: a loss of relative error 0.05 (beyond the
+// step's limit) passes on a baseline within NoiseFactor of it and fails
+// on one farther than that, or NaN or infinite; the step says so only
+// where the baseline would have changed a decision.
+func TestStepBaselineServes(t *testing.T) {
+	loss := func(noise float64) Pair {
+		p := stepPair("loss", loaders.KindLoss, 1, 1, 0.05)
+		p.Noise = &compare.Metrics{Count: 1, RelL2: noise}
+		return p
+	}
+	for _, tc := range []struct {
+		noise  float64
+		status Status
+		unused bool
+	}{
+		{0.02, StatusMatch, false},               // 3×0.02 ≥ 0.05: the noise excuses it
+		{0.05 * NoiseFactor, StatusMatch, false}, // as far as the rule allows
+		{0.05 * NoiseFactor * 1.01, StatusMismatch, true},
+		{3e38, StatusMismatch, true},
+		{math.Inf(1), StatusMismatch, true},
+		{math.NaN(), StatusMismatch, true},
+		{0.01, StatusMismatch, false}, // serves, but 3×0.01 < 0.05
+	} {
+		p := loss(tc.noise)
+		f, d := Step([]Pair{p}, ctx())
+		if d[0].Status != tc.status || f.BaselineUnused != tc.unused || f.BaselinePairs != 1 {
+			t.Errorf("noise %g: %s, unused %v, %d pairs; want %s, unused %v", tc.noise, d[0].Status, f.BaselineUnused, f.BaselinePairs, tc.status, tc.unused)
+		}
+		if p.Noise == nil {
+			t.Errorf("noise %g: the pair lost its noise", tc.noise)
+		}
+	}
+	// far, but the loss passes without it: nothing to say
+	p := stepPair("loss", loaders.KindLoss, 1, 1, 0)
+	p.Noise = &compare.Metrics{Count: 1, RelL2: 1}
+	if f, d := Step([]Pair{p}, ctx()); d[0].Status != StatusMatch || f.BaselineUnused {
+		t.Errorf("a bit-exact loss with a far baseline: %s, unused %v", d[0].Status, f.BaselineUnused)
+	}
+}

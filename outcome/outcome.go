@@ -23,9 +23,10 @@ type Comparison struct {
 	Curve *curve.Result
 	// Strict is set when warnings fail the verdict (--strict).
 	Strict bool
-	// BaselineIdentical is set when a baseline run was given and repeats
-	// the reference bit for bit (judge.BaselineMeasuresNothing).
-	BaselineIdentical bool
+	// Baseline says how the baseline run served the comparison (which
+	// pairs it held, whether it measured any noise, the steps it was too
+	// far from the reference to be used at); nil without one.
+	Baseline *judge.BaselineUse
 }
 
 // TensorSummary is one row of an inspection: a run entry and its values'

@@ -50,6 +50,8 @@ import (
 //	steps              the facts each step was judged with (see StepJSON)
 //	baseline_identical true when --baseline equals the reference bit for bit
 //	                   on every tensor (it measured nothing), else absent
+//	baseline           how --baseline served (see BaselineJSON), absent
+//	                   without one
 //
 // Each tensor has name, step (null outside any step), kind, status
 // (match, mismatch, missing, extra, shape_mismatch, dtype_mismatch, error),
@@ -82,7 +84,25 @@ type CompareJSON struct {
 	Steps           []StepJSON `json:"steps"`
 	// BaselineIdentical is true when a baseline was given and equals the
 	// reference bit for bit on every tensor: it measured nothing.
-	BaselineIdentical bool `json:"baseline_identical,omitempty"`
+	BaselineIdentical bool          `json:"baseline_identical,omitempty"`
+	Baseline          *BaselineJSON `json:"baseline,omitempty"`
+}
+
+// BaselineJSON is how the baseline run served a comparison
+// (judge.BaselineUse): its path, how many of the compared pairs it held
+// (paired of compared), whether it equals the reference bit for bit, and
+// the steps at which it was farther from the reference than 3× the
+// compared run (farther_steps: its noise was not used there), with the
+// RMS relative L2 errors of the baseline and of the compared run at the
+// first of them.
+type BaselineJSON struct {
+	Path         string `json:"path"`
+	Paired       int    `json:"paired"`
+	Compared     int    `json:"compared"`
+	Identical    bool   `json:"identical"`
+	FartherSteps []int  `json:"farther_steps"`
+	FartherRel   Float  `json:"farther_rel"`
+	RunRel       Float  `json:"run_rel"`
 }
 
 // StepJSON is the facts the run-level rules judged one step with (see
@@ -116,7 +136,13 @@ type StepJSON struct {
 	LossLimit      Float       `json:"loss_limit"`
 	OutputLimit    Float       `json:"output_limit"`
 	Drift          []DriftJSON `json:"drift"`
-	Reasons        []string    `json:"reasons"`
+	// BaselinePairs, BaselineRel, RunRel and BaselineUnused are the
+	// baseline's facts (judge.StepFacts), absent without a baseline pair.
+	BaselinePairs  int      `json:"baseline_pairs,omitempty"`
+	BaselineRel    *Float   `json:"baseline_rel,omitempty"`
+	RunRel         *Float   `json:"run_rel,omitempty"`
+	BaselineUnused bool     `json:"baseline_unused,omitempty"`
+	Reasons        []string `json:"reasons"`
 }
 
 // DriftJSON is a parameter whose difference passed as drift (judge.Drift).
@@ -340,7 +366,11 @@ func compareJSONHead(r *outcome.Comparison) CompareJSON {
 			out.Shard.ModelDType = r.Precision.Model.String()
 		}
 	}
-	out.BaselineIdentical = r.BaselineIdentical
+	if u := r.Baseline; u != nil {
+		out.BaselineIdentical = u.Identical
+		out.Baseline = &BaselineJSON{Path: u.Path, Paired: u.Paired, Compared: u.Compared, Identical: u.Identical,
+			FartherSteps: append([]int{}, u.Farther...), FartherRel: Float(u.FartherRel), RunRel: Float(u.RunRel)}
+	}
 	out.Steps = []StepJSON{}
 	for _, f := range r.Steps {
 		out.Steps = append(out.Steps, stepJSON(f))
@@ -407,7 +437,11 @@ func stepJSON(f judge.StepFacts) StepJSON {
 		Grads: f.Grads, WorstGrad: f.WorstGrad, WorstGradRatio: Float(f.WorstGradRatio), PriorDrift: Float(f.PriorDrift), GradRel: Float(f.GradRel), UpdateFloor: Float(f.UpdateFloor), LossRel: Float(f.LossRel), OutputRel: Float(f.OutputRel), Resolution: Float(f.Resolution), GradLimit: Float(f.GradLimit),
 		HealthyFloor: Float(f.HealthyFloor), UpdateRatio: Float(f.UpdateRatio), UpdateElements: f.UpdateElems,
 		UpdateLimit: Float(f.UpdateLimit), LossLimit: Float(f.LossLimit), OutputLimit: Float(f.OutputLimit),
-		Drift: []DriftJSON{}, Reasons: f.Reasons}
+		Drift: []DriftJSON{}, Reasons: f.Reasons, BaselinePairs: f.BaselinePairs, BaselineUnused: f.BaselineUnused}
+	if f.BaselinePairs > 0 {
+		b, r := Float(f.BaselineRel), Float(f.RunRel)
+		s.BaselineRel, s.RunRel = &b, &r
+	}
 	if len(f.Reasons) > 0 {
 		s.Status = "fail"
 	} else {

@@ -61,6 +61,9 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 		return nil, fmt.Errorf(`not a graphdiff compare JSON report: %d pairs not compared, stopped_after_step %v`, n, in.StoppedAfterStep != nil)
 	}
 	res := &judge.Result{A: in.A, B: in.B, NotCompared: in.Summary.NotCompared}
+	if in.Baseline != nil {
+		res.BaselineRun = in.Baseline.Path
+	}
 	out := &ShardReport{Result: res}
 	compute, model := loaders.Invalid, loaders.Invalid
 	if in.ComputeDType != "" {

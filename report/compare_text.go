@@ -123,8 +123,8 @@ func compareText(w io.Writer, r *outcome.Comparison, o TextOptions) error {
 		}
 		fmt.Fprintln(w, line)
 	}
-	if r.BaselineIdentical {
-		fmt.Fprintln(w, baselineNote)
+	if line := baselineLine(r.Baseline); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	if !failed {
 		for _, c := range r.Causes { // precision_noise: one line
@@ -315,6 +315,53 @@ func capitalize(s string) string {
 // raised no limit.
 const baselineNote = "baseline: equal to the reference bit for bit on every tensor, so it measures no noise and raised no limit " +
 	"(a second eager run often repeats the first; nudge its initial parameters by one ULP, or reduce the batch in another order)"
+
+// baselineLine says, in one line, where the baseline u could not serve:
+// it held none of the compared pairs, it repeats the reference bit for
+// bit, it was too far from the reference at some steps, or it held only
+// some pairs. "" when it served every pair, or without one.
+func baselineLine(u *judge.BaselineUse) string {
+	switch {
+	case u == nil:
+		return ""
+	case u.Paired == 0:
+		return fmt.Sprintf("baseline %s: holds none of the %s compared (same step, name and shape), so it cannot serve: every pair was judged without it",
+			u.Path, plural(u.Compared, "pair"))
+	case u.Identical:
+		return baselineNote
+	case len(u.Farther) > 0:
+		return fmt.Sprintf("baseline %s: cannot serve at %s %s: farther from the reference (RMS relative L2 error %.3g) than %d× the compared run (%.3g), "+
+			"so it is no sample of the same noise (another seed, another model, a broken dump?) and those steps were judged without it",
+			u.Path, stepWord(len(u.Farther)), stepList(u.Farther), u.FartherRel, judge.NoiseFactor, u.RunRel)
+	case u.Paired < u.Compared:
+		return fmt.Sprintf("baseline %s: holds %d of the %s compared; the others were judged without it", u.Path, u.Paired, plural(u.Compared, "pair"))
+	}
+	return ""
+}
+
+// stepWord is "step" or "steps", for n steps.
+func stepWord(n int) string {
+	if n == 1 {
+		return "step"
+	}
+	return "steps"
+}
+
+// stepList lists steps as "1, 2, 3", the first 10 and how many more.
+func stepList(steps []int) string {
+	const show = 10
+	var b strings.Builder
+	for i, s := range steps[:min(len(steps), show)] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(loaders.StepString(s))
+	}
+	if len(steps) > show {
+		fmt.Fprintf(&b, " and %d more", len(steps)-show)
+	}
+	return b.String()
+}
 
 // whyLines is how many failing pairs of the first divergent step the text
 // report explains.

@@ -73,7 +73,12 @@ func printable(c *outcome.Comparison) *outcome.Comparison {
 	out := *c
 	r := *c.Result
 	out.Result = &r
-	r.A, r.B, r.NothingCompared = escape(r.A), escape(r.B), escape(r.NothingCompared)
+	r.A, r.B, r.BaselineRun, r.NothingCompared = escape(r.A), escape(r.B), escape(r.BaselineRun), escape(r.NothingCompared)
+	if c.Baseline != nil {
+		u := *c.Baseline
+		u.Path = escape(u.Path)
+		out.Baseline = &u
+	}
 	r.Errors = escapeErrors(r.Errors)
 	r.Tensors = escapePairs(c.Tensors)
 	r.Ignored = escapePairs(c.Ignored)
@@ -110,7 +115,7 @@ func printableCurve(r *curve.Result) *curve.Result {
 
 // dirty reports whether printable has anything to escape in c.
 func dirty(c *outcome.Comparison) bool {
-	if needsEscape(c.A) || needsEscape(c.B) || needsEscape(c.NothingCompared) || anyErrorNeeds(c.Errors) {
+	if needsEscape(c.A) || needsEscape(c.B) || needsEscape(c.BaselineRun) || needsEscape(c.NothingCompared) || anyErrorNeeds(c.Errors) {
 		return true
 	}
 	for _, ts := range [][]*judge.TensorResult{c.Tensors, c.Ignored} {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,6 +84,77 @@ func TestEdgeRuns(t *testing.T) {
 			}
 			if c, _, e := run("compare", a, b, "--shard", "2/2", "--format", "json"); c > 1 {
 				t.Errorf("--shard 2/2: exit %d\n%s", c, e)
+			}
+		})
+	}
+}
+
+// TestBaselineIsCheckedBeforeTrusted compares the runs of
+// testdata/edge/baseline with each baseline: a second sample of the same
+// noise lets a noisy but correct run pass and still fails a stale output;
+// a baseline of 3e38 everywhere, one that pairs with nothing and an empty
+// directory widen no limit, and the report says why each cannot serve.
+func TestBaselineIsCheckedBeforeTrusted(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "..", "testdata", "edge", "baseline")
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		name, baseline, graph string
+		code                  int
+		// says is what the text report's baseline line holds ("" for no
+		// line); farther the steps the JSON lists as not served.
+		says    string
+		paired  int
+		farther []int
+	}{
+		{"alone", "", "graph_ok", exitDiff, "", 0, nil},
+		{"noise", "baseline", "graph_ok", exitPass, "", 3, []int{}},
+		{"noise_stale", "baseline", "graph_stale", exitDiff, "", 3, []int{}},
+		{"garbage", "garbage", "graph_ok", exitDiff, "cannot serve at steps 0, 1, 2: farther from the reference", 3, []int{0, 1, 2}},
+		{"garbage_stale", "garbage", "graph_stale", exitDiff, "cannot serve at steps 0, 1, 2", 3, []int{0, 1, 2}},
+		{"other", "other", "graph_ok", exitDiff, "holds none of the 3 pairs compared", 0, []int{}},
+		{"empty", "", "graph_ok", exitDiff, "holds none of the 3 pairs compared", 0, []int{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var args []string
+			switch {
+			case tc.name == "empty":
+				args = []string{"--baseline", empty}
+			case tc.baseline != "":
+				args = []string{"--baseline", filepath.Join(dir, tc.baseline)}
+			}
+			args = append(args, filepath.Join(dir, "eager"), filepath.Join(dir, tc.graph))
+			code, stdout, stderr := run(append([]string{"compare"}, args...)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tc.code, stdout, stderr)
+			}
+			line := ""
+			for _, l := range strings.Split(stdout, "\n") {
+				if strings.HasPrefix(l, "baseline ") {
+					line = l
+				}
+			}
+			if tc.says == "" && line != "" || !strings.Contains(line, tc.says) {
+				t.Errorf("baseline line %q, want one saying %q", line, tc.says)
+			}
+			_, js, _ := run(append([]string{"compare", "--format", "json"}, args...)...)
+			var rep struct {
+				Baseline *struct {
+					Paired       int   `json:"paired"`
+					Compared     int   `json:"compared"`
+					FartherSteps []int `json:"farther_steps"`
+				} `json:"baseline"`
+			}
+			if err := json.Unmarshal([]byte(js), &rep); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case len(args) == 2 && rep.Baseline != nil:
+				t.Errorf("no baseline given, the report describes one: %+v", rep.Baseline)
+			case len(args) == 4 && (rep.Baseline == nil || rep.Baseline.Paired != tc.paired || rep.Baseline.Compared != 3 ||
+				!slices.Equal(rep.Baseline.FartherSteps, tc.farther)):
+				t.Errorf("baseline %+v, want %d of 3 paired, farther at %v", rep.Baseline, tc.paired, tc.farther)
 			}
 		})
 	}
