@@ -40,7 +40,9 @@ type Decision struct {
 // as half the tensor going wrong, while 4 of 4 (0.60) or 300 of 1,000
 // (0.28) still fail at 25%. max_rel_l2 and max_mismatch_fraction are the
 // dtype's defaults (or the policy's), each raised to NoiseFactor times the
-// baseline's value when a baseline run shows more noise. Differing
+// baseline's value when a baseline run shows more noise, for floating-point
+// pairs: a pair compared as integers (token ids, counters) must be equal,
+// and no baseline excuses a difference there. Differing
 // effective dtypes (loaders.Meta.Effective) are compared in the coarser
 // and judged by these numbers; they fail as dtype_mismatch, with the
 // metrics still reported, only when the settings say a dtype change
@@ -48,7 +50,7 @@ type Decision struct {
 func Tensor(p *Pair) Decision {
 	m, s := p.Metrics, p.Settings
 	d := Decision{MaxRelL2: s.MaxRelL2, MaxMismatchFraction: s.MaxMismatchFraction}
-	if p.Noise != nil {
+	if p.Noise != nil && s.DType.IsFloat() { // integers must be equal, whatever a baseline shows
 		d.MaxRelL2 = max(d.MaxRelL2, NoiseFactor*p.Noise.RelL2)
 		d.MaxMismatchFraction = max(d.MaxMismatchFraction, min(1, NoiseFactor*p.Noise.MismatchFraction()))
 	}

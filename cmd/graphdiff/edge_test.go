@@ -85,6 +85,11 @@ func TestEdgeRuns(t *testing.T) {
 			if c, _, e := run("compare", a, b, "--shard", "2/2", "--format", "json"); c > 1 {
 				t.Errorf("--shard 2/2: exit %d\n%s", c, e)
 			}
+			// integers are exact: a baseline as far from the reference as
+			// the compared run (the compared run itself) excuses nothing
+			if c, _, e := run("compare", "--baseline", b, a, b); strings.HasPrefix(tc.run, "ints") && c != tc.code {
+				t.Errorf("--baseline %s: exit %d, want %d\n%s", b, c, tc.code, e)
+			}
 		})
 	}
 }
