@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/graphdiff/graphdiff/outcome"
 )
@@ -123,7 +124,11 @@ func track(name string, done bool) error {
 // WriteFile writes a report file whole or not at all: into a temporary file
 // beside path, synced to disk, then renamed over path. On any error the
 // temporary file is removed and path is left as it was; RemovePartial
-// removes it too, from another goroutine (a signal handler's).
+// removes it too, from another goroutine (a signal handler's). Where the
+// file system allows, the temporary file has no name while it is written
+// (createUnnamed) and is named only for the rename, so that a process
+// killed by SIGKILL (which no handler sees) leaves no temporary file
+// behind, but in the moment between naming and renaming.
 func WriteFile(path string, write func(io.Writer) error) (err error) {
 	mode, err := reportMode(path)
 	if err != nil {
@@ -133,39 +138,86 @@ func WriteFile(path string, write func(io.Writer) error) (err error) {
 	if dir == "" {
 		dir = "."
 	}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("report %s: %w", path, err)
+		}
+	}()
+	if f, ok := createUnnamed(dir); ok {
+		return writeUnnamed(f, dir, base, path, mode, write)
+	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("report %s: %w", path, err)
+		return err
 	}
 	if err := track(f.Name(), false); err != nil {
 		f.Close()
 		os.Remove(f.Name())
-		return fmt.Errorf("report %s: %w", path, err)
+		return err
 	}
 	defer track(f.Name(), true)
 	defer func() {
 		if err != nil {
 			f.Close()
 			os.Remove(f.Name())
-			err = fmt.Errorf("report %s: %w", path, err)
 		}
 	}()
-	if err = write(f); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Chmod(mode); err != nil {
+	if err = finishFile(f, mode, write); err != nil {
 		return err
 	}
 	if err = f.Close(); err != nil {
 		return err
 	}
-	partial.Lock() // no RemovePartial between the check and the rename
+	return renameTracked(f.Name(), path)
+}
+
+// writeUnnamed is WriteFile for an unnamed temporary file f in dir: it
+// is given a temporary name (tracked, like a named one) only once it is
+// whole, and renamed over path at once.
+func writeUnnamed(f *os.File, dir, base, path string, mode os.FileMode, write func(io.Writer) error) error {
+	if err := finishFile(f, mode, write); err != nil {
+		f.Close()
+		return err
+	}
+	tmp := filepath.Join(dir, fmt.Sprintf(".%s.tmp-%d-%d", base, os.Getpid(), time.Now().UnixNano()))
+	if err := track(tmp, false); err != nil {
+		f.Close()
+		return err
+	}
+	defer track(tmp, true)
+	err := linkUnnamed(f, tmp)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = renameTracked(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// finishFile writes f with write, syncs it and gives it mode; it leaves
+// f open.
+func finishFile(f *os.File, mode os.FileMode, write func(io.Writer) error) error {
+	if err := write(f); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return f.Chmod(mode)
+}
+
+// renameTracked renames the temporary file tmp (closed) over path, unless
+// RemovePartial has run: no RemovePartial comes between the check and the
+// rename.
+func renameTracked(tmp, path string) error {
+	partial.Lock()
 	defer partial.Unlock()
 	if partial.stopped {
 		return ErrStopped
 	}
-	return os.Rename(f.Name(), path)
+	return os.Rename(tmp, path)
 }

@@ -86,3 +86,33 @@ func TestRemovePartial(t *testing.T) {
 		t.Errorf("left: %v", entries)
 	}
 }
+
+// TestReportHasNoNameWhileWritten: while a report is being written, where
+// the file system allows a file without a name (Linux's O_TMPFILE, as on
+// the test's temporary directory), nothing appears in its directory, so a
+// process killed by SIGKILL then leaves nothing behind; once written it is
+// the only file there.
+func TestReportHasNoNameWhileWritten(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if f, ok := createUnnamed(dir); !ok {
+		t.Skip("no file without a name here: the report is written under a temporary name")
+	} else {
+		f.Close()
+	}
+	path := filepath.Join(dir, "r.json")
+	err := WriteFile(path, func(w io.Writer) error {
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("while writing, the directory holds %v", entries)
+		}
+		_, err := io.WriteString(w, "{}")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if data, err := os.ReadFile(path); err != nil || string(data) != "{}" || len(entries) != 1 {
+		t.Errorf("after writing: %q (%v), directory %v", data, err, entries)
+	}
+}

@@ -28,8 +28,10 @@ func main() {
 // SIGQUIT stop graphdiff at once, leaving behind only whole reports: those
 // already written are kept, those being written are removed (see
 // report.RemovePartial). graphdiff writes nothing else, so there is nothing
-// more to clean up. (SIGKILL cannot be caught: a report being written then
-// stays as its temporary file, .NAME.tmp-*, beside it.)
+// more to clean up. (SIGKILL cannot be caught: a report being written has
+// no name until it is renamed into place, where the file system allows it,
+// see report.WriteFile; elsewhere it stays as its temporary file,
+// .NAME.tmp-*, beside it.)
 func stopOnSignal() {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
