@@ -69,6 +69,7 @@ func CurveHTML(w io.Writer, r *curve.Result) error {
 }
 
 func writeCurveHTML(w io.Writer, r *curve.Result) error {
+	r = printableCurve(r) // control characters shown, as the terminal shows them
 	c, err := htmlCurveSection(r)
 	if err != nil {
 		return err

@@ -106,3 +106,72 @@ func TestControlCharactersInErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestControlCharactersInInspectAndCurve: run directories and a tensor
+// file named with an escape sequence, a carriage return, a newline and a
+// bidirectional override go through inspect (text, JSON) and curve (text,
+// JSON, HTML): the text output shows them escaped and forges no line, JSON
+// carries them exactly, the HTML page holds no raw control character.
+func TestControlCharactersInInspectAndCurve(t *testing.T) {
+	t.Parallel()
+	const hostile = "r\x1b[2J\r\nPASS  forged\u202e"
+	src := filepath.Join("..", "..", "testdata", "scenarios", "captured_lr")
+	dir := t.TempDir()
+	var runs [2]string
+	for i, run := range []string{"eager", "graph"} {
+		runs[i] = filepath.Join(dir, hostile+run)
+		if err := os.CopyFS(runs[i], os.DirFS(filepath.Join(src, run))); err != nil {
+			t.Skipf("the file system refuses the name: %v", err)
+		}
+	}
+	checkText := func(what, out string) {
+		t.Helper()
+		if strings.ContainsAny(out, "\x1b\r\u202e") {
+			t.Errorf("%s prints a raw control character:\n%q", what, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "PASS  forged") {
+				t.Errorf("%s: a name forged the line %q", what, line)
+			}
+		}
+		if !strings.Contains(out, `r\x1b[2J\r\nPASS  forged\u202e`) {
+			t.Errorf("%s does not show the name escaped:\n%s", what, out)
+		}
+	}
+	tensor := filepath.Join(runs[0], "step_000001", "grads", hostile+".npy")
+	if err := os.Rename(filepath.Join(runs[0], "step_000001", "grads", "fc1.bias.npy"), tensor); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run("inspect", runs[0])
+	if code != exitPass {
+		t.Fatalf("inspect: exit %d\n%s", code, stderr)
+	}
+	checkText("inspect", out)
+	_, out, _ = run("inspect", "--format", "json", tensor)
+	var ins struct {
+		Path    string `json:"path"`
+		Tensors []struct {
+			Name string `json:"name"`
+		} `json:"tensors"`
+	}
+	if err := json.Unmarshal([]byte(out), &ins); err != nil || ins.Path != tensor || len(ins.Tensors) != 1 || ins.Tensors[0].Name != hostile {
+		t.Errorf("inspect JSON: %+v (%v), want the path and name exactly", ins, err)
+	}
+	html := filepath.Join(dir, "curve.html")
+	code, out, stderr = run("curve", "--html", html, runs[0], runs[1])
+	if code > exitDiff {
+		t.Fatalf("curve: exit %d\n%s", code, stderr)
+	}
+	checkText("curve", out)
+	_, out, _ = run("curve", "--format", "json", runs[0], runs[1])
+	if !strings.Contains(out, `r\u001b[2J\r\nPASS  forged`) {
+		t.Errorf("curve JSON does not carry the path (JSON-escaped):\n%.400s", out)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(string(page), "\x1b\r") {
+		t.Error("the curve's HTML page holds a raw control character")
+	}
+}
