@@ -31,7 +31,8 @@ import (
 // Contiguous tensors, in C or Fortran order, are read in place; a view
 // with other strides (t[::2]) is gathered in memory from the span of its
 // storage it covers. The legacy format (torch.save before PyTorch 1.6, or
-// with _use_new_zipfile_serialization=False) is refused.
+// with _use_new_zipfile_serialization=False) is refused, and so is an
+// archive that PyTorch would read otherwise than archive/zip (checkZip).
 
 // maxPickle caps data.pkl: it describes tensors, it does not hold them.
 const maxPickle = 64 << 20
@@ -148,6 +149,9 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 	zr, err := zip.NewReader(ra, size)
 	if err != nil {
 		return fail("not a torch.save zip archive: %v", err)
+	}
+	if err := checkZip(ra, size, zr.File, "PyTorch"); err != nil {
+		return fail("%w", err)
 	}
 	var pkl *zip.File
 	entries := map[string]*zip.File{}

@@ -97,6 +97,99 @@ def gen_npz():
         "zipfile ZIP_DEFLATED archive of np.save(np.zeros(2**20, f4)) whose uncompressed size is patched to 4294967294 in the local header and the central directory")
 
 
+def npz_bytes(**arrays):
+    b = io.BytesIO()
+    np.savez(b, **arrays)
+    return b.getvalue()
+
+
+def gen_zip_ambiguity():
+    """Archives that Python's zipfile (np.load) or PyTorch read otherwise
+    than Go's archive/zip, which graphdiff lists archives with. This script
+    can only check the Python side; the Go side is stated in each note, and
+    loaders/zipcheck_test.go checks it."""
+    import torch
+    # Two np.savez archives one after the other: the first (a.npy) as
+    # np.savez writes it, the second (b.npy) with the zip64 end record and
+    # locator that zipfile writes for archives of more than 65,535 members
+    # (zipfile.ZIP_FILECOUNT_LIMIT set to 0 while np.savez writes it). The
+    # second archive's classic end record is then rewritten to name the
+    # first archive's central directory; its zip64 end record still names
+    # its own. With a.npy longer than b.npy the two records' directory
+    # offsets differ; with both of one length they are the same number,
+    # but zipfile counts it from the second archive's start (it places a
+    # directory just before the end record that names it) and archive/zip
+    # from the file's.
+    for name, n, which in [("npz_two_directories.npz", 6, "the directory offsets the two records give differ"),
+                           ("npz_two_directories_same_fields.npz", 4, "the two records give the same directory offset, "
+                            "size and count, but zipfile counts the offset from the second archive's start")]:
+        first = npz_bytes(a=np.arange(n, dtype="<f4"))
+        limit = zipfile.ZIP_FILECOUNT_LIMIT
+        zipfile.ZIP_FILECOUNT_LIMIT = 0
+        try:
+            second = npz_bytes(b=-np.arange(4, dtype="<f4"))
+        finally:
+            zipfile.ZIP_FILECOUNT_LIMIT = limit
+        assert b"PK\x06\x06" in second and b"PK\x06\x07" in second
+        end = first.rfind(b"PK\x05\x06")
+        count, size, offset = struct.unpack("<HLL", first[end + 10:end + 20])
+        z = bytearray(first + second)
+        assert z[-22:-18] == b"PK\x05\x06"
+        same = z[-22 + 10:-22 + 20] == first[end + 10:end + 20]
+        assert same == (n == 4), (n, same)
+        struct.pack_into("<HHLL", z, len(z) - 22 + 8, count, count, size, offset)
+        z = bytes(z)
+        with zipfile.ZipFile(io.BytesIO(z)) as zf:
+            assert zf.namelist() == ["b.npy"], zf.namelist()
+        with np.load(io.BytesIO(z)) as npz:
+            assert npz.files == ["b"] and (npz["b"] == -np.arange(4)).all()
+        put(name, z,
+            f"two np.savez archives concatenated: a.npy = arange({n}) f4, then b.npy = -arange(4) f4 with the zip64 end "
+            "record and locator zipfile writes (zipfile.ZIP_FILECOUNT_LIMIT set to 0 while np.savez writes it); the "
+            f"second's classic end record is rewritten to name the first's central directory ({which}). np.load "
+            "(checked here) lists only b.npy, from the zip64 end record; Go's archive/zip, which reads the classic "
+            "end record when its fields are not saturated, lists only a.npy")
+
+    z = bytearray(npz_bytes(a=np.arange(4, dtype="<f4"), b=-np.arange(4, dtype="<f4")))
+    with zipfile.ZipFile(io.BytesIO(bytes(z))) as zf:
+        h = zf.getinfo("a.npy").header_offset
+    assert z[h:h + 4] == b"PK\x03\x04" and z[h + 30:h + 35] == b"a.npy"
+    z[h + 30:h + 35] = b"b.npy"
+    z = bytes(z)
+    try:
+        with np.load(io.BytesIO(z)) as npz:
+            npz["a"]
+        raise AssertionError("np.load read a.npy")
+    except zipfile.BadZipFile as e:
+        assert "differ" in str(e), e
+    put("npz_local_name_differs.npz", z,
+        "np.savez archive of a.npy = arange(4) f4 and b.npy = -arange(4) f4 whose first local header's file name "
+        "a.npy is rewritten to b.npy (the central directory still says a.npy): np.load's zipfile raises BadZipFile "
+        "\"File name in directory 'a.npy' and header b'b.npy' differ\" (checked here); Go's archive/zip never reads "
+        "a local header's name and reads a.npy")
+
+    # torch.save output whose zip64 end record is rewritten to name only
+    # its last central directory entry (archive/version)
+    b = io.BytesIO()
+    torch.save({"w": torch.arange(4, dtype=torch.float32)}, b)
+    z = bytearray(b.getvalue())
+    end = len(z) - 22
+    assert z[end:end + 4] == b"PK\x05\x06" and z[end - 20:end - 16] == b"PK\x06\x07" and z[end - 76:end - 72] == b"PK\x06\x06"
+    size, offset = struct.unpack("<LL", z[end + 12:end + 20])
+    last = z.rfind(b"PK\x01\x02", offset, end)
+    struct.pack_into("<QQQQ", z, end - 76 + 24, 1, 1, offset + size - last, last)
+    z = bytes(z)
+    try:
+        torch.load(io.BytesIO(z))
+        raise AssertionError("torch.load read it")
+    except RuntimeError as e:
+        assert "data.pkl" in str(e), e
+    put("pt_two_directories.pt", z,
+        "torch.save({'w': arange(4) f4}) output whose zip64 end record is rewritten to name only its last central "
+        "directory entry, archive/version: torch.load, whose reader uses the zip64 end record, finds no data.pkl "
+        "(checked here); Go's archive/zip reads the classic end record and lists all three members")
+
+
 def safetensors(header_bytes, data=b""):
     return struct.pack("<Q", len(header_bytes)) + header_bytes + data
 
@@ -278,6 +371,7 @@ def gen_curves():
 if __name__ == "__main__":
     gen_npy()
     gen_npz()
+    gen_zip_ambiguity()
     gen_safetensors()
     gen_pt()
     gen_pt_views()
