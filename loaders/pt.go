@@ -26,7 +26,8 @@ import (
 // say — is an error, not a call. Storages are read in place from the zip,
 // at any offset. Dicts, lists and tuples of tensors (nested, a state_dict,
 // {"loss": .., "grads": {..}}) become tensor names joined with '/'; other
-// values (ints, strings) are not tensors and are left out.
+// values (ints, strings) are not tensors and are left out. A file in which
+// two tensors get one name is refused (see ptWalk).
 //
 // Contiguous tensors, in C or Fortran order, are read in place; a view
 // with other strides (t[::2]) is gathered in memory from the span of its
@@ -181,9 +182,9 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 	if err != nil {
 		return fail("%v", err)
 	}
-	leaves := map[string]*ptTensor{}
+	leaves := map[string]ptLeaf{}
 	budget := maxPTEntries
-	if err := ptWalk(obj, "", 0, &budget, leaves); err != nil {
+	if err := ptWalk(obj, "", 0, false, &budget, leaves); err != nil {
 		return fail("%v", err)
 	}
 	if len(leaves) == 0 {
@@ -199,7 +200,7 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 			errs = append(errs, &Error{Path: path, Member: name, Err: err})
 			continue
 		}
-		t, err := ptTensorOf(leaves[name], name, entries, prefix, open, size, path)
+		t, err := ptTensorOf(leaves[name].tensor, name, entries, prefix, open, size, path)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -249,30 +250,53 @@ func unpicklePT(data []byte) (obj interface{}, err error) {
 	return u.Load()
 }
 
-// ptWalk collects the tensors of the unpickled object by name.
-func ptWalk(v interface{}, name string, depth int, budget *int, out map[string]*ptTensor) error {
+// ptLeaf is a tensor found in the saved object; slashed tells whether a
+// key on its path holds a '/', the separator of the names it is joined
+// into.
+type ptLeaf struct {
+	tensor  *ptTensor
+	slashed bool
+}
+
+// ptWalk collects the tensors of the unpickled object by name: the keys
+// (and list indexes) on the way to each, joined with '/'. A name given
+// twice refuses the whole file: {"a": {"b": t1}, "a/b": t2} names two
+// tensors "a/b", as does a dict that holds a key twice (a pickle can say
+// so; a Python dict cannot) or two keys that print alike (1 and "1").
+// Keeping either tensor would compare one the user may not have meant,
+// and graphdiff cannot tell which was meant; renaming one would give a
+// name neither run uses.
+func ptWalk(v interface{}, name string, depth int, slashed bool, budget *int, out map[string]ptLeaf) error {
 	if depth > maxPTDepth {
 		return fmt.Errorf("containers nest deeper than %d levels", maxPTDepth)
 	}
 	if *budget--; *budget < 0 {
 		return fmt.Errorf("containers hold more than %d entries (shared references expand)", maxPTEntries)
 	}
-	join := func(key interface{}) string {
+	walk := func(v, key interface{}) error {
 		k := fmt.Sprint(key)
-		if name == "" {
-			return k
+		full := k
+		if name != "" {
+			full = name + "/" + k
 		}
-		return name + "/" + k
+		return ptWalk(v, full, depth+1, slashed || strings.Contains(k, "/"), budget, out)
 	}
 	switch x := v.(type) {
 	case *ptTensor:
 		if name == "" {
 			name = "tensor"
 		}
-		out[name] = x
+		if prev, twice := out[name]; twice {
+			why := "a dict holds the key twice, or two keys that print alike, as 1 and '1' do"
+			if prev.slashed || slashed {
+				why = "a key containing '/' gives the name a nested container gives too"
+			}
+			return fmt.Errorf("two tensors are named %q (%s): graphdiff cannot tell which one is meant", name, why)
+		}
+		out[name] = ptLeaf{x, slashed}
 	case *types.Dict:
 		for _, e := range *x {
-			if err := ptWalk(e.Value, join(e.Key), depth+1, budget, out); err != nil {
+			if err := walk(e.Value, e.Key); err != nil {
 				return err
 			}
 		}
@@ -282,19 +306,19 @@ func ptWalk(v interface{}, name string, depth int, budget *int, out map[string]*
 			if !ok {
 				continue
 			}
-			if err := ptWalk(e.Value, join(e.Key), depth+1, budget, out); err != nil {
+			if err := walk(e.Value, e.Key); err != nil {
 				return err
 			}
 		}
 	case *types.List:
 		for i, e := range *x {
-			if err := ptWalk(e, join(i), depth+1, budget, out); err != nil {
+			if err := walk(e, i); err != nil {
 				return err
 			}
 		}
 	case *types.Tuple:
 		for i := 0; i < x.Len(); i++ {
-			if err := ptWalk(x.Get(i), join(i), depth+1, budget, out); err != nil {
+			if err := walk(x.Get(i), i); err != nil {
 				return err
 			}
 		}

@@ -50,16 +50,25 @@ func TestPTFixtures(t *testing.T) {
 }
 
 // TestPTRefusals checks that a pickle naming a function to call is refused
-// without calling it, and that the legacy format is refused with advice.
+// without calling it, that the legacy format is refused with advice, and
+// that a file whose tensors flatten into one name twice is refused whole,
+// naming the name and why it came twice.
 func TestPTRefusals(t *testing.T) {
 	t.Parallel()
 	for file, want := range map[string]string{
 		"pt_code.pt":   "data.pkl names posix.system: refused, graphdiff never runs code from a pickle",
 		"pt_legacy.pt": "legacy torch.save format",
+		"pt_name_collision.pt": `pt_name_collision.pt: two tensors are named "a/b" (a key containing '/' gives the name ` +
+			`a nested container gives too): graphdiff cannot tell which one is meant`,
+		"pt_repeated_key.pt": `pt_repeated_key.pt: two tensors are named "a" (a dict holds the key twice, or two keys ` +
+			`that print alike, as 1 and '1' do): graphdiff cannot tell which one is meant`,
 	} {
-		_, _, err := OpenFile(fixture("bad", file), Options{})
+		ts, errs, err := OpenFile(fixture("bad", file), Options{})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", file, err, want)
+		}
+		if len(ts)+len(errs) > 0 {
+			t.Errorf("%s: %d tensors and %d member errors from a refused file", file, len(ts), len(errs))
 		}
 	}
 }

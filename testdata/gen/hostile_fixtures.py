@@ -292,6 +292,52 @@ def gen_pt_views():
         "a torch.save layout whose pickle (protocol 2, checked with pickle.loads) is 21 lists each holding the one before twice by memo reference: 2^21 paths")
 
 
+def torch_records(data):
+    """The records of a torch.save archive, in order, without the archive's
+    prefix and without its version record."""
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        return [(n.split("/", 1)[1], z.read(n)) for n in z.namelist() if n.split("/", 1)[1] != "version"]
+
+
+def torch_archive(records):
+    """A torch.save archive of records (name, bytes), written by PyTorch's
+    own zip writer (torch._C.PyTorchFileWriter, which torch.save uses; it
+    names the archive "archive" and adds the version record itself)."""
+    import torch
+    b = io.BytesIO()
+    w = torch._C.PyTorchFileWriter(b)
+    for name, data in records:
+        w.write_record(name, data, len(data))
+    w.write_end_of_file()
+    return b.getvalue()
+
+
+def gen_pt_names():
+    """torch.save objects whose tensors, flattened into names joined with
+    '/', give one name twice."""
+    import torch
+    b = io.BytesIO()
+    torch.save({"a": {"b": torch.zeros(2)}, "a/b": torch.ones(2)}, b)
+    loaded = torch.load(io.BytesIO(b.getvalue()))
+    assert list(loaded) == ["a", "a/b"] and (loaded["a"]["b"] == 0).all() and (loaded["a/b"] == 1).all()
+    put("pt_name_collision.pt", b.getvalue(),
+        "torch.save({'a': {'b': zeros(2)}, 'a/b': ones(2)}), as torch.save wrote it (torch.load gives both back): "
+        "flattened into names joined with '/', both tensors are a/b")
+
+    b = io.BytesIO()
+    torch.save({"a": torch.zeros(2), "b": torch.ones(2)}, b)
+    records = torch_records(b.getvalue())
+    key_b, key_a = b"X\x01\x00\x00\x00b", b"X\x01\x00\x00\x00a"  # BINUNICODE 'b', 'a'
+    assert dict(records)["data.pkl"].count(key_b) == 1
+    z = torch_archive([(n, d.replace(key_b, key_a) if n == "data.pkl" else d) for n, d in records])
+    loaded = torch.load(io.BytesIO(z))
+    assert list(loaded) == ["a"] and (loaded["a"] == 1).all(), loaded
+    put("pt_repeated_key.pt", z,
+        "torch.save({'a': zeros(2), 'b': ones(2)}) with the pickle's key 'b' (its BINUNICODE opcode) rewritten to 'a', "
+        "the records written again by PyTorch's own zip writer (torch._C.PyTorchFileWriter): the dict is given "
+        "the key 'a' twice, and torch.load keeps the second, ones(2) (checked here)")
+
+
 def run_dir(name, manifest_bytes, note):
     d = os.path.join(RUNS, name)
     os.makedirs(os.path.join(d, "step_000001"), exist_ok=True)
@@ -375,6 +421,7 @@ if __name__ == "__main__":
     gen_safetensors()
     gen_pt()
     gen_pt_views()
+    gen_pt_names()
     gen_manifests()
     gen_policies()
     gen_curves()
