@@ -169,6 +169,10 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 		return fail("data.pkl of %d bytes exceeds the %d-byte limit", pkl.UncompressedSize64, maxPickle)
 	}
 	prefix := strings.TrimSuffix(pkl.Name, "data.pkl")
+	bigEndian, err := ptByteOrder(entries[prefix+"byteorder"])
+	if err != nil {
+		return fail("%v", err)
+	}
 	rc, err := pkl.Open()
 	if err != nil {
 		return fail("data.pkl: %v", err)
@@ -200,7 +204,7 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 			errs = append(errs, &Error{Path: path, Member: name, Err: err})
 			continue
 		}
-		t, err := ptTensorOf(leaves[name].tensor, name, entries, prefix, open, size, path)
+		t, err := ptTensorOf(leaves[name].tensor, name, entries, prefix, bigEndian, open, size, path)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -326,8 +330,46 @@ func ptWalk(v interface{}, name string, depth int, slashed bool, budget *int, ou
 	return nil
 }
 
-// ptTensorOf describes one saved tensor and where its bytes are.
-func ptTensorOf(p *ptTensor, name string, entries map[string]*zip.File, prefix string, open opener, size int64, path string) (*Tensor, error) {
+// maxByteOrder caps what is read of the byteorder record: "little" or
+// "big", anything longer is refused.
+const maxByteOrder = 16
+
+// ptByteOrder reads the archive's byteorder record f (nil when it has
+// none) and reports whether its storages are big-endian. torch.save has
+// written the record since PyTorch 2.1: sys.byteorder of the machine that
+// saved, "little" or "big", and torch.load byte-swaps the storages of a
+// file from a machine of the other order. Without the record (older
+// files) storages are little-endian, as torch.load takes them; any other
+// value is refused, as torch.load refuses it.
+func ptByteOrder(f *zip.File) (bigEndian bool, err error) {
+	if f == nil {
+		return false, nil
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return false, fmt.Errorf("byteorder record: %w", err)
+	}
+	defer rc.Close()
+	order, err := io.ReadAll(io.LimitReader(rc, maxByteOrder+1))
+	if err != nil {
+		return false, fmt.Errorf("byteorder record: %w", err)
+	}
+	switch string(order) {
+	case "little":
+		return false, nil
+	case "big":
+		return true, nil
+	}
+	shown := string(order)
+	if len(order) > maxByteOrder {
+		shown = string(order[:maxByteOrder]) + "..."
+	}
+	return false, fmt.Errorf("byteorder record %q is neither \"little\" nor \"big\": the storages' byte order is unknown (torch.load refuses it too)", shown)
+}
+
+// ptTensorOf describes one saved tensor and where its bytes are; a
+// multi-byte dtype's are big-endian when bigEndian is set.
+func ptTensorOf(p *ptTensor, name string, entries map[string]*zip.File, prefix string, bigEndian bool, open opener, size int64, path string) (*Tensor, error) {
 	fail := func(format string, args ...any) (*Tensor, error) {
 		return nil, &Error{Path: path, Member: name, Err: fmt.Errorf(format, args...)}
 	}
@@ -352,7 +394,8 @@ func ptTensorOf(p *ptTensor, name string, entries map[string]*zip.File, prefix s
 	if err != nil {
 		return fail("%v", err)
 	}
-	t := &Tensor{Name: name, Path: path, Member: name, DType: dt, Shape: p.size, Descr: dt.String()}
+	t := &Tensor{Name: name, Path: path, Member: name, DType: dt, Shape: p.size, Descr: dt.String(),
+		BigEndian: bigEndian && dt.Size() > 1}
 	// the last storage element the view touches, every step checked
 	// against the storage (strides that overflow are refused, not wrapped)
 	elems := stored / es
