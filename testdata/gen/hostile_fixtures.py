@@ -212,6 +212,18 @@ def gen_safetensors():
                     "b": {"dtype": "F32", "shape": [4], "data_offsets": [16, 18446744073709551615]}}).encode()
     put("st_offset_overflow.safetensors", safetensors(h, data),
         "json.dumps header whose second tensor's end offset is 2**64-1")
+    w, v = np.arange(4, dtype="<f4"), -np.arange(4, dtype="<f4")
+    h = json.dumps({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
+                    "v": {"dtype": "F32", "shape": [4], "data_offsets": [16, 32]}})
+    assert h.count('"v"') == 1
+    h = h.replace('"v"', '"w"').encode()
+    parsed = json.loads(h)
+    assert list(parsed) == ["w"] and parsed["w"]["data_offsets"] == [16, 32]
+    put("st_duplicate_key.safetensors", safetensors(h, w.tobytes() + v.tobytes()),
+        "json.dumps header of two F32 [4] tensors, w = arange(4) at [0, 16) and v = -arange(4) at [16, 32), "
+        "the key \"v\" then rewritten to \"w\" by string surgery on the JSON text (a Python dict cannot hold a "
+        "key twice): json.loads keeps the second w (checked here), Go's encoding/json into a map the second too, "
+        "the safetensors library's serde map one of the two")
 
 
 def gen_pt():
