@@ -3,11 +3,12 @@ package loaders
 import (
 	"archive/zip"
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 )
 
 // An .npz or torch.save file is a zip archive. graphdiff lists it with
@@ -83,6 +84,7 @@ type zipEntry struct {
 	crc          uint32
 	csize, usize uint64
 	header       int64 // offset of the local header in the file
+	data         int64 // offset of the data, from the local header's lengths
 }
 
 // checkZip returns an error when the archive of size bytes that ra reads,
@@ -205,7 +207,7 @@ func zipEntries(ra io.ReaderAt, size, start int64, dirSize uint64, concat int64,
 	r := bufio.NewReaderSize(io.NewSectionReader(ra, start, int64(dirSize)), int(min(dirSize, 64<<10)))
 	entries := make([]zipEntry, 0, len(files))
 	var fixed [zipCentralLen]byte
-	var extra []byte
+	var name, extra []byte
 	for total := uint64(0); total < dirSize; {
 		i := len(entries)
 		if i == len(files) {
@@ -221,8 +223,7 @@ func zipEntries(ra io.ReaderAt, size, start int64, dirSize uint64, concat int64,
 		if total += uint64(zipCentralLen + n + m + k); total > dirSize {
 			return nil, fmt.Errorf("central directory entry %d runs past the directory's size", i)
 		}
-		name := make([]byte, n)
-		extra = grow(extra, m)
+		name, extra = grow(name, n), grow(extra, m)
 		if _, err := io.ReadFull(r, name); err != nil {
 			return nil, fmt.Errorf("central directory entry %d is cut short", i)
 		}
@@ -232,7 +233,11 @@ func zipEntries(ra io.ReaderAt, size, start int64, dirSize uint64, concat int64,
 		if _, err := r.Discard(k); err != nil {
 			return nil, fmt.Errorf("central directory entry %d is cut short", i)
 		}
-		e := zipEntry{name: string(name), flags: le.Uint16(fixed[8:]), method: le.Uint16(fixed[10:]),
+		f := files[i]
+		if string(name) != f.Name {
+			return nil, fmt.Errorf("member %d is %q to %s but %q to graphdiff", i, name, reader, f.Name)
+		}
+		e := zipEntry{name: f.Name, flags: le.Uint16(fixed[8:]), method: le.Uint16(fixed[10:]),
 			crc: le.Uint32(fixed[16:]), csize: uint64(le.Uint32(fixed[20:])), usize: uint64(le.Uint32(fixed[24:]))}
 		header, err := zip64Extra(&e, uint64(le.Uint32(fixed[42:])), extra)
 		if err != nil {
@@ -242,10 +247,6 @@ func zipEntries(ra io.ReaderAt, size, start int64, dirSize uint64, concat int64,
 			return nil, fmt.Errorf("member %q has its local header at offset %d, beyond the file", e.name, header)
 		}
 		e.header = int64(header) + concat
-		f := files[i]
-		if e.name != f.Name {
-			return nil, fmt.Errorf("member %d is %q to %s but %q to graphdiff", i, e.name, reader, f.Name)
-		}
 		if e.flags != f.Flags || e.method != f.Method || e.crc != f.CRC32 ||
 			e.csize != f.CompressedSize64 || e.usize != f.UncompressedSize64 {
 			return nil, fmt.Errorf("%s and graphdiff would read member %q with different sizes, method or flags", reader, e.name)
@@ -298,15 +299,9 @@ func zip64Extra(e *zipEntry, header uint64, extra []byte) (uint64, error) {
 // the central directory at dirStart.
 func checkLocalHeaders(ra io.ReaderAt, size int64, entries []zipEntry, dirStart int64) error {
 	le := binary.LittleEndian
-	type span struct {
-		name      string
-		header    int64
-		dataStart int64
-		csize     uint64
-	}
-	spans := make([]span, 0, len(entries))
 	var buf []byte
-	for _, e := range entries {
+	for i := range entries {
+		e := &entries[i]
 		if e.header < 0 || e.header > size-zipLocalLen {
 			return fmt.Errorf("member %q has its local header at offset %d, outside the file", e.name, e.header)
 		}
@@ -337,15 +332,19 @@ func checkLocalHeaders(ra io.ReaderAt, size int64, entries []zipEntry, dirStart 
 		if (le.Uint16(buf[6:])^e.flags)&zipUTF8 != 0 && !isASCII(e.name) {
 			return fmt.Errorf("member %q: its local header and its central entry decode its name differently (one marks it UTF-8)", e.name)
 		}
-		spans = append(spans, span{e.name, e.header, e.header + zipLocalLen + n + m, e.csize})
+		e.data = e.header + zipLocalLen + n + m
 	}
-	sort.SliceStable(spans, func(i, j int) bool { return spans[i].header < spans[j].header })
-	for i, s := range spans {
-		end, next := dirStart, "the central directory"
-		if i+1 < len(spans) {
-			end, next = spans[i+1].header, fmt.Sprintf("member %q", spans[i+1].name)
+	slices.SortStableFunc(entries, func(a, b zipEntry) int { return cmp.Compare(a.header, b.header) })
+	for i, s := range entries {
+		end := dirStart
+		if i+1 < len(entries) {
+			end = entries[i+1].header
 		}
-		if s.dataStart > end || s.csize > uint64(end-s.dataStart) {
+		if s.data > end || s.csize > uint64(end-s.data) {
+			next := "the central directory"
+			if i+1 < len(entries) {
+				next = fmt.Sprintf("member %q", entries[i+1].name)
+			}
 			return fmt.Errorf("member %q's data runs into %s (overlapping members, as zip bombs are made; Python's zipfile refuses them)", s.name, next)
 		}
 	}
