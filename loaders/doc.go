@@ -45,9 +45,10 @@
 // A container that could be read in two ways is refused whole, never read
 // one way: an .npz or torch.save archive that numpy or PyTorch would read
 // otherwise than archive/zip (end records naming different central
-// directories, a local header naming another file, overlapping members:
-// see zipcheck.go); a torch.save object in which two tensors flatten into
-// one name (a key containing '/' beside a nested container, or a key given
-// twice); a torch.save byteorder record other than "little" or "big" ("big"
-// is read big-endian); a safetensors header that gives a key twice.
+// directories, a local header naming another file, overlapping members: see
+// zipcheck.go); a torch.save archive that holds a member twice or two
+// pickles; a torch.save object in which two tensors flatten into one name (a
+// key containing '/' beside a nested container, or a key given twice); a
+// torch.save byteorder record other than "little" or "big" ("big" is read
+// big-endian); a safetensors header that gives a key twice.
 package loaders

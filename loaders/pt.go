@@ -157,8 +157,18 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 	var pkl *zip.File
 	entries := map[string]*zip.File{}
 	for _, f := range zr.File {
+		// torch.save writes each record once, under one directory; an
+		// archive with a member twice, or two pickles, could be read
+		// either way (torch.load takes the last member of a name, and
+		// refuses members outside its first member's directory)
+		if entries[f.Name] != nil {
+			return fail("the archive holds two members named %q: graphdiff cannot tell which one is meant", f.Name)
+		}
 		entries[f.Name] = f
-		if strings.HasSuffix(f.Name, "/data.pkl") && strings.Count(f.Name, "/") == 1 && pkl == nil {
+		if strings.HasSuffix(f.Name, "/data.pkl") && strings.Count(f.Name, "/") == 1 {
+			if pkl != nil {
+				return fail("the archive holds two pickles, %q and %q: graphdiff cannot tell which one is meant", pkl.Name, f.Name)
+			}
 			pkl = f
 		}
 	}

@@ -53,7 +53,8 @@ func TestPTFixtures(t *testing.T) {
 // without calling it, that the legacy format is refused with advice, and
 // that a file whose tensors flatten into one name twice is refused whole,
 // naming the name and why it came twice, as is one whose byteorder record
-// names neither order.
+// names neither order, and one whose archive holds a member twice or two
+// pickles.
 func TestPTRefusals(t *testing.T) {
 	t.Parallel()
 	for file, want := range map[string]string{
@@ -65,6 +66,10 @@ func TestPTRefusals(t *testing.T) {
 			`that print alike, as 1 and '1' do): graphdiff cannot tell which one is meant`,
 		"pt_byteorder_unknown.pt": `pt_byteorder_unknown.pt: byteorder record "middle" is neither "little" nor "big": ` +
 			`the storages' byte order is unknown (torch.load refuses it too)`,
+		"pt_duplicate_member.pt": `pt_duplicate_member.pt: the archive holds two members named "archive/data.pkl": ` +
+			`graphdiff cannot tell which one is meant`,
+		"pt_two_pickles.pt": `pt_two_pickles.pt: the archive holds two pickles, "a/data.pkl" and "b/data.pkl": ` +
+			`graphdiff cannot tell which one is meant`,
 	} {
 		ts, errs, err := OpenFile(fixture("bad", file), Options{})
 		if err == nil || !strings.Contains(err.Error(), want) {

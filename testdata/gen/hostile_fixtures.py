@@ -370,6 +370,40 @@ def torch_storage_units(pkl):
     return units
 
 
+def gen_pt_members():
+    """torch.save archives with a record twice or two pickles, their
+    members as torch.save wrote them, put together by Python's zipfile
+    (which warns of a duplicate name and writes it)."""
+    import torch
+
+    def records(obj):
+        b = io.BytesIO()
+        torch.save(obj, b)
+        with zipfile.ZipFile(io.BytesIO(b.getvalue())) as z:
+            return [(n, z.read(n)) for n in z.namelist()]
+
+    w, v = records({"w": torch.zeros(4)}), records({"v": torch.ones(4)})
+    assert [n for n, _ in w] == ["archive/data.pkl", "archive/data/0", "archive/version"] == [n for n, _ in v]
+    z = zip_bytes([w[0], v[0]] + w[1:])
+    loaded = torch.load(io.BytesIO(z))
+    assert list(loaded) == ["v"] and (loaded["v"] == 0).all(), loaded
+    put("pt_duplicate_member.pt", z,
+        "zipfile archive of torch.save({'w': zeros(4)})'s records with the data.pkl of torch.save({'v': ones(4)}) "
+        "added after its own under the same name, archive/data.pkl: torch.load reads the second pickle, {'v'} "
+        "(over the first's storage: zeros), checked here")
+    z = zip_bytes([("b/version", v[2][1]), ("a/data.pkl", w[0][1]), ("a/data/0", w[1][1]), ("a/version", w[2][1]),
+                   ("b/data.pkl", v[0][1]), ("b/data/0", v[1][1])])
+    try:
+        torch.load(io.BytesIO(z))
+        raise AssertionError("torch.load read it")
+    except RuntimeError as e:
+        assert "not in a subdirectory" in str(e), e
+    put("pt_two_pickles.pt", z,
+        "zipfile archive of the records of torch.save({'w': zeros(4)}) under a/ and of torch.save({'v': ones(4)}) "
+        "under b/, b/version first: two pickles, a/data.pkl and b/data.pkl; torch.load refuses members outside "
+        "its first member's directory (checked here)")
+
+
 def gen_pt_byteorder():
     """testdata/pt/tensors.pt and views.pt (torch_fixtures.py) with a
     byteorder record, as torch.save has written one since PyTorch 2.1
@@ -513,6 +547,7 @@ if __name__ == "__main__":
     gen_pt()
     gen_pt_views()
     gen_pt_names()
+    gen_pt_members()
     gen_pt_byteorder()
     gen_manifests()
     gen_policies()
