@@ -52,6 +52,7 @@ func TestBadInput(t *testing.T) {
 		{"st_negative_shape.safetensors", "is not a non-negative integer", 0},
 		{"st_unknown_dtype.safetensors", `unsupported dtype "F12"`, 0},
 		{"st_truncated.safetensors", "run past the end of the data", 0},
+		{"st_duplicate_key.safetensors", `header gives the key "w" twice: a JSON reader keeps only one of the two`, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) { runBadCase(t, tc.file, tc.want, tc.ok) })

@@ -21,8 +21,9 @@
 // (np.savez_compressed) members; .safetensors files may hold BOOL, U8–U64,
 // I8–I64, F8_E4M3, F8_E5M2, F16, BF16, F32, F64 and C64 tensors; torch.save
 // files (.pt, .pth) hold containers of tensors, read without running any
-// code from their pickle (see pt.go). Loss curves come from .npy, CSV, JSON
-// lines and TensorBoard event files (ReadCurve).
+// code from their pickle, big-endian when their byteorder record says so
+// (see pt.go). Loss curves come from .npy, CSV, JSON lines and TensorBoard
+// event files (ReadCurve).
 //
 // # Decoding
 //
@@ -40,4 +41,14 @@
 // seek before it has been checked against the file's size and fixed caps;
 // element counts are checked for overflow. In a run directory one bad file
 // is reported in Run.Errors and the rest are still read.
+//
+// A container that could be read in two ways is refused whole, never read
+// one way: an .npz or torch.save archive that numpy or PyTorch would read
+// otherwise than archive/zip (end records naming different central
+// directories, a local header naming another file, overlapping members: see
+// zipcheck.go); a torch.save archive that holds a member twice or two
+// pickles; a torch.save object in which two tensors flatten into one name (a
+// key containing '/' beside a nested container, or a key given twice); a
+// torch.save byteorder record other than "little" or "big" ("big" is read
+// big-endian); a safetensors header that gives a key twice.
 package loaders

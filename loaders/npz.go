@@ -13,7 +13,8 @@ import (
 // offset; a deflated one is streamed from its start. A member's declared
 // uncompressed size must equal what its .npy header implies, and reading
 // one never yields more bytes than that, so a member that inflates beyond
-// its declared size is an error, not an allocation.
+// its declared size is an error, not an allocation. An archive that numpy
+// would read otherwise than archive/zip does is refused whole (checkZip).
 
 // readNPZ lists the tensors of the .npz archive that open opens. It returns
 // the tensors it could read and one error per member it could not; a
@@ -27,6 +28,9 @@ func readNPZ(open opener, size int64, path string, opts Options) (tensors []*Ten
 	zr, err := zip.NewReader(ra, size)
 	if err != nil {
 		return nil, nil, &Error{Path: path, Err: fmt.Errorf("not a readable .npz (zip) archive: %w", err)}
+	}
+	if err := checkZip(ra, size, zr.File, "numpy"); err != nil {
+		return nil, nil, &Error{Path: path, Err: err}
 	}
 	for i, f := range zr.File {
 		if strings.HasSuffix(f.Name, "/") {

@@ -26,12 +26,14 @@ import (
 // say — is an error, not a call. Storages are read in place from the zip,
 // at any offset. Dicts, lists and tuples of tensors (nested, a state_dict,
 // {"loss": .., "grads": {..}}) become tensor names joined with '/'; other
-// values (ints, strings) are not tensors and are left out.
+// values (ints, strings) are not tensors and are left out. A file in which
+// two tensors get one name is refused (see ptWalk).
 //
 // Contiguous tensors, in C or Fortran order, are read in place; a view
 // with other strides (t[::2]) is gathered in memory from the span of its
 // storage it covers. The legacy format (torch.save before PyTorch 1.6, or
-// with _use_new_zipfile_serialization=False) is refused.
+// with _use_new_zipfile_serialization=False) is refused, and so is an
+// archive that PyTorch would read otherwise than archive/zip (checkZip).
 
 // maxPickle caps data.pkl: it describes tensors, it does not hold them.
 const maxPickle = 64 << 20
@@ -149,11 +151,24 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 	if err != nil {
 		return fail("not a torch.save zip archive: %v", err)
 	}
+	if err := checkZip(ra, size, zr.File, "PyTorch"); err != nil {
+		return fail("%w", err)
+	}
 	var pkl *zip.File
 	entries := map[string]*zip.File{}
 	for _, f := range zr.File {
+		// torch.save writes each record once, under one directory; an
+		// archive with a member twice, or two pickles, could be read
+		// either way (torch.load takes the last member of a name, and
+		// refuses members outside its first member's directory)
+		if entries[f.Name] != nil {
+			return fail("the archive holds two members named %q: graphdiff cannot tell which one is meant", f.Name)
+		}
 		entries[f.Name] = f
-		if strings.HasSuffix(f.Name, "/data.pkl") && strings.Count(f.Name, "/") == 1 && pkl == nil {
+		if strings.HasSuffix(f.Name, "/data.pkl") && strings.Count(f.Name, "/") == 1 {
+			if pkl != nil {
+				return fail("the archive holds two pickles, %q and %q: graphdiff cannot tell which one is meant", pkl.Name, f.Name)
+			}
 			pkl = f
 		}
 	}
@@ -164,6 +179,10 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 		return fail("data.pkl of %d bytes exceeds the %d-byte limit", pkl.UncompressedSize64, maxPickle)
 	}
 	prefix := strings.TrimSuffix(pkl.Name, "data.pkl")
+	bigEndian, err := ptByteOrder(entries[prefix+"byteorder"])
+	if err != nil {
+		return fail("%v", err)
+	}
 	rc, err := pkl.Open()
 	if err != nil {
 		return fail("data.pkl: %v", err)
@@ -177,9 +196,9 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 	if err != nil {
 		return fail("%v", err)
 	}
-	leaves := map[string]*ptTensor{}
+	leaves := map[string]ptLeaf{}
 	budget := maxPTEntries
-	if err := ptWalk(obj, "", 0, &budget, leaves); err != nil {
+	if err := ptWalk(obj, "", 0, false, &budget, leaves); err != nil {
 		return fail("%v", err)
 	}
 	if len(leaves) == 0 {
@@ -195,7 +214,7 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 			errs = append(errs, &Error{Path: path, Member: name, Err: err})
 			continue
 		}
-		t, err := ptTensorOf(leaves[name], name, entries, prefix, open, size, path)
+		t, err := ptTensorOf(leaves[name].tensor, name, entries, prefix, bigEndian, open, size, path)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -245,30 +264,53 @@ func unpicklePT(data []byte) (obj interface{}, err error) {
 	return u.Load()
 }
 
-// ptWalk collects the tensors of the unpickled object by name.
-func ptWalk(v interface{}, name string, depth int, budget *int, out map[string]*ptTensor) error {
+// ptLeaf is a tensor found in the saved object; slashed tells whether a
+// key on its path holds a '/', the separator of the names it is joined
+// into.
+type ptLeaf struct {
+	tensor  *ptTensor
+	slashed bool
+}
+
+// ptWalk collects the tensors of the unpickled object by name: the keys
+// (and list indexes) on the way to each, joined with '/'. A name given
+// twice refuses the whole file: {"a": {"b": t1}, "a/b": t2} names two
+// tensors "a/b", as does a dict that holds a key twice (a pickle can say
+// so; a Python dict cannot) or two keys that print alike (1 and "1").
+// Keeping either tensor would compare one the user may not have meant,
+// and graphdiff cannot tell which was meant; renaming one would give a
+// name neither run uses.
+func ptWalk(v interface{}, name string, depth int, slashed bool, budget *int, out map[string]ptLeaf) error {
 	if depth > maxPTDepth {
 		return fmt.Errorf("containers nest deeper than %d levels", maxPTDepth)
 	}
 	if *budget--; *budget < 0 {
 		return fmt.Errorf("containers hold more than %d entries (shared references expand)", maxPTEntries)
 	}
-	join := func(key interface{}) string {
+	walk := func(v, key interface{}) error {
 		k := fmt.Sprint(key)
-		if name == "" {
-			return k
+		full := k
+		if name != "" {
+			full = name + "/" + k
 		}
-		return name + "/" + k
+		return ptWalk(v, full, depth+1, slashed || strings.Contains(k, "/"), budget, out)
 	}
 	switch x := v.(type) {
 	case *ptTensor:
 		if name == "" {
 			name = "tensor"
 		}
-		out[name] = x
+		if prev, twice := out[name]; twice {
+			why := "a dict holds the key twice, or two keys that print alike, as 1 and '1' do"
+			if prev.slashed || slashed {
+				why = "a key containing '/' gives the name a nested container gives too"
+			}
+			return fmt.Errorf("two tensors are named %q (%s): graphdiff cannot tell which one is meant", name, why)
+		}
+		out[name] = ptLeaf{x, slashed}
 	case *types.Dict:
 		for _, e := range *x {
-			if err := ptWalk(e.Value, join(e.Key), depth+1, budget, out); err != nil {
+			if err := walk(e.Value, e.Key); err != nil {
 				return err
 			}
 		}
@@ -278,19 +320,19 @@ func ptWalk(v interface{}, name string, depth int, budget *int, out map[string]*
 			if !ok {
 				continue
 			}
-			if err := ptWalk(e.Value, join(e.Key), depth+1, budget, out); err != nil {
+			if err := walk(e.Value, e.Key); err != nil {
 				return err
 			}
 		}
 	case *types.List:
 		for i, e := range *x {
-			if err := ptWalk(e, join(i), depth+1, budget, out); err != nil {
+			if err := walk(e, i); err != nil {
 				return err
 			}
 		}
 	case *types.Tuple:
 		for i := 0; i < x.Len(); i++ {
-			if err := ptWalk(x.Get(i), join(i), depth+1, budget, out); err != nil {
+			if err := walk(x.Get(i), i); err != nil {
 				return err
 			}
 		}
@@ -298,8 +340,46 @@ func ptWalk(v interface{}, name string, depth int, budget *int, out map[string]*
 	return nil
 }
 
-// ptTensorOf describes one saved tensor and where its bytes are.
-func ptTensorOf(p *ptTensor, name string, entries map[string]*zip.File, prefix string, open opener, size int64, path string) (*Tensor, error) {
+// maxByteOrder caps what is read of the byteorder record: "little" or
+// "big", anything longer is refused.
+const maxByteOrder = 16
+
+// ptByteOrder reads the archive's byteorder record f (nil when it has
+// none) and reports whether its storages are big-endian. torch.save has
+// written the record since PyTorch 2.1: sys.byteorder of the machine that
+// saved, "little" or "big", and torch.load byte-swaps the storages of a
+// file from a machine of the other order. Without the record (older
+// files) storages are little-endian, as torch.load takes them; any other
+// value is refused, as torch.load refuses it.
+func ptByteOrder(f *zip.File) (bigEndian bool, err error) {
+	if f == nil {
+		return false, nil
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return false, fmt.Errorf("byteorder record: %w", err)
+	}
+	defer rc.Close()
+	order, err := io.ReadAll(io.LimitReader(rc, maxByteOrder+1))
+	if err != nil {
+		return false, fmt.Errorf("byteorder record: %w", err)
+	}
+	switch string(order) {
+	case "little":
+		return false, nil
+	case "big":
+		return true, nil
+	}
+	shown := string(order)
+	if len(order) > maxByteOrder {
+		shown = string(order[:maxByteOrder]) + "..."
+	}
+	return false, fmt.Errorf("byteorder record %q is neither \"little\" nor \"big\": the storages' byte order is unknown (torch.load refuses it too)", shown)
+}
+
+// ptTensorOf describes one saved tensor and where its bytes are; a
+// multi-byte dtype's are big-endian when bigEndian is set.
+func ptTensorOf(p *ptTensor, name string, entries map[string]*zip.File, prefix string, bigEndian bool, open opener, size int64, path string) (*Tensor, error) {
 	fail := func(format string, args ...any) (*Tensor, error) {
 		return nil, &Error{Path: path, Member: name, Err: fmt.Errorf(format, args...)}
 	}
@@ -324,7 +404,8 @@ func ptTensorOf(p *ptTensor, name string, entries map[string]*zip.File, prefix s
 	if err != nil {
 		return fail("%v", err)
 	}
-	t := &Tensor{Name: name, Path: path, Member: name, DType: dt, Shape: p.size, Descr: dt.String()}
+	t := &Tensor{Name: name, Path: path, Member: name, DType: dt, Shape: p.size, Descr: dt.String(),
+		BigEndian: bigEndian && dt.Size() > 1}
 	// the last storage element the view touches, every step checked
 	// against the storage (strides that overflow are refused, not wrapped)
 	elems := stored / es

@@ -50,17 +50,73 @@ func TestPTFixtures(t *testing.T) {
 }
 
 // TestPTRefusals checks that a pickle naming a function to call is refused
-// without calling it, and that the legacy format is refused with advice.
+// without calling it, that the legacy format is refused with advice, and
+// that a file whose tensors flatten into one name twice is refused whole,
+// naming the name and why it came twice, as is one whose byteorder record
+// names neither order, and one whose archive holds a member twice or two
+// pickles.
 func TestPTRefusals(t *testing.T) {
 	t.Parallel()
 	for file, want := range map[string]string{
 		"pt_code.pt":   "data.pkl names posix.system: refused, graphdiff never runs code from a pickle",
 		"pt_legacy.pt": "legacy torch.save format",
+		"pt_name_collision.pt": `pt_name_collision.pt: two tensors are named "a/b" (a key containing '/' gives the name ` +
+			`a nested container gives too): graphdiff cannot tell which one is meant`,
+		"pt_repeated_key.pt": `pt_repeated_key.pt: two tensors are named "a" (a dict holds the key twice, or two keys ` +
+			`that print alike, as 1 and '1' do): graphdiff cannot tell which one is meant`,
+		"pt_byteorder_unknown.pt": `pt_byteorder_unknown.pt: byteorder record "middle" is neither "little" nor "big": ` +
+			`the storages' byte order is unknown (torch.load refuses it too)`,
+		"pt_duplicate_member.pt": `pt_duplicate_member.pt: the archive holds two members named "archive/data.pkl": ` +
+			`graphdiff cannot tell which one is meant`,
+		"pt_two_pickles.pt": `pt_two_pickles.pt: the archive holds two pickles, "a/data.pkl" and "b/data.pkl": ` +
+			`graphdiff cannot tell which one is meant`,
 	} {
-		_, _, err := OpenFile(fixture("bad", file), Options{})
+		ts, errs, err := OpenFile(fixture("bad", file), Options{})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", file, err, want)
 		}
+		if len(ts)+len(errs) > 0 {
+			t.Errorf("%s: %d tensors and %d member errors from a refused file", file, len(ts), len(errs))
+		}
+	}
+}
+
+// TestPTBigEndian reads pt_big_endian.pt and pt_big_endian_views.pt, the
+// tensors of tensors.pt and views.pt as a big-endian machine saves them (a
+// byteorder record "big", storages byte-swapped): every tensor, views
+// gathered from their storages included, has the values of the original,
+// bit for bit; multi-byte dtypes are marked big-endian, bool and uint8
+// are not.
+func TestPTBigEndian(t *testing.T) {
+	t.Parallel()
+	open := func(t *testing.T, path string) map[string]*Tensor {
+		ts, errs, err := OpenFile(path, Options{})
+		if err != nil || len(errs) > 0 {
+			t.Fatal(err, errs)
+		}
+		byName := map[string]*Tensor{}
+		for _, tn := range ts {
+			byName[tn.Name] = tn
+		}
+		return byName
+	}
+	for file, original := range map[string]string{"pt_big_endian.pt": "tensors.pt", "pt_big_endian_views.pt": "views.pt"} {
+		t.Run(file, func(t *testing.T) {
+			little, big := open(t, fixture("pt", original)), open(t, fixture("pt_byteorder", file))
+			if len(big) != len(little) || len(big) < 3 {
+				t.Fatalf("%d tensors, want the %d of %s", len(big), len(little), original)
+			}
+			for name, want := range little {
+				got := big[name]
+				if got == nil || got.DType != want.DType || !reflect.DeepEqual(got.Shape, want.Shape) {
+					t.Fatalf("%s: %+v, want %s %v", name, got, want.DType, want.Shape)
+				}
+				if got.BigEndian != (got.DType.Size() > 1) || want.BigEndian {
+					t.Errorf("%s: %s BigEndian %v (%s: %v)", name, got.DType, got.BigEndian, original, want.BigEndian)
+				}
+				checkValues(t, readC(t, got, 3), readC(t, want, 3))
+			}
+		})
 	}
 }
 
@@ -83,6 +139,6 @@ func TestPTInRun(t *testing.T) {
 }
 
 func FuzzPT(f *testing.F) {
-	addSeeds(f, "pt/*.pt", "bad/pt_*.pt")
+	addSeeds(f, "pt/*.pt", "pt_byteorder/*.pt", "bad/pt_*.pt")
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzFormat(t, data, FormatPT) })
 }

@@ -21,7 +21,8 @@ import (
 // any of it: N fits in the file and under maxSafetensorsHeader (16 MiB;
 // the safetensors library's own limit is 100 MB), every shape is a list of non-negative
 // integers, end−begin equals the element count times the dtype size,
-// offsets lie inside the data, and no two tensors overlap.
+// offsets lie inside the data, no two tensors overlap, and no key is given
+// twice (see safetensorsEntries).
 
 // maxSafetensorsHeader is the header size limit: 16 MiB, where the
 // safetensors library allows 100 MB. A header describes each tensor in
@@ -41,6 +42,49 @@ type safetensorsEntry struct {
 	DType       string        `json:"dtype"`
 	Shape       []json.Number `json:"shape"`
 	DataOffsets []json.Number `json:"data_offsets"`
+}
+
+// safetensorsEntries decodes the header's object into each key's value,
+// undecoded. A key given twice is an error: a JSON decoder into a map
+// keeps one of the two (encoding/json the last; the safetensors library's
+// serde map one or the other, as its implementation happens to do), and
+// which tensor the file means cannot be told. Reading the object a key at
+// a time (Decoder.Token) is what lets the repetition be seen.
+func safetensorsEntries(header []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(header))
+	dec.UseNumber()
+	notObject := func(err error) error {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // the object is not closed
+		}
+		return fmt.Errorf("header is not a JSON object: %v", err)
+	}
+	switch tok, err := dec.Token(); {
+	case err != nil:
+		return nil, notObject(err)
+	case tok != json.Delim('{'):
+		return nil, notObject(fmt.Errorf("it starts with %v", tok))
+	}
+	raw := map[string]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, notObject(err)
+		}
+		key, _ := tok.(string) // inside an object, Token gives keys as strings
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, notObject(err)
+		}
+		if _, twice := raw[key]; twice {
+			return nil, fmt.Errorf("header gives the key %q twice: a JSON reader keeps only one of the two, and which one is up to the reader", key)
+		}
+		raw[key] = value
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, notObject(err)
+	}
+	return raw, nil
 }
 
 // readSafetensors lists the tensors of the .safetensors file that open
@@ -75,14 +119,12 @@ func readSafetensors(open opener, size int64, path string) ([]*Tensor, error) {
 	dataStart := 8 + int64(n)
 	dataLen := size - dataStart
 
-	var raw map[string]json.RawMessage
 	if !utf8.Valid(header) {
 		return fail("header is not valid UTF-8")
 	}
-	dec := json.NewDecoder(bytes.NewReader(header))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
-		return fail("header is not a JSON object: %v", err)
+	raw, err := safetensorsEntries(header)
+	if err != nil {
+		return fail("%v", err)
 	}
 	names := make([]string, 0, len(raw))
 	for name := range raw {

@@ -7,8 +7,11 @@ TensorBoard curve files that testdata/gen/scenarios.py wrote) and is then damage
 documented way. numpy_fixtures.py and torch_fixtures.py write the rest of
 testdata/bad/; this script only adds the files listed in HOSTILE below and
 the run directories under testdata/bad/runs/, and rewrites
-testdata/bad/README_hostile.md; and testdata/pt_views/expand_1gib.pt, a
-stride-0 view graphdiff reads (streamed), which is no bad input.
+testdata/bad/README_hostile.md; and two files that are no bad input:
+testdata/pt_views/expand_1gib.pt, a stride-0 view graphdiff reads
+(streamed), and testdata/pt_byteorder/, the tensors of two files of
+testdata/pt as a big-endian machine saves them (described in
+testdata/pt_byteorder/README.md).
 
 Run from the repository root: /usr/bin/python3 testdata/gen/hostile_fixtures.py
 """
@@ -97,6 +100,99 @@ def gen_npz():
         "zipfile ZIP_DEFLATED archive of np.save(np.zeros(2**20, f4)) whose uncompressed size is patched to 4294967294 in the local header and the central directory")
 
 
+def npz_bytes(**arrays):
+    b = io.BytesIO()
+    np.savez(b, **arrays)
+    return b.getvalue()
+
+
+def gen_zip_ambiguity():
+    """Archives that Python's zipfile (np.load) or PyTorch read otherwise
+    than Go's archive/zip, which graphdiff lists archives with. This script
+    can only check the Python side; the Go side is stated in each note, and
+    loaders/zipcheck_test.go checks it."""
+    import torch
+    # Two np.savez archives one after the other: the first (a.npy) as
+    # np.savez writes it, the second (b.npy) with the zip64 end record and
+    # locator that zipfile writes for archives of more than 65,535 members
+    # (zipfile.ZIP_FILECOUNT_LIMIT set to 0 while np.savez writes it). The
+    # second archive's classic end record is then rewritten to name the
+    # first archive's central directory; its zip64 end record still names
+    # its own. With a.npy longer than b.npy the two records' directory
+    # offsets differ; with both of one length they are the same number,
+    # but zipfile counts it from the second archive's start (it places a
+    # directory just before the end record that names it) and archive/zip
+    # from the file's.
+    for name, n, which in [("npz_two_directories.npz", 6, "the directory offsets the two records give differ"),
+                           ("npz_two_directories_same_fields.npz", 4, "the two records give the same directory offset, "
+                            "size and count, but zipfile counts the offset from the second archive's start")]:
+        first = npz_bytes(a=np.arange(n, dtype="<f4"))
+        limit = zipfile.ZIP_FILECOUNT_LIMIT
+        zipfile.ZIP_FILECOUNT_LIMIT = 0
+        try:
+            second = npz_bytes(b=-np.arange(4, dtype="<f4"))
+        finally:
+            zipfile.ZIP_FILECOUNT_LIMIT = limit
+        assert b"PK\x06\x06" in second and b"PK\x06\x07" in second
+        end = first.rfind(b"PK\x05\x06")
+        count, size, offset = struct.unpack("<HLL", first[end + 10:end + 20])
+        z = bytearray(first + second)
+        assert z[-22:-18] == b"PK\x05\x06"
+        same = z[-22 + 10:-22 + 20] == first[end + 10:end + 20]
+        assert same == (n == 4), (n, same)
+        struct.pack_into("<HHLL", z, len(z) - 22 + 8, count, count, size, offset)
+        z = bytes(z)
+        with zipfile.ZipFile(io.BytesIO(z)) as zf:
+            assert zf.namelist() == ["b.npy"], zf.namelist()
+        with np.load(io.BytesIO(z)) as npz:
+            assert npz.files == ["b"] and (npz["b"] == -np.arange(4)).all()
+        put(name, z,
+            f"two np.savez archives concatenated: a.npy = arange({n}) f4, then b.npy = -arange(4) f4 with the zip64 end "
+            "record and locator zipfile writes (zipfile.ZIP_FILECOUNT_LIMIT set to 0 while np.savez writes it); the "
+            f"second's classic end record is rewritten to name the first's central directory ({which}). np.load "
+            "(checked here) lists only b.npy, from the zip64 end record; Go's archive/zip, which reads the classic "
+            "end record when its fields are not saturated, lists only a.npy")
+
+    z = bytearray(npz_bytes(a=np.arange(4, dtype="<f4"), b=-np.arange(4, dtype="<f4")))
+    with zipfile.ZipFile(io.BytesIO(bytes(z))) as zf:
+        h = zf.getinfo("a.npy").header_offset
+    assert z[h:h + 4] == b"PK\x03\x04" and z[h + 30:h + 35] == b"a.npy"
+    z[h + 30:h + 35] = b"b.npy"
+    z = bytes(z)
+    try:
+        with np.load(io.BytesIO(z)) as npz:
+            npz["a"]
+        raise AssertionError("np.load read a.npy")
+    except zipfile.BadZipFile as e:
+        assert "differ" in str(e), e
+    put("npz_local_name_differs.npz", z,
+        "np.savez archive of a.npy = arange(4) f4 and b.npy = -arange(4) f4 whose first local header's file name "
+        "a.npy is rewritten to b.npy (the central directory still says a.npy): np.load's zipfile raises BadZipFile "
+        "\"File name in directory 'a.npy' and header b'b.npy' differ\" (checked here); Go's archive/zip never reads "
+        "a local header's name and reads a.npy")
+
+    # torch.save output whose zip64 end record is rewritten to name only
+    # its last central directory entry (archive/version)
+    b = io.BytesIO()
+    torch.save({"w": torch.arange(4, dtype=torch.float32)}, b)
+    z = bytearray(b.getvalue())
+    end = len(z) - 22
+    assert z[end:end + 4] == b"PK\x05\x06" and z[end - 20:end - 16] == b"PK\x06\x07" and z[end - 76:end - 72] == b"PK\x06\x06"
+    size, offset = struct.unpack("<LL", z[end + 12:end + 20])
+    last = z.rfind(b"PK\x01\x02", offset, end)
+    struct.pack_into("<QQQQ", z, end - 76 + 24, 1, 1, offset + size - last, last)
+    z = bytes(z)
+    try:
+        torch.load(io.BytesIO(z))
+        raise AssertionError("torch.load read it")
+    except RuntimeError as e:
+        assert "data.pkl" in str(e), e
+    put("pt_two_directories.pt", z,
+        "torch.save({'w': arange(4) f4}) output whose zip64 end record is rewritten to name only its last central "
+        "directory entry, archive/version: torch.load, whose reader uses the zip64 end record, finds no data.pkl "
+        "(checked here); Go's archive/zip reads the classic end record and lists all three members")
+
+
 def safetensors(header_bytes, data=b""):
     return struct.pack("<Q", len(header_bytes)) + header_bytes + data
 
@@ -116,6 +212,18 @@ def gen_safetensors():
                     "b": {"dtype": "F32", "shape": [4], "data_offsets": [16, 18446744073709551615]}}).encode()
     put("st_offset_overflow.safetensors", safetensors(h, data),
         "json.dumps header whose second tensor's end offset is 2**64-1")
+    w, v = np.arange(4, dtype="<f4"), -np.arange(4, dtype="<f4")
+    h = json.dumps({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
+                    "v": {"dtype": "F32", "shape": [4], "data_offsets": [16, 32]}})
+    assert h.count('"v"') == 1
+    h = h.replace('"v"', '"w"').encode()
+    parsed = json.loads(h)
+    assert list(parsed) == ["w"] and parsed["w"]["data_offsets"] == [16, 32]
+    put("st_duplicate_key.safetensors", safetensors(h, w.tobytes() + v.tobytes()),
+        "json.dumps header of two F32 [4] tensors, w = arange(4) at [0, 16) and v = -arange(4) at [16, 32), "
+        "the key \"v\" then rewritten to \"w\" by string surgery on the JSON text (a Python dict cannot hold a "
+        "key twice): json.loads keeps the second w (checked here), Go's encoding/json into a map the second too, "
+        "the safetensors library's serde map one of the two")
 
 
 def gen_pt():
@@ -199,6 +307,162 @@ def gen_pt_views():
         "a torch.save layout whose pickle (protocol 2, checked with pickle.loads) is 21 lists each holding the one before twice by memo reference: 2^21 paths")
 
 
+def torch_records(data):
+    """The records of a torch.save archive, in order, without the archive's
+    prefix and without its version record."""
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        return [(n.split("/", 1)[1], z.read(n)) for n in z.namelist() if n.split("/", 1)[1] != "version"]
+
+
+def torch_archive(records):
+    """A torch.save archive of records (name, bytes), written by PyTorch's
+    own zip writer (torch._C.PyTorchFileWriter, which torch.save uses; it
+    names the archive "archive" and adds the version record itself)."""
+    import torch
+    b = io.BytesIO()
+    w = torch._C.PyTorchFileWriter(b)
+    for name, data in records:
+        w.write_record(name, data, len(data))
+    w.write_end_of_file()
+    return b.getvalue()
+
+
+def gen_pt_names():
+    """torch.save objects whose tensors, flattened into names joined with
+    '/', give one name twice."""
+    import torch
+    b = io.BytesIO()
+    torch.save({"a": {"b": torch.zeros(2)}, "a/b": torch.ones(2)}, b)
+    loaded = torch.load(io.BytesIO(b.getvalue()))
+    assert list(loaded) == ["a", "a/b"] and (loaded["a"]["b"] == 0).all() and (loaded["a/b"] == 1).all()
+    put("pt_name_collision.pt", b.getvalue(),
+        "torch.save({'a': {'b': zeros(2)}, 'a/b': ones(2)}), as torch.save wrote it (torch.load gives both back): "
+        "flattened into names joined with '/', both tensors are a/b")
+
+    b = io.BytesIO()
+    torch.save({"a": torch.zeros(2), "b": torch.ones(2)}, b)
+    records = torch_records(b.getvalue())
+    key_b, key_a = b"X\x01\x00\x00\x00b", b"X\x01\x00\x00\x00a"  # BINUNICODE 'b', 'a'
+    assert dict(records)["data.pkl"].count(key_b) == 1
+    z = torch_archive([(n, d.replace(key_b, key_a) if n == "data.pkl" else d) for n, d in records])
+    loaded = torch.load(io.BytesIO(z))
+    assert list(loaded) == ["a"] and (loaded["a"] == 1).all(), loaded
+    put("pt_repeated_key.pt", z,
+        "torch.save({'a': zeros(2), 'b': ones(2)}) with the pickle's key 'b' (its BINUNICODE opcode) rewritten to 'a', "
+        "the records written again by PyTorch's own zip writer (torch._C.PyTorchFileWriter): the dict is given "
+        "the key 'a' twice, and torch.load keeps the second, ones(2) (checked here)")
+
+
+def torch_storage_units(pkl):
+    """Bytes per byte-swapped unit of each storage a torch.save pickle
+    names, by key: the element size, half of it for complex dtypes (whose
+    two parts torch swaps apart)."""
+    units = {}
+
+    class Storages(pickle.Unpickler):
+        def persistent_load(self, pid):
+            _, cls, key, _, numel = pid
+            s = cls(numel)
+            units[key] = s.element_size() // (2 if s.dtype.is_complex else 1)
+            return s
+
+    Storages(io.BytesIO(pkl)).load()
+    return units
+
+
+def gen_pt_members():
+    """torch.save archives with a record twice or two pickles, their
+    members as torch.save wrote them, put together by Python's zipfile
+    (which warns of a duplicate name and writes it)."""
+    import torch
+
+    def records(obj):
+        b = io.BytesIO()
+        torch.save(obj, b)
+        with zipfile.ZipFile(io.BytesIO(b.getvalue())) as z:
+            return [(n, z.read(n)) for n in z.namelist()]
+
+    w, v = records({"w": torch.zeros(4)}), records({"v": torch.ones(4)})
+    assert [n for n, _ in w] == ["archive/data.pkl", "archive/data/0", "archive/version"] == [n for n, _ in v]
+    z = zip_bytes([w[0], v[0]] + w[1:])
+    loaded = torch.load(io.BytesIO(z))
+    assert list(loaded) == ["v"] and (loaded["v"] == 0).all(), loaded
+    put("pt_duplicate_member.pt", z,
+        "zipfile archive of torch.save({'w': zeros(4)})'s records with the data.pkl of torch.save({'v': ones(4)}) "
+        "added after its own under the same name, archive/data.pkl: torch.load reads the second pickle, {'v'} "
+        "(over the first's storage: zeros), checked here")
+    z = zip_bytes([("b/version", v[2][1]), ("a/data.pkl", w[0][1]), ("a/data/0", w[1][1]), ("a/version", w[2][1]),
+                   ("b/data.pkl", v[0][1]), ("b/data/0", v[1][1])])
+    try:
+        torch.load(io.BytesIO(z))
+        raise AssertionError("torch.load read it")
+    except RuntimeError as e:
+        assert "not in a subdirectory" in str(e), e
+    put("pt_two_pickles.pt", z,
+        "zipfile archive of the records of torch.save({'w': zeros(4)}) under a/ and of torch.save({'v': ones(4)}) "
+        "under b/, b/version first: two pickles, a/data.pkl and b/data.pkl; torch.load refuses members outside "
+        "its first member's directory (checked here)")
+
+
+def gen_pt_byteorder():
+    """testdata/pt/tensors.pt and views.pt (torch_fixtures.py) with a
+    byteorder record, as torch.save has written one since PyTorch 2.1
+    (sys.byteorder of the saving machine; torch.load byte-swaps the storages
+    of a file from a machine of the other order). Debian's torch 1.13
+    predates the record, so the records are written again by its own zip
+    writer with the record added after data.pkl, where torch.save puts
+    it."""
+    import torch
+
+    def elements(t):  # numpy has no bfloat16: its bits as int16
+        t = t.reshape(-1)
+        return (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy()
+
+    out = os.path.join(ROOT, "pt_byteorder")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    for source, name in [("tensors.pt", "pt_big_endian.pt"), ("views.pt", "pt_big_endian_views.pt")]:
+        with open(os.path.join(ROOT, "pt", source), "rb") as f:
+            original = f.read()
+        records = torch_records(original)
+        pkl = dict(records)["data.pkl"]
+        units = torch_storage_units(pkl)
+
+        def swapped(record, data):
+            unit = units[record.removeprefix("data/")] if record.startswith("data/") else 1
+            return data if unit == 1 else np.frombuffer(data, dtype=f"<u{unit}").byteswap().tobytes()
+
+        big = torch_archive([("data.pkl", pkl), ("byteorder", b"big")] +
+                            [(n, swapped(n, d)) for n, d in records if n != "data.pkl"])
+        # torch 1.13 ignores the record: it loads each storage's bytes as
+        # they are, which must be the original's swapped
+        want, got = torch.load(io.BytesIO(original)), torch.load(io.BytesIO(big))
+        assert list(want) == list(got)
+        for t, u in zip(want.values(), got.values()):
+            assert elements(t).tobytes() == elements(u).byteswap().tobytes()
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(big)
+        if source == "tensors.pt":
+            assert set(units.values()) == {1, 2, 4, 8}
+            unknown = torch_archive([("data.pkl", pkl), ("byteorder", b"middle")] +
+                                    [(n, d) for n, d in records if n != "data.pkl"])
+    with open(os.path.join(out, "README.md"), "w") as f:
+        f.write("# Big-endian torch.save files\n\nGenerated by `testdata/gen/hostile_fixtures.py`. Do not edit by hand.\n\n"
+                "`pt_big_endian.pt` and `pt_big_endian_views.pt` are the tensors of `testdata/pt/tensors.pt` and "
+                "`testdata/pt/views.pt` (torch.save, written by `testdata/gen/torch_fixtures.py`) as torch.save "
+                "writes them on a big-endian machine: their records written again by PyTorch's own zip writer "
+                "(torch._C.PyTorchFileWriter) with a `byteorder` record `big` after data.pkl (PyTorch 2.1 and later "
+                "write it) and each storage byte-swapped per element (per part for complex dtypes; bool and uint8 "
+                "unchanged). torch 1.13, which predates the record, loads each storage's bytes as they are: the "
+                "generator checks they are the original's swapped. A reader that honours the record reads the "
+                "values of the original.\n")
+
+    put("pt_byteorder_unknown.pt", unknown,
+        "testdata/pt/tensors.pt's records written again by PyTorch's own zip writer (torch._C.PyTorchFileWriter) "
+        "with a byteorder record (PyTorch 2.1 and later write one) saying middle: torch.load refuses any value but "
+        "little and big (\"Unknown endianness type\", in torch/serialization.py; torch 1.13 predates the record)")
+
+
 def run_dir(name, manifest_bytes, note):
     d = os.path.join(RUNS, name)
     os.makedirs(os.path.join(d, "step_000001"), exist_ok=True)
@@ -278,9 +542,13 @@ def gen_curves():
 if __name__ == "__main__":
     gen_npy()
     gen_npz()
+    gen_zip_ambiguity()
     gen_safetensors()
     gen_pt()
     gen_pt_views()
+    gen_pt_names()
+    gen_pt_members()
+    gen_pt_byteorder()
     gen_manifests()
     gen_policies()
     gen_curves()
