@@ -503,6 +503,12 @@ def gen_policies():
     put("policy_negative.yaml", b"rules:\n  - match: {kind: grad}\n    rtol: -1\n", "a rule with rtol -1")
     put("policy_not_utf8.yaml", b"rules:\n  - match: {name: '\xff\xfe'}\n    ignore: true\n",
         "a rule whose name pattern is the bytes ff fe (not UTF-8)")
+    put("policy_long_glob.yaml", ("rules:\n  - match: {name: '" + "a*" * 2049 + "'}\n    ignore: true\n").encode(),
+        "a rule whose name glob is 'a*' 2,049 times (4,098 bytes: the limit is 4,096; a glob of megabytes "
+        "compiles to gigabytes of regular expression)")
+    put("policy_many_rules.yaml", ("rules:\n" + "".join(f"  - {{match: {{name: 'a{i}*'}}, max_rel_l2: 0.1}}\n"
+                                                        for i in range(1025))).encode(),
+        "1,025 rules (the limit is 1,024: every tensor is matched against each)")
 
 
 def gen_curves():
