@@ -150,7 +150,8 @@ func curvePlots(r *curve.Result) ([]*plot.Plot, error) {
 
 	top := newPanel("loss", "loss")
 	loT, hiT := span(r.ValuesA, r.ValuesB)
-	if loT > 0 && hiT/loT > 100 {
+	logLoss := loT > 0 && hiT/loT > 100
+	if logLoss {
 		top.Y.Scale = plot.LogScale{}
 		top.Y.Tick.Marker = decadeTicks{}
 		top.Y.Label.Text = "loss, log scale"
@@ -168,6 +169,9 @@ func curvePlots(r *curve.Result) ([]*plot.Plot, error) {
 	lb.Color, lb.Width = colorB, vg.Points(1.1)
 	lb.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 	top.Add(la, lb)
+	if !logLoss {
+		top.Y.Min, top.Y.Max = linearRange(loT, hiT)
+	}
 	top.Legend.Add("reference (eager)", la)
 	top.Legend.Add("compared (graph)", lb)
 
@@ -257,6 +261,26 @@ func curvePlots(r *curve.Result) ([]*plot.Plot, error) {
 		}
 	}
 	return []*plot.Plot{top, mid, low}, nil
+}
+
+// linearRange returns the range of a linear axis over values from lo to
+// hi, where gonum's axis would draw none. It widens an empty range by ±1,
+// which leaves one at 2^53 or beyond as empty as it was, and its ticks of
+// an empty range panic: a constant loss of 2^63 (an int64 loss) or
+// −10^300 stopped the report. Here an empty range is widened by a
+// thousandth of its magnitude (±1 under 1000), within the finite floats.
+// Its ticks of a range wider than the largest float never end (a loss of
+// −10^308 at one step and 10^308 at another): the axis then spans the
+// middle half of the values' range, and the curves run off it.
+func linearRange(lo, hi float64) (float64, float64) {
+	switch {
+	case math.IsInf(hi-lo, 1):
+		return lo / 2, hi / 2
+	case lo < hi:
+		return lo, hi
+	}
+	pad := max(math.Abs(lo)/1000, 1)
+	return math.Max(lo-pad, -math.MaxFloat64), math.Min(hi+pad, math.MaxFloat64)
 }
 
 // span returns the smallest and largest finite values of the series.

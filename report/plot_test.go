@@ -1,11 +1,13 @@
 package report
 
 import (
+	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/graphdiff/graphdiff/curve"
 	"github.com/graphdiff/graphdiff/loaders"
@@ -105,5 +107,52 @@ func TestStepTicksOnShortCurves(t *testing.T) {
 		if tk.Value != float64(int64(tk.Value)) {
 			t.Errorf("tick at %g on a step axis", tk.Value)
 		}
+	}
+}
+
+// TestCurvePlotOfDegenerateLosses draws loss curves whose values leave a
+// linear axis no range to pad: a constant loss of 2^63 (an int64 loss
+// at two steps; 2^63 ± 1 is 2^63 in float64), a constant −10^300, the
+// two largest floats apart (their range overflows) and two neighbouring
+// floats. Each is drawn, without a panic or a hang, with the reference
+// curve on it.
+func TestCurvePlotOfDegenerateLosses(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		values []float64
+	}{
+
+		{"constant 2^63", []float64{0x1p63, 0x1p63}},
+		{"constant -1e300", []float64{-1e300, -1e300, -1e300}},
+		{"overflowing range", []float64{-math.MaxFloat64, math.MaxFloat64}},
+		{"neighbours", []float64{0x1p63, math.Nextafter(0x1p63, math.Inf(1))}},
+		{"constant 1e-300", []float64{1e-300, 1e-300}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &loaders.Curve{Values: tc.values}
+			for i := range tc.values {
+				c.Steps = append(c.Steps, int64(i))
+			}
+			r := curve.Analyze(c, c, curve.DefaultOptions())
+			done := make(chan error, 1)
+			var svg string
+			go func() {
+				var err error
+				svg, err = CurveSVG(r)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(time.Minute): // it takes milliseconds
+				t.Fatal("the plot is still being drawn after a minute")
+			}
+			if n := len(svgPaths(svg, "#1F77B4")); n < 1 {
+				t.Errorf("the reference curve is not drawn (%d paths)", n)
+			}
+		})
 	}
 }
