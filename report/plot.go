@@ -260,6 +260,9 @@ func curvePlots(r *curve.Result) ([]*plot.Plot, error) {
 			}
 		}
 	}
+	for _, p := range []*plot.Plot{mid, low} {
+		p.Y.Min, p.Y.Max = logRange(p.Y.Min, p.Y.Max)
+	}
 	return []*plot.Plot{top, mid, low}, nil
 }
 
@@ -281,6 +284,24 @@ func linearRange(lo, hi float64) (float64, float64) {
 	}
 	pad := max(math.Abs(lo)/1000, 1)
 	return math.Max(lo-pad, -math.MaxFloat64), math.Min(hi+pad, math.MaxFloat64)
+}
+
+// logRange returns the range of a log axis over positive values from lo
+// to hi (lo > hi when it holds none), where gonum's axis would draw none:
+// it widens an empty range by ±1, below zero, where a log scale panics (a
+// loss that is NaN at every step left the difference panel its jump band
+// alone, one value), and it makes an infinite end zero. Here an empty
+// range spans a decade on either side of its value, an axis without
+// values the decade up to 1, and an infinite end is the largest float.
+func logRange(lo, hi float64) (float64, float64) {
+	hi = math.Min(hi, math.MaxFloat64)
+	switch {
+	case !(lo > 0) || !(hi >= lo):
+		return 0.1, 1
+	case lo == hi:
+		return lo / 10, math.Min(hi*10, math.MaxFloat64)
+	}
+	return lo, hi
 }
 
 // span returns the smallest and largest finite values of the series.

@@ -114,8 +114,9 @@ func TestStepTicksOnShortCurves(t *testing.T) {
 // linear axis no range to pad: a constant loss of 2^63 (an int64 loss
 // at two steps; 2^63 ± 1 is 2^63 in float64), a constant −10^300, the
 // two largest floats apart (their range overflows) and two neighbouring
-// floats. Each is drawn, without a panic or a hang, with the reference
-// curve on it.
+// floats; and a loss that is NaN at every step, which leaves the panel of
+// differences one value to show, its jump band. Each is drawn, without a
+// panic or a hang.
 func TestCurvePlotOfDegenerateLosses(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -128,6 +129,7 @@ func TestCurvePlotOfDegenerateLosses(t *testing.T) {
 		{"overflowing range", []float64{-math.MaxFloat64, math.MaxFloat64}},
 		{"neighbours", []float64{0x1p63, math.Nextafter(0x1p63, math.Inf(1))}},
 		{"constant 1e-300", []float64{1e-300, 1e-300}},
+		{"NaN at every step", []float64{math.NaN(), math.NaN()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &loaders.Curve{Values: tc.values}
@@ -150,7 +152,10 @@ func TestCurvePlotOfDegenerateLosses(t *testing.T) {
 			case <-time.After(time.Minute): // it takes milliseconds
 				t.Fatal("the plot is still being drawn after a minute")
 			}
-			if n := len(svgPaths(svg, "#1F77B4")); n < 1 {
+			if !strings.Contains(svg, "</svg>") {
+				t.Errorf("no whole SVG: %.200s", svg)
+			}
+			if n := len(svgPaths(svg, "#1F77B4")); n < 1 && !math.IsNaN(tc.values[0]) {
 				t.Errorf("the reference curve is not drawn (%d paths)", n)
 			}
 		})
