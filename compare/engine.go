@@ -705,17 +705,31 @@ func compareMapped16(tk chunkTask, hist *errorHistogram, key ulpKey, mode ulpMod
 
 // compareInMemory handles a pair stored in different orders (one C, one
 // Fortran): both are read whole into memory in C order. This is the one
-// case whose memory grows with the tensor.
+// case whose memory grows with the tensor. 64-bit integers are read as
+// such and compared exactly (acc.addInt64), as in storage order.
 func compareInMemory(j *job, key ulpKey, complex bool, hist *errorHistogram) (*acc, error) {
-	va, err := readC(j.A)
-	if err != nil {
-		return nil, err
-	}
-	vb, err := readC(j.B)
-	if err != nil {
-		return nil, err
-	}
 	c := newAcc(j.engine.kernels, j.Tolerance, key, complex, true, hist, 0)
+	if ints := int64Pair(j); ints != noInt64 {
+		ia, err := readC(j.A, 1, (*loaders.Reader).ReadBits64)
+		if err != nil {
+			return nil, err
+		}
+		ib, err := readC(j.B, 1, (*loaders.Reader).ReadBits64)
+		if err != nil {
+			return nil, err
+		}
+		c.addInt64(ia, ib, ints == signedInt64)
+		return c, nil
+	}
+	comps := j.A.DType.Components()
+	va, err := readC(j.A, comps, (*loaders.Reader).Read)
+	if err != nil {
+		return nil, err
+	}
+	vb, err := readC(j.B, comps, (*loaders.Reader).Read)
+	if err != nil {
+		return nil, err
+	}
 	if complex {
 		c.addComplex(va, vb)
 	} else {
@@ -724,22 +738,23 @@ func compareInMemory(j *job, key ulpKey, complex bool, hist *errorHistogram) (*a
 	return c, nil
 }
 
-// readC reads a whole tensor into memory in C order.
-func readC(t *loaders.Tensor) ([]float64, error) {
+// readC reads a whole tensor into memory in C order through read
+// (Reader.Read, or ReadBits64 for 64-bit integers), comps values an
+// element.
+func readC[T any](t *loaders.Tensor, comps int, read func(*loaders.Reader, []T) (int, error)) ([]T, error) {
 	r, err := t.Open()
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	comps := int64(t.DType.Components())
-	out := make([]float64, t.Len()*comps)
-	buf := make([]float64, pairBufElems*comps)
+	out := make([]T, t.Len()*int64(comps))
+	buf := make([]T, pairBufElems*comps)
 	var pos int64
 	for {
-		n, err := r.Read(buf)
-		for i := 0; i < n; i += int(comps) {
+		n, err := read(r, buf)
+		for i := 0; i < n; i += comps {
 			c := t.CPosition(t.Index(pos))
-			copy(out[c*comps:], buf[i:i+int(comps)])
+			copy(out[c*int64(comps):], buf[i:i+comps])
 			pos++
 		}
 		if errors.Is(err, io.EOF) {
