@@ -142,28 +142,24 @@ func (c *acc) addReal(va, vb []float64) {
 	c.n += int64(len(va))
 }
 
-// addInt64 folds a buffer of paired 64-bit integers (their bits; signed
-// when signed) into the accumulator, exactly: two integers beyond 2^53 that
-// float64 rounds to one value still differ, by |a−b| computed in integer
+// addInts folds a buffer of paired integers, held as 64 bits as sides
+// says, into the accumulator, exactly: two integers beyond 2^53 that
+// float64 rounds to one value still differ, and so do a uint64 2^64 − 1
+// and an int64 −1 of the same bits, by |a−b| computed in integer
 // arithmetic (rounded to float64 only then). The sums and maxima take the
 // values as float64, as for every other dtype.
-func (c *acc) addInt64(ia, ib []uint64, signed bool) {
+func (c *acc) addInts(ia, ib []uint64, sides intSides) {
 	for i, x := range ia {
 		y := ib[i]
 		pos := c.base + c.n + int64(i)
 		lane := int((c.n + int64(i)) % lanes)
-		var a, b float64
-		if signed {
-			a, b = float64(int64(x)), float64(int64(y))
-		} else {
-			a, b = float64(x), float64(y)
-		}
-		if x == y {
+		a, b := intValue(x, sides.unsignedA), intValue(y, sides.unsignedB)
+		if x == y && (sides.unsignedA == sides.unsignedB || int64(x) >= 0) {
 			c.sums.eq[lane] += a * a
 			c.pair(0, math.Abs(a), a, b, pos)
 			continue
 		}
-		d := intDistance(x, y, signed)
+		d := intDistance(x, y, sides)
 		c.sums.differ(lane, d*d, a*a, b*b, a*b)
 		c.pair(d, math.Abs(a), a, b, pos)
 		if c.useULP {
@@ -175,14 +171,31 @@ func (c *acc) addInt64(ia, ib []uint64, signed bool) {
 	c.n += int64(len(ia))
 }
 
-// intDistance returns |x−y| of two 64-bit integers (two's complement when
-// signed) as a float64, the difference computed exactly first: at least 1
-// for x ≠ y, however close float64 would put them.
-func intDistance(x, y uint64, signed bool) float64 {
-	if signed && int64(x) < int64(y) || !signed && x < y {
+// intValue is the value of the 64 bits x, unsigned or two's complement.
+func intValue(x uint64, unsigned bool) float64 {
+	if unsigned {
+		return float64(x)
+	}
+	return float64(int64(x))
+}
+
+// intDistance returns |x−y| of two 64-bit integers held as sides says, as
+// a float64, computed exactly first where it fits in 64 bits (one
+// negative and one at least 2^63 apart do not: their sum of magnitudes
+// is rounded): at least 1 for different values, however close float64
+// would put them.
+func intDistance(x, y uint64, sides intSides) float64 {
+	negX, negY := !sides.unsignedA && int64(x) < 0, !sides.unsignedB && int64(y) < 0
+	switch {
+	case negX && !negY:
+		return float64(y) + float64(-x) // -x: the magnitude, MinInt64's too
+	case negY && !negX:
+		return float64(x) + float64(-y)
+	}
+	if x < y { // of one sign, two's complement orders as unsigned does
 		x, y = y, x
 	}
-	return float64(x - y) // the wrapped difference of ordered values is the exact distance
+	return float64(x - y)
 }
 
 // addComplex folds a buffer of paired complex values (re, im interleaved).
