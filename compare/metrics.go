@@ -205,7 +205,7 @@ func (c *acc) addComplex(va, vb []float64) {
 		pos := c.base + c.n + int64(i/2)
 		fa, fb := isFinite(ar) && isFinite(ai), isFinite(br) && isFinite(bi)
 		if !fa || !fb {
-			c.special(complexClass(ar, ai), complexClass(br, bi), pos)
+			c.specialComplex(ar, ai, br, bi, pos)
 			continue
 		}
 		absA, absB := math.Hypot(ar, ai), math.Hypot(br, bi)
@@ -245,9 +245,22 @@ func (c *acc) pair(d, scale, showA, showB float64, pos int64) {
 	}
 }
 
-// special handles a pair where either side is NaN or ±Inf. For complex
-// elements a and b are complexClass codes.
-func (c *acc) special(a, b float64, pos int64) {
+// special handles a pair where either side is NaN or ±Inf.
+func (c *acc) special(a, b float64, pos int64) { c.specialOf(a, b, a == b, pos) }
+
+// specialComplex is special for complex elements (ar, ai) and (br, bi):
+// each side counts as NaN or Inf by its complexClass, and two elements
+// agree when both are NaN, or when they are equal part by part (+0 = −0),
+// as numpy's isclose (equal_nan) has them: an infinite part agrees with
+// the same infinity in the same part only, as a real one does, so that
+// (+Inf, 0) against (−Inf, 0), or (+Inf, 1) against (+Inf, 5), differ.
+func (c *acc) specialComplex(ar, ai, br, bi float64, pos int64) {
+	c.specialOf(complexClass(ar, ai), complexClass(br, bi), ar == br && ai == bi, pos)
+}
+
+// specialOf is special for the classes a and b (the values, for real
+// elements) of elements that are equal when equal says so.
+func (c *acc) specialOf(a, b float64, equal bool, pos int64) {
 	aNaN, bNaN := a != a, b != b
 	if aNaN {
 		c.nanA++
@@ -259,8 +272,8 @@ func (c *acc) special(a, b float64, pos int64) {
 	} else if math.IsInf(b, 0) {
 		c.infB++
 	}
-	if aNaN && bNaN || !aNaN && !bNaN && a == b {
-		return // same NaN-ness, or the same infinity
+	if aNaN && bNaN || !aNaN && !bNaN && equal {
+		return // both NaN, or the same infinities
 	}
 	c.specials++
 	c.markBeyond(pos)
@@ -282,8 +295,9 @@ func (c *acc) firstBeyond(pos int64) {
 	}
 }
 
-// complexClass reduces a complex value to what special() compares: NaN if
-// either part is NaN, +Inf if either part is infinite, else 0 (finite).
+// complexClass reduces a complex value to how specialComplex counts it:
+// NaN if either part is NaN, +Inf if either part is infinite, else 0
+// (finite).
 func complexClass(re, im float64) float64 {
 	switch {
 	case re != re || im != im:
