@@ -43,7 +43,9 @@ import (
 //   - integer and bool pairs are exact: any element whose integer value
 //     differs fails the pair, equal values match;
 //   - NaN at different positions (numpy's isnan: a complex element is NaN
-//     when either part is) fails the pair;
+//     when either part is) fails the pair, and so does, in a pair of one
+//     dtype, an infinity that the other side does not hold in the same
+//     place with the same sign (complex: the same value part by part);
 //   - a pair stored in one dtype with the same bits on both sides matches,
 //     unless it is a parameter whose previous step differs (its update
 //     then differs, which the update rule may fail: judge/steps.go).
@@ -325,6 +327,10 @@ func checkPair(t *testing.T, g *genRuns, a, b *genTensor, status string, reasons
 	case !slices.Equal(a.nanMask(), b.nanMask()):
 		if status == "match" {
 			fail("NaN at different positions", "a failing status")
+		}
+	case a.dt == b.dt && infinitiesDiffer(a, b):
+		if status == "match" {
+			fail("infinities that differ", "a failing status")
 		}
 	case a.dt == b.dt && bytes.Equal(a.data, b.data) && g.sameHistory(a, b):
 		if status != "match" {

@@ -226,6 +226,15 @@ func historicalSeeds() []historicalSeed {
 					0, 0,
 				}},
 			a: func(g *genRuns) error { return want(g, "outputs/y0", "int64", 1) }},
+		{name: "complex64 +Inf against -Inf (complex infinities all agreed)",
+			runs: seedRuns{variant: perturbB, steps: []int{0}, tensors: []seedTensor{
+				{kind: "output", dtype: "complex64", shape: []int{1}},
+			}, values: []byte{2, 0}, // (+Inf, 0): float32 specials 2 and 0
+				b: []byte{
+					5, 0, 0, 31, 0, // the real part's sign bit (31) flipped
+					0, 0,
+				}},
+			a: func(g *genRuns) error { return want(g, "outputs/y0", "complex64", 1) }},
 	}
 }
 
