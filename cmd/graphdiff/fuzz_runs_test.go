@@ -35,10 +35,13 @@ import (
 //   - a run compared with itself, or with a copy of it (the same bytes, or
 //     the same values stored another way), passes: every pair matches,
 //     except that a file graphdiff cannot read (float8 '|V1' without
-//     --float8, as documented) is an error pair naming it, and exit 2;
+//     --float8, as documented) makes it exit 2;
 //   - every pair listed is a tensor of one of the runs, listed once, and
 //     every tensor of either run is listed: one only in the reference run
-//     is missing, one only in the other extra, never dropped;
+//     is missing, one only in the other extra, one unreadable on a side an
+//     error pair, never dropped; one that no run could read is an input
+//     error naming its file instead (check/classify.go lists no pair of
+//     which no side was read);
 //   - a pair whose shapes differ is a shape mismatch;
 //   - integer and bool pairs are exact: any element whose integer value
 //     differs fails the pair, equal values match;
@@ -213,44 +216,73 @@ func listed(t *testing.T, what string, rep *compareReport) map[tensorKey]int {
 }
 
 // checkIdentical checks a comparison of g.a against same, the same
-// tensors (g.a itself, or g.b copied from it): every tensor listed, each
-// a match, or an error naming its file where it cannot be read.
+// tensors (g.a itself, or g.b copied from it): every readable tensor
+// listed as a match, and exit 0, or 2 where a file cannot be read.
 func checkIdentical(t *testing.T, what string, g *genRuns, same []*genTensor, code int, rep *compareReport) {
 	t.Helper()
 	if rep == nil {
 		t.Fatalf("%s: no report (exit %d)", what, code)
 	}
-	pairs := listed(t, what, rep)
+	pairs := checkListed(t, what, g, rep, g.a, same)
 	wantCode := exitPass
 	for _, x := range same {
-		i, ok := pairs[x.key()]
-		if !ok {
-			t.Errorf("%s: %s at step %d is not listed", what, x.name, x.step)
+		if !g.readable(x) {
+			wantCode = exitError
 			continue
 		}
+		i, ok := pairs[x.key()]
+		if !ok {
+			continue // checkListed said so
+		}
 		p := rep.Tensors[i]
-		want := "match"
-		if !g.readable(x) {
-			want, wantCode = "error", exitError
-		} else if p.Kind != x.kind || p.DType != x.dt.name || !slices.Equal(p.Shape, x.shape) {
+		if p.Kind != x.kind || p.DType != x.dt.name || !slices.Equal(p.Shape, x.shape) {
 			t.Errorf("%s: %s at step %d is listed as a %s, %s %v; want a %s, %s %v", what, x.name, x.step,
 				p.Kind, p.DType, p.Shape, x.kind, x.dt.name, x.shape)
 		}
-		if p.Status != want {
-			t.Errorf("%s: %s at step %d (%s %v, %s): %s %q, want %s", what, x.name, x.step, x.dt.name, x.shape, x.layout(),
-				p.Status, p.Reasons, want)
+		if p.Status != "match" {
+			t.Errorf("%s: %s at step %d (%s %v, %s): %s %q, want match", what, x.name, x.step, x.dt.name, x.shape, x.layout(),
+				p.Status, p.Reasons)
 		}
-		if want == "error" && !strings.Contains(p.Error+strings.Join(p.Reasons, " "), filepath.Base(x.file())) &&
-			!anyErrorNames(rep, x.file()) {
-			t.Errorf("%s: %s at step %d is unreadable and no error names its file", what, x.name, x.step)
-		}
-	}
-	if len(pairs) != len(same) {
-		t.Errorf("%s: %d pairs listed, %d tensors in the run", what, len(pairs), len(same))
 	}
 	if code != wantCode {
 		t.Errorf("%s: exit %d, want %d", what, code, wantCode)
 	}
+}
+
+// checkListed checks that every tensor of the runs is in the report
+// once, and returns the listed pairs by key: a tensor is listed as a
+// pair, except one that no run holding it could read, which is listed as
+// an input error naming its file (check/classify.go: such a pair is
+// unlisted, its sides are discovery's errors). No pair is listed that
+// neither run holds.
+func checkListed(t *testing.T, what string, g *genRuns, rep *compareReport, runs ...[]*genTensor) map[tensorKey]int {
+	t.Helper()
+	pairs := listed(t, what, rep)
+	readable := map[tensorKey]bool{}
+	held := map[tensorKey]bool{}
+	for _, run := range runs {
+		for _, x := range run {
+			held[x.key()] = true
+			readable[x.key()] = readable[x.key()] || g.readable(x)
+		}
+	}
+	for k := range pairs {
+		if !held[k] {
+			t.Errorf("%s: %s at step %d is listed but in neither run", what, k.name, k.step)
+		}
+	}
+	for _, run := range runs {
+		for _, x := range run {
+			_, ok := pairs[x.key()]
+			switch {
+			case !ok && readable[x.key()]:
+				t.Errorf("%s: %s at step %d (%s %v) is not listed", what, x.name, x.step, x.dt.name, x.shape)
+			case !ok && !anyErrorNames(rep, x.file()):
+				t.Errorf("%s: %s at step %d cannot be read, and neither a pair nor an error names it", what, x.name, x.step)
+			}
+		}
+	}
+	return pairs
 }
 
 // anyErrorNames reports whether an error of the report names file.
@@ -271,21 +303,10 @@ func checkPerturbed(t *testing.T, g *genRuns, rep *compareReport) {
 		return // exit 2 with a reason: checked by checkVerdict
 	}
 	const what = "A vs B"
-	pairs := listed(t, what, rep)
+	pairs := checkListed(t, what, g, rep, g.a, g.b)
 	as, bs := byKey(g.a), byKey(g.b)
 	for k, i := range pairs {
-		if as[k] == nil && bs[k] == nil {
-			t.Errorf("%s: %s at step %d is listed but in neither run", what, k.name, k.step)
-			continue
-		}
 		checkPair(t, g, as[k], bs[k], rep.Tensors[i].Status, rep.Tensors[i].Reasons)
-	}
-	for _, run := range [][]*genTensor{g.a, g.b} {
-		for _, x := range run {
-			if _, ok := pairs[x.key()]; !ok {
-				t.Errorf("%s: %s at step %d (%s %v) is not listed", what, x.name, x.step, x.dt.name, x.shape)
-			}
-		}
 	}
 }
 
