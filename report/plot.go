@@ -244,7 +244,10 @@ func curvePlots(r *curve.Result) ([]*plot.Plot, error) {
 
 	if divergence >= 0 {
 		x := float64(*r.FirstDivergentStep)
+		// the marker stands on the log panel of differences: from the
+		// floor to at least a decade above it (the differences may be 0)
 		_, hiB := span(r.RelDiff, r.Band[:bandTo])
+		hiB = max(hiB, 10*floor)
 		for _, p := range []struct {
 			p      *plot.Plot
 			lo, hi float64
@@ -334,7 +337,7 @@ func logFloor(r *curve.Result) float64 {
 	if math.IsInf(m, 1) {
 		return 1e-12
 	}
-	return m / 10
+	return max(m/10, math.SmallestNonzeroFloat64) // never 0, which a log axis cannot draw
 }
 
 func clampLog(vs []float64, floor float64) []float64 {

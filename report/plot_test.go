@@ -122,21 +122,27 @@ func TestCurvePlotOfDegenerateLosses(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		values []float64
+		b      []float64 // the compared run's values; nil: values
 	}{
 
-		{"constant 2^63", []float64{0x1p63, 0x1p63}},
-		{"constant -1e300", []float64{-1e300, -1e300, -1e300}},
-		{"overflowing range", []float64{-math.MaxFloat64, math.MaxFloat64}},
-		{"neighbours", []float64{0x1p63, math.Nextafter(0x1p63, math.Inf(1))}},
-		{"constant 1e-300", []float64{1e-300, 1e-300}},
-		{"NaN at every step", []float64{math.NaN(), math.NaN()}},
+		{"constant 2^63", []float64{0x1p63, 0x1p63}, nil},
+		{"constant -1e300", []float64{-1e300, -1e300, -1e300}, nil},
+		{"overflowing range", []float64{-math.MaxFloat64, math.MaxFloat64}, nil},
+		{"neighbours", []float64{0x1p63, math.Nextafter(0x1p63, math.Inf(1))}, nil},
+		{"constant 1e-300", []float64{1e-300, 1e-300}, nil},
+		{"NaN at every step", []float64{math.NaN(), math.NaN()}, nil},
+		{"diverged at step 0, no difference after", []float64{math.Inf(1), 0}, []float64{math.NaN(), 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &loaders.Curve{Values: tc.values}
 			for i := range tc.values {
 				c.Steps = append(c.Steps, int64(i))
 			}
-			r := curve.Analyze(c, c, curve.DefaultOptions())
+			cb := c
+			if tc.b != nil {
+				cb = &loaders.Curve{Steps: c.Steps, Values: tc.b}
+			}
+			r := curve.Analyze(c, cb, curve.DefaultOptions())
 			done := make(chan error, 1)
 			var svg string
 			go func() {
@@ -159,5 +165,15 @@ func TestCurvePlotOfDegenerateLosses(t *testing.T) {
 				t.Errorf("the reference curve is not drawn (%d paths)", n)
 			}
 		})
+	}
+}
+
+// TestLogFloorIsPositive: zero differences are drawn at the log floor, a
+// decade under the smallest positive difference, which must stay above
+// zero where a tenth of it underflows (a log axis cannot draw 0).
+func TestLogFloorIsPositive(t *testing.T) {
+	t.Parallel()
+	if f := logFloor(&curve.Result{RelDiff: []float64{1e-323, 0}}); !(f > 0) {
+		t.Errorf("log floor %g", f)
 	}
 }
