@@ -48,8 +48,7 @@ func (s seedRuns) encode() []byte {
 	out = append(out, byte(len(s.tensors)-1))
 	elems := 0
 	for _, t := range s.tensors {
-		k := slices.IndexFunc(fuzzKinds, func(k struct{ dir, prefix, kind string }) bool { return k.kind == t.kind })
-		out = append(out, byte(k+6*t.subject), dtypeIndex(t.dtype), t.layout, byte(len(t.shape)))
+		out = append(out, kindIndex(t.kind)+byte(6*t.subject), dtypeIndex(t.dtype), t.layout, byte(len(t.shape)))
 		n := 1
 		for _, d := range t.shape {
 			out = append(out, byte(d))
@@ -94,6 +93,12 @@ func (s seedRuns) encode() []byte {
 	return out
 }
 
+// kindIndex is the index of kind in fuzzKinds.
+func kindIndex(kind string) byte {
+	return byte(slices.IndexFunc(fuzzKinds, func(k struct{ dir, prefix, kind string }) bool { return k.kind == kind }))
+}
+
+// dtypeIndex is the index of the dtype named name in fuzzDTypes.
 func dtypeIndex(name string) byte {
 	return byte(slices.Index(fuzzDTypes, dtypeNamed(name)))
 }
@@ -142,8 +147,7 @@ func dtypeSeed(dt string, v variant, curve bool) seedRuns {
 			s.b = append(s.b, 0, 0)
 		}
 		s.b = append(s.b, 1, // one tensor only in B:
-			byte(slices.IndexFunc(fuzzKinds, func(k struct{ dir, prefix, kind string }) bool { return k.kind == "input" })),
-			dtypeIndex(dt), 0, 1, 2, // inputs/x0 of shape (2,)
+			kindIndex("input"), dtypeIndex(dt), 0, 1, 2, // inputs/x0 of shape (2,)
 			5, // at step 5
 		)
 		for i := range 2 * dtypeNamed(dt).size / dtypeNamed(dt).partSize() {
