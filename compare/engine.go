@@ -351,8 +351,8 @@ func (w *worker) compare(tk chunkTask, hist *errorHistogram) (*acc, error) {
 	}
 	defer rb.Close()
 	c := w.newAcc(tk, j.Tolerance, key, complex, useULP, hist)
-	if ints := int64Pair(j); ints != noInt64 {
-		if err := addInt64s(c, ra, rb, j, ints == signedInt64); err != nil {
+	if sides, ok := exactInts(j); ok {
+		if err := addIntsOf(c, ra, rb, j, sides); err != nil {
 			return nil, err
 		}
 		return c, nil
@@ -382,41 +382,60 @@ func (w *worker) compare(tk chunkTask, hist *errorHistogram) (*acc, error) {
 	}
 }
 
-// int64Kind says whether a pair is of 64-bit integers, compared exactly.
-type int64Kind int
+// intSides says how each side of a pair of integers is held as 64 bits
+// (acc.addInts): unsigned for uint64, two's complement for every other
+// integer dtype and bool.
+type intSides struct{ unsignedA, unsignedB bool }
 
-const (
-	noInt64 int64Kind = iota
-	signedInt64
-	unsignedInt64
-)
-
-// int64Pair returns the kind of 64-bit integers both sides of j hold (in
-// the same dtype), noInt64 otherwise: a pair stored in two dtypes is
-// compared in float64, the coarser.
-func int64Pair(j *job) int64Kind {
-	switch {
-	case j.A.DType != j.B.DType:
-		return noInt64
-	case j.A.DType == loaders.Int64:
-		return signedInt64
-	case j.A.DType == loaders.Uint64:
-		return unsignedInt64
+// exactInts says how the pair j is compared as integers, exactly, and
+// false when it is not: both sides hold integers (bool included), one of
+// them 64-bit ones, which float64 cannot all hold. Two integer dtypes are
+// compared as integers whatever they are (an int64 hash against a uint64
+// one: float64 is coarser than either); narrower pairs are exact in
+// float64.
+func exactInts(j *job) (intSides, bool) {
+	integer := func(d loaders.DType) bool { return d.IsInteger() || d == loaders.Bool }
+	wide := func(d loaders.DType) bool { return d == loaders.Int64 || d == loaders.Uint64 }
+	a, b := j.A.DType, j.B.DType
+	if !integer(a) || !integer(b) || !wide(a) && !wide(b) {
+		return intSides{}, false
 	}
-	return noInt64
+	return intSides{unsignedA: a == loaders.Uint64, unsignedB: b == loaders.Uint64}, true
 }
 
-// int64BufElems is how many integers of each side addInt64s reads at a
-// time.
-const int64BufElems = 1 << 12
+// intReader returns how to read the next values of a tensor of integer
+// dtype d as 64 bits (intSides): Reader.ReadBits64 for int64 and uint64;
+// for narrower integers and bool, Reader.Read, exact in float64, then
+// their two's complement.
+func intReader(d loaders.DType) func(*loaders.Reader, []uint64) (int, error) {
+	if d == loaders.Int64 || d == loaders.Uint64 {
+		return (*loaders.Reader).ReadBits64
+	}
+	var vals []float64
+	return func(r *loaders.Reader, dst []uint64) (int, error) {
+		if len(vals) < len(dst) {
+			vals = make([]float64, len(dst))
+		}
+		n, err := r.Read(vals[:len(dst)])
+		for i, v := range vals[:n] {
+			dst[i] = uint64(int64(v))
+		}
+		return n, err
+	}
+}
 
-// addInt64s folds every element of the readers ra and rb, 64-bit integers,
-// into c exactly (acc.addInt64).
-func addInt64s(c *acc, ra, rb *loaders.Reader, j *job, signed bool) error {
-	var bufA, bufB [int64BufElems]uint64
+// intBufElems is how many integers of each side addIntsOf reads at a
+// time.
+const intBufElems = 1 << 12
+
+// addIntsOf folds every element of the readers ra and rb, integers held
+// as sides says, into c exactly (acc.addInts).
+func addIntsOf(c *acc, ra, rb *loaders.Reader, j *job, sides intSides) error {
+	var bufA, bufB [intBufElems]uint64
+	readA, readB := intReader(j.A.DType), intReader(j.B.DType)
 	for {
-		na, errA := ra.ReadBits64(bufA[:])
-		nb, errB := rb.ReadBits64(bufB[:])
+		na, errA := readA(ra, bufA[:])
+		nb, errB := readB(rb, bufB[:])
 		if errA != nil && !errors.Is(errA, io.EOF) {
 			return errA
 		}
@@ -429,7 +448,7 @@ func addInt64s(c *acc, ra, rb *loaders.Reader, j *job, signed bool) error {
 		if na == 0 {
 			return nil
 		}
-		c.addInt64(bufA[:na], bufB[:nb], signed)
+		c.addInts(bufA[:na], bufB[:nb], sides)
 	}
 }
 
@@ -705,17 +724,31 @@ func compareMapped16(tk chunkTask, hist *errorHistogram, key ulpKey, mode ulpMod
 
 // compareInMemory handles a pair stored in different orders (one C, one
 // Fortran): both are read whole into memory in C order. This is the one
-// case whose memory grows with the tensor.
+// case whose memory grows with the tensor. Integers are compared exactly
+// (exactInts), as in storage order.
 func compareInMemory(j *job, key ulpKey, complex bool, hist *errorHistogram) (*acc, error) {
-	va, err := readC(j.A)
-	if err != nil {
-		return nil, err
-	}
-	vb, err := readC(j.B)
-	if err != nil {
-		return nil, err
-	}
 	c := newAcc(j.engine.kernels, j.Tolerance, key, complex, true, hist, 0)
+	if sides, ok := exactInts(j); ok {
+		ia, err := readC(j.A, 1, intReader(j.A.DType))
+		if err != nil {
+			return nil, err
+		}
+		ib, err := readC(j.B, 1, intReader(j.B.DType))
+		if err != nil {
+			return nil, err
+		}
+		c.addInts(ia, ib, sides)
+		return c, nil
+	}
+	comps := j.A.DType.Components()
+	va, err := readC(j.A, comps, (*loaders.Reader).Read)
+	if err != nil {
+		return nil, err
+	}
+	vb, err := readC(j.B, comps, (*loaders.Reader).Read)
+	if err != nil {
+		return nil, err
+	}
 	if complex {
 		c.addComplex(va, vb)
 	} else {
@@ -724,22 +757,22 @@ func compareInMemory(j *job, key ulpKey, complex bool, hist *errorHistogram) (*a
 	return c, nil
 }
 
-// readC reads a whole tensor into memory in C order.
-func readC(t *loaders.Tensor) ([]float64, error) {
+// readC reads a whole tensor into memory in C order through read
+// (Reader.Read, or intReader's), comps values an element.
+func readC[T any](t *loaders.Tensor, comps int, read func(*loaders.Reader, []T) (int, error)) ([]T, error) {
 	r, err := t.Open()
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	comps := int64(t.DType.Components())
-	out := make([]float64, t.Len()*comps)
-	buf := make([]float64, pairBufElems*comps)
+	out := make([]T, t.Len()*int64(comps))
+	buf := make([]T, pairBufElems*comps)
 	var pos int64
 	for {
-		n, err := r.Read(buf)
-		for i := 0; i < n; i += int(comps) {
+		n, err := read(r, buf)
+		for i := 0; i < n; i += comps {
 			c := t.CPosition(t.Index(pos))
-			copy(out[c*comps:], buf[i:i+int(comps)])
+			copy(out[c*int64(comps):], buf[i:i+comps])
 			pos++
 		}
 		if errors.Is(err, io.EOF) {

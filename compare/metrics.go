@@ -142,28 +142,24 @@ func (c *acc) addReal(va, vb []float64) {
 	c.n += int64(len(va))
 }
 
-// addInt64 folds a buffer of paired 64-bit integers (their bits; signed
-// when signed) into the accumulator, exactly: two integers beyond 2^53 that
-// float64 rounds to one value still differ, by |a−b| computed in integer
+// addInts folds a buffer of paired integers, held as 64 bits as sides
+// says, into the accumulator, exactly: two integers beyond 2^53 that
+// float64 rounds to one value still differ, and so do a uint64 2^64 − 1
+// and an int64 −1 of the same bits, by |a−b| computed in integer
 // arithmetic (rounded to float64 only then). The sums and maxima take the
 // values as float64, as for every other dtype.
-func (c *acc) addInt64(ia, ib []uint64, signed bool) {
+func (c *acc) addInts(ia, ib []uint64, sides intSides) {
 	for i, x := range ia {
 		y := ib[i]
 		pos := c.base + c.n + int64(i)
 		lane := int((c.n + int64(i)) % lanes)
-		var a, b float64
-		if signed {
-			a, b = float64(int64(x)), float64(int64(y))
-		} else {
-			a, b = float64(x), float64(y)
-		}
-		if x == y {
+		a, b := intValue(x, sides.unsignedA), intValue(y, sides.unsignedB)
+		if x == y && (sides.unsignedA == sides.unsignedB || int64(x) >= 0) {
 			c.sums.eq[lane] += a * a
 			c.pair(0, math.Abs(a), a, b, pos)
 			continue
 		}
-		d := intDistance(x, y, signed)
+		d := intDistance(x, y, sides)
 		c.sums.differ(lane, d*d, a*a, b*b, a*b)
 		c.pair(d, math.Abs(a), a, b, pos)
 		if c.useULP {
@@ -175,14 +171,31 @@ func (c *acc) addInt64(ia, ib []uint64, signed bool) {
 	c.n += int64(len(ia))
 }
 
-// intDistance returns |x−y| of two 64-bit integers (two's complement when
-// signed) as a float64, the difference computed exactly first: at least 1
-// for x ≠ y, however close float64 would put them.
-func intDistance(x, y uint64, signed bool) float64 {
-	if signed && int64(x) < int64(y) || !signed && x < y {
+// intValue is the value of the 64 bits x, unsigned or two's complement.
+func intValue(x uint64, unsigned bool) float64 {
+	if unsigned {
+		return float64(x)
+	}
+	return float64(int64(x))
+}
+
+// intDistance returns |x−y| of two 64-bit integers held as sides says, as
+// a float64, computed exactly first where it fits in 64 bits (one
+// negative and one at least 2^63 apart do not: their sum of magnitudes
+// is rounded): at least 1 for different values, however close float64
+// would put them.
+func intDistance(x, y uint64, sides intSides) float64 {
+	negX, negY := !sides.unsignedA && int64(x) < 0, !sides.unsignedB && int64(y) < 0
+	switch {
+	case negX && !negY:
+		return float64(y) + float64(-x) // -x: the magnitude, MinInt64's too
+	case negY && !negX:
+		return float64(x) + float64(-y)
+	}
+	if x < y { // of one sign, two's complement orders as unsigned does
 		x, y = y, x
 	}
-	return float64(x - y) // the wrapped difference of ordered values is the exact distance
+	return float64(x - y)
 }
 
 // addComplex folds a buffer of paired complex values (re, im interleaved).
@@ -192,7 +205,7 @@ func (c *acc) addComplex(va, vb []float64) {
 		pos := c.base + c.n + int64(i/2)
 		fa, fb := isFinite(ar) && isFinite(ai), isFinite(br) && isFinite(bi)
 		if !fa || !fb {
-			c.special(complexClass(ar, ai), complexClass(br, bi), pos)
+			c.specialComplex(ar, ai, br, bi, pos)
 			continue
 		}
 		absA, absB := math.Hypot(ar, ai), math.Hypot(br, bi)
@@ -232,9 +245,22 @@ func (c *acc) pair(d, scale, showA, showB float64, pos int64) {
 	}
 }
 
-// special handles a pair where either side is NaN or ±Inf. For complex
-// elements a and b are complexClass codes.
-func (c *acc) special(a, b float64, pos int64) {
+// special handles a pair where either side is NaN or ±Inf.
+func (c *acc) special(a, b float64, pos int64) { c.specialOf(a, b, a == b, pos) }
+
+// specialComplex is special for complex elements (ar, ai) and (br, bi):
+// each side counts as NaN or Inf by its complexClass, and two elements
+// agree when both are NaN, or when they are equal part by part (+0 = −0),
+// as numpy's isclose (equal_nan) has them: an infinite part agrees with
+// the same infinity in the same part only, as a real one does, so that
+// (+Inf, 0) against (−Inf, 0), or (+Inf, 1) against (+Inf, 5), differ.
+func (c *acc) specialComplex(ar, ai, br, bi float64, pos int64) {
+	c.specialOf(complexClass(ar, ai), complexClass(br, bi), ar == br && ai == bi, pos)
+}
+
+// specialOf is special for the classes a and b (the values, for real
+// elements) of elements that are equal when equal says so.
+func (c *acc) specialOf(a, b float64, equal bool, pos int64) {
 	aNaN, bNaN := a != a, b != b
 	if aNaN {
 		c.nanA++
@@ -246,8 +272,8 @@ func (c *acc) special(a, b float64, pos int64) {
 	} else if math.IsInf(b, 0) {
 		c.infB++
 	}
-	if aNaN && bNaN || !aNaN && !bNaN && a == b {
-		return // same NaN-ness, or the same infinity
+	if aNaN && bNaN || !aNaN && !bNaN && equal {
+		return // both NaN, or the same infinities
 	}
 	c.specials++
 	c.markBeyond(pos)
@@ -269,8 +295,9 @@ func (c *acc) firstBeyond(pos int64) {
 	}
 }
 
-// complexClass reduces a complex value to what special() compares: NaN if
-// either part is NaN, +Inf if either part is infinite, else 0 (finite).
+// complexClass reduces a complex value to how specialComplex counts it:
+// NaN if either part is NaN, +Inf if either part is infinite, else 0
+// (finite).
 func complexClass(re, im float64) float64 {
 	switch {
 	case re != re || im != im:

@@ -136,6 +136,36 @@ func TestComplexMetrics(t *testing.T) {
 	}
 }
 
+// TestComplexSpecials: complex elements with a NaN or infinite part agree
+// as numpy's isclose (equal_nan) has them: both NaN (in any part), or
+// equal part by part. An infinity of the other sign, in the other part,
+// or beside another finite part is a special mismatch, as it is for a
+// real infinity; (+Inf, +1) against (+Inf, 5) and (+Inf, 0) against
+// (−Inf, 0) matched before.
+func TestComplexSpecials(t *testing.T) {
+	t.Parallel()
+	inf, nan, negZero := math.Inf(1), math.NaN(), math.Copysign(0, -1)
+	for _, tc := range []struct {
+		name   string
+		a, b   [2]float64
+		agrees bool
+	}{
+		{"the same infinity", [2]float64{inf, 0}, [2]float64{inf, 0}, true},
+		{"the same infinity, ±0 beside it", [2]float64{inf, negZero}, [2]float64{inf, 0}, true},
+		{"infinities of other signs", [2]float64{inf, 0}, [2]float64{-inf, 0}, false},
+		{"infinities in other parts", [2]float64{inf, 0}, [2]float64{0, inf}, false},
+		{"the same infinity beside other values", [2]float64{inf, 1}, [2]float64{inf, 5}, false},
+		{"an infinity against a finite value", [2]float64{inf, 0}, [2]float64{1, 0}, false},
+		{"NaN in other parts", [2]float64{nan, 0}, [2]float64{0, nan}, true},
+		{"NaN against an infinity", [2]float64{nan, 0}, [2]float64{inf, 0}, false},
+	} {
+		m := pairMetrics(tc.a[:], tc.b[:], loaders.Complex128, true)
+		if agrees := m.SpecialMismatches == 0 && m.Mismatched == 0; agrees != tc.agrees {
+			t.Errorf("%s: %v against %v: %d special mismatches, want agreement %v", tc.name, tc.a, tc.b, m.SpecialMismatches, tc.agrees)
+		}
+	}
+}
+
 // TestHistogramQuantiles checks the histogram's quantiles against exact
 // nearest-rank quantiles of a sorted copy: within the documented 1/32.
 func TestHistogramQuantiles(t *testing.T) {

@@ -150,7 +150,8 @@ func curvePlots(r *curve.Result) ([]*plot.Plot, error) {
 
 	top := newPanel("loss", "loss")
 	loT, hiT := span(r.ValuesA, r.ValuesB)
-	if loT > 0 && hiT/loT > 100 {
+	logLoss := loT > 0 && hiT/loT > 100
+	if logLoss {
 		top.Y.Scale = plot.LogScale{}
 		top.Y.Tick.Marker = decadeTicks{}
 		top.Y.Label.Text = "loss, log scale"
@@ -168,6 +169,9 @@ func curvePlots(r *curve.Result) ([]*plot.Plot, error) {
 	lb.Color, lb.Width = colorB, vg.Points(1.1)
 	lb.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 	top.Add(la, lb)
+	if !logLoss {
+		top.Y.Min, top.Y.Max = linearRange(loT, hiT)
+	}
 	top.Legend.Add("reference (eager)", la)
 	top.Legend.Add("compared (graph)", lb)
 
@@ -240,7 +244,10 @@ func curvePlots(r *curve.Result) ([]*plot.Plot, error) {
 
 	if divergence >= 0 {
 		x := float64(*r.FirstDivergentStep)
+		// the marker stands on the log panel of differences: from the
+		// floor to at least a decade above it (the differences may be 0)
 		_, hiB := span(r.RelDiff, r.Band[:bandTo])
+		hiB = max(hiB, 10*floor)
 		for _, p := range []struct {
 			p      *plot.Plot
 			lo, hi float64
@@ -256,7 +263,48 @@ func curvePlots(r *curve.Result) ([]*plot.Plot, error) {
 			}
 		}
 	}
+	for _, p := range []*plot.Plot{mid, low} {
+		p.Y.Min, p.Y.Max = logRange(p.Y.Min, p.Y.Max)
+	}
 	return []*plot.Plot{top, mid, low}, nil
+}
+
+// linearRange returns the range of a linear axis over values from lo to
+// hi, where gonum's axis would draw none. It widens an empty range by ±1,
+// which leaves one at 2^53 or beyond as empty as it was, and its ticks of
+// an empty range panic: a constant loss of 2^63 (an int64 loss) or
+// −10^300 stopped the report. Here an empty range is widened by a
+// thousandth of its magnitude (±1 under 1000), within the finite floats.
+// Its ticks of a range wider than the largest float never end (a loss of
+// −10^308 at one step and 10^308 at another): the axis then spans the
+// middle half of the values' range, and the curves run off it.
+func linearRange(lo, hi float64) (float64, float64) {
+	switch {
+	case math.IsInf(hi-lo, 1):
+		return lo / 2, hi / 2
+	case lo < hi:
+		return lo, hi
+	}
+	pad := max(math.Abs(lo)/1000, 1)
+	return math.Max(lo-pad, -math.MaxFloat64), math.Min(hi+pad, math.MaxFloat64)
+}
+
+// logRange returns the range of a log axis over positive values from lo
+// to hi (lo > hi when it holds none), where gonum's axis would draw none:
+// it widens an empty range by ±1, below zero, where a log scale panics (a
+// loss that is NaN at every step left the difference panel its jump band
+// alone, one value), and it makes an infinite end zero. Here an empty
+// range spans a decade on either side of its value, an axis without
+// values the decade up to 1, and an infinite end is the largest float.
+func logRange(lo, hi float64) (float64, float64) {
+	hi = math.Min(hi, math.MaxFloat64)
+	switch {
+	case !(lo > 0) || !(hi >= lo):
+		return 0.1, 1
+	case lo == hi:
+		return lo / 10, math.Min(hi*10, math.MaxFloat64)
+	}
+	return lo, hi
 }
 
 // span returns the smallest and largest finite values of the series.
@@ -289,7 +337,7 @@ func logFloor(r *curve.Result) float64 {
 	if math.IsInf(m, 1) {
 		return 1e-12
 	}
-	return m / 10
+	return max(m/10, math.SmallestNonzeroFloat64) // never 0, which a log axis cannot draw
 }
 
 func clampLog(vs []float64, floor float64) []float64 {

@@ -1,11 +1,13 @@
 package report
 
 import (
+	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/graphdiff/graphdiff/curve"
 	"github.com/graphdiff/graphdiff/loaders"
@@ -105,5 +107,73 @@ func TestStepTicksOnShortCurves(t *testing.T) {
 		if tk.Value != float64(int64(tk.Value)) {
 			t.Errorf("tick at %g on a step axis", tk.Value)
 		}
+	}
+}
+
+// TestCurvePlotOfDegenerateLosses draws loss curves whose values leave a
+// linear axis no range to pad: a constant loss of 2^63 (an int64 loss
+// at two steps; 2^63 ± 1 is 2^63 in float64), a constant −10^300, the
+// two largest floats apart (their range overflows) and two neighbouring
+// floats; and a loss that is NaN at every step, which leaves the panel of
+// differences one value to show, its jump band. Each is drawn, without a
+// panic or a hang.
+func TestCurvePlotOfDegenerateLosses(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		values []float64
+		b      []float64 // the compared run's values; nil: values
+	}{
+
+		{"constant 2^63", []float64{0x1p63, 0x1p63}, nil},
+		{"constant -1e300", []float64{-1e300, -1e300, -1e300}, nil},
+		{"overflowing range", []float64{-math.MaxFloat64, math.MaxFloat64}, nil},
+		{"neighbours", []float64{0x1p63, math.Nextafter(0x1p63, math.Inf(1))}, nil},
+		{"constant 1e-300", []float64{1e-300, 1e-300}, nil},
+		{"NaN at every step", []float64{math.NaN(), math.NaN()}, nil},
+		{"diverged at step 0, no difference after", []float64{math.Inf(1), 0}, []float64{math.NaN(), 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &loaders.Curve{Values: tc.values}
+			for i := range tc.values {
+				c.Steps = append(c.Steps, int64(i))
+			}
+			cb := c
+			if tc.b != nil {
+				cb = &loaders.Curve{Steps: c.Steps, Values: tc.b}
+			}
+			r := curve.Analyze(c, cb, curve.DefaultOptions())
+			done := make(chan error, 1)
+			var svg string
+			go func() {
+				var err error
+				svg, err = CurveSVG(r)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(time.Minute): // it takes milliseconds
+				t.Fatal("the plot is still being drawn after a minute")
+			}
+			if !strings.Contains(svg, "</svg>") {
+				t.Errorf("no whole SVG: %.200s", svg)
+			}
+			if n := len(svgPaths(svg, "#1F77B4")); n < 1 && !math.IsNaN(tc.values[0]) {
+				t.Errorf("the reference curve is not drawn (%d paths)", n)
+			}
+		})
+	}
+}
+
+// TestLogFloorIsPositive: zero differences are drawn at the log floor, a
+// decade under the smallest positive difference, which must stay above
+// zero where a tenth of it underflows (a log axis cannot draw 0).
+func TestLogFloorIsPositive(t *testing.T) {
+	t.Parallel()
+	if f := logFloor(&curve.Result{RelDiff: []float64{1e-323, 0}}); !(f > 0) {
+		t.Errorf("log floor %g", f)
 	}
 }

@@ -15,7 +15,8 @@ import (
 // float64 parameters whose updates float32 cannot resolve are measured in
 // float64 (a doubled learning rate fails by the updates, a correct run
 // passes), 64-bit integers are compared exactly (2^62 + 1 is not 2^62,
-// though float64 holds both as one value), and empty and 0-d tensors
+// though float64 holds both as one value), whatever their storage orders
+// and integer dtypes (an int64 against a uint64), and empty and 0-d tensors
 // compare like any other, in every format and in shards.
 func TestEdgeRuns(t *testing.T) {
 	t.Parallel()
@@ -34,6 +35,12 @@ func TestEdgeRuns(t *testing.T) {
 		{run: "empty", code: 0, verdict: "pass"},
 		{run: "ints_ok", code: 0, verdict: "pass"},
 		{run: "ints_off", code: 1, verdict: "fail", failing: []string{"1 outputs/tokens", "1 outputs/hashes"},
+			reason: "beyond rtol 0, atol 0"},
+		{run: "ints_orders_ok", code: 0, verdict: "pass"},
+		{run: "ints_orders_off", code: 1, verdict: "fail", failing: []string{"1 outputs/tokens", "1 outputs/hashes"},
+			reason: "beyond rtol 0, atol 0"},
+		{run: "ints_mixed_ok", code: 0, verdict: "pass"},
+		{run: "ints_mixed_off", code: 1, verdict: "fail", failing: []string{"1 outputs/tokens", "1 outputs/hashes"},
 			reason: "beyond rtol 0, atol 0"},
 	} {
 		t.Run(tc.run, func(t *testing.T) {
