@@ -62,6 +62,78 @@ autocast region with its cache around warm-up and capture), dynamic_shape
 (an epoch's partial last batch copied into the static input's first rows).
 Several start after the first dumped step (a change at step 1005, 1205, 806).
 
+Scenarios (`--list` prints them; "ok" = correct, verdict pass):
+
+  vit_recipe_fp32_ok                ok  the recipe from step 0, Adam, fp32, torch.save dict per step
+  vit_resume_autocast_cosine_ok     ok  resume at 1000, autocast, AdamW with a cosine lr (tensor), clipping,
+                                        np.savez per step
+  vit_resume_bf16_dropout_ok        ok  resume, pure bf16, dropout 0.1 (graph-safe RNG), safetensors per kind
+                                        in global_step<k>/, warm-up dumped
+  vit_callables_tf32_ok             ok  make_graphed_callables on the model, TF32 in both, params-only
+                                        ckpt_<k>.pt every 2 steps
+  vit_resume_dropout_helper_ok      ok  resume, fp32, dropout 0.1, the graphdiff_dump helper's tree
+  vit_mixup_frozen                  BUG mixup lambda drawn with numpy in the loop, read as a Python float by
+                                        the captured step
+  vit_stale_input                   BUG static_x = x instead of copy_, autocast, np.savez
+  vit_autocast_cache                BUG one autocast region (cache on) around warm-up and capture, safetensors
+  vit_lr_drop_captured              BUG a float lr dropped x0.1 at step 1005 after capture, warm-up dumped
+  resnet_bn_resume_fp32_sgd_ok      ok  resume at 1200, SGD momentum, torch.save dict per step (BatchNorm
+                                        buffers inside model/)
+  resnet_bn_recipe_tf32_adam_ok     ok  the recipe from step 0, TF32, Adam, np.savez of the state_dict
+                                        (buffers under params/)
+  resnet_bn_resume_bf16_sgd_ok      ok  resume, pure bf16, SGD momentum, safetensors per kind
+  resnet_bn_milestone_recapture_ok  ok  SGD lr x0.1 at 1205 (a float), graph captured again at the milestone,
+                                        params-only ckpt_<k>.pt, warm-up dumped
+  resnet_bn_momentum_recapture_ok   ok  BatchNorm momentum 0.1 -> 0.01 at 1205, graph captured again, .npy
+                                        tree with buffers/
+  resnet_bn_helper_autocast_ok      ok  resume, autocast, the graphdiff_dump helper's tree
+  resnet_bn_momentum_after_capture  BUG bn.momentum = 0.01 set at 1205 after capture: only running stats
+                                        depart
+  resnet_bn_momentum_helper         BUG the same momentum bug dumped by the graphdiff_dump helper
+  resnet_bn_milestone_captured      BUG SGD lr x0.1 at 1205 (a float) after capture, np.savez of the
+                                        state_dict
+  resnet_bn_grad_accumulation       BUG no zero_grad(set_to_none=True) before capture: the captured backward
+                                        adds to the warm-up's grads
+  resnet_bn_input_lag               BUG the batch copied after replay, safetensors
+  resnet_bn_output_aliasing         BUG dumps written after the loop, grads and loss kept by reference (model
+                                        cloned)
+  resnet_bn_partial_batch           BUG an epoch's last batch of 6 at 1206 copied into static_x[:6]
+  unet_gn_resume_fp32_ema_ok        ok  resume at 800, AdamW, EMA captured, torch.save dict with ema
+  unet_gn_resume_bf16_ema_ok        ok  resume, pure bf16 model, fp32 EMA, np.savez (.float())
+  unet_gn_autocast_ema_ok           ok  resume, autocast, ema.safetensors per step, warm-up dumped
+  unet_gn_callables_ok              ok  make_graphed_callables on the UNet, optimizer and EMA eager, params-
+                                        only ckpt with ema.* every 2 steps
+  unet_gn_ema_switch_recapture_ok   ok  EMA decay 0.99 -> 0.999 at 806, graph captured again,
+                                        model_<k>.safetensors with ema.*
+  unet_gn_recipe_tf32_ok            ok  the recipe from step 0, TF32, .npy tree with ema/
+  unet_gn_ema_decay_captured        BUG EMA decay switched 0.99 -> 0.999 at 806 after capture: only EMA
+                                        weights depart
+  unet_gn_python_timestep           BUG one diffusion timestep per batch from Python's random, baked at
+                                        capture
+  unet_gn_cpu_noise                 BUG noise drawn with numpy into a pinned buffer inside the captured step
+  unet_gn_grad_accumulation         BUG no zero_grad(set_to_none=True) before capture, autocast, np.savez
+  moe_recipe_top2_fp32_ok           ok  the recipe from step 0, top-2, Adam fused (capturable), torch.save
+                                        dict
+  moe_resume_top1_autocast_ok       ok  resume at 1000, top-1, autocast, np.savez
+  moe_resume_top2_bf16_ok           ok  resume, top-2, pure bf16, safetensors per kind
+  moe_aux_anneal_tensor_ok          ok  aux weight 0.01 -> 0.002 at 1005 held in a device tensor
+  moe_callables_top2_ok             ok  make_graphed_callables on the model, optimizer eager, params-only
+                                        ckpt_<k>.pt
+  moe_uninit_combine                BUG the experts' combine buffer from torch.empty_like
+  moe_aux_branch_captured           BUG aux loss only while step < 1005, a Python if decided at capture,
+                                        np.savez, warm-up dumped
+  moe_aux_weight_captured           BUG aux weight 0.01 -> 0.002 at 1005 as a Python float after capture
+  moe_grad_accumulation             BUG no zero_grad(set_to_none=True) before capture, safetensors
+  moe_stale_input                   BUG static_x = x, top-1, pure bf16, np.savez (.float())
+  kv_decoder_fp32_ok                ok  greedy decoding, fp32, pos_<t>.pt
+  kv_decoder_bf16_ok                ok  greedy decoding, pure bf16, gen_<t>.npz (.float())
+  kv_decoder_autocast_ok            ok  greedy decoding, autocast, step_<t>/outputs.safetensors
+  kv_decoder_tf32_ok                ok  greedy decoding, TF32, pos_<t>.pt
+  kv_decoder_output_aliasing        BUG generated.append(static_logits, static_next): saved after the loop
+  kv_decoder_stale_token            BUG static_tok = next_tok instead of copy_
+  kv_decoder_captured_pos           BUG the decode position a Python int in the captured step
+  kv_decoder_uninit_pad             BUG the padded logits buffer from torch.empty
+
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
   (True), CUBLAS_WORKSPACE_CONFIG=:4096:8, cudnn deterministic, TF32 as the
@@ -89,7 +161,10 @@ copies its results into the static outputs and gradients), capturable
 optimizers and tensor learning rates fall back, make_graphed_callables runs
 the module eagerly, safetensors files are written by the graphdiff_dump
 helper's own writer when the package is missing. Bugs that need a real graph
-do not show and are reported and skipped. --cpu output is not a fixture.
+(REAL_GRAPH_ONLY: host work inside the captured step, torch.empty read from
+the graph's pool) are reported and skipped; unet_gn's bf16 and autocast
+scenarios run in fp32 (torch 1.13's CPU kernels fail there). --cpu output is
+not a fixture.
 """
 
 from __future__ import annotations
@@ -835,11 +910,12 @@ class Aux:
         self.host = None
         self.draw_inside = True
         if sc.noise == "cpu":
-            self.host = torch.zeros(BATCH, 1, 8, 8, pin_memory=not env.cpu)
+            self.pinned = not env.cpu
+            self.host = torch.zeros(BATCH, 1, 8, 8, pin_memory=self.pinned)
             self.rs = np.random.RandomState(SEED_HOST + 1)
 
     def draw(self):
-        if self.host.is_pinned() and not torch.cuda.is_current_stream_capturing():
+        if self.pinned and not torch.cuda.is_current_stream_capturing():
             torch.cuda.current_stream().synchronize()  # the last copy out of the buffer is done
         self.host.copy_(torch.from_numpy(self.rs.standard_normal(tuple(self.host.shape)).astype(np.float32)))
 
