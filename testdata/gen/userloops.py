@@ -9,6 +9,11 @@ Usage (from the repository root):
     python3 testdata/gen/userloops.py [--out testdata/userloops] [--only NAME,...] [--cpu] [--list]
     bash testdata/gen/userloops_pack.sh OUT DEST     # OUT packed into <= 8 .tar.xz parts of <= 15 MB
 
+On a CUDA machine (PyTorch 2.x, numpy, safetensors), e.g.:
+
+    python3 testdata/gen/userloops.py --out /tmp/ul 2>&1 | tee $OUT/userloops_stdout.log
+    bash testdata/gen/userloops_pack.sh /tmp/ul $OUT
+
 Writes OUT/<family>/<scenario>/{eager,graph,label.json,measured.json},
 OUT/README.md (one row per scenario) and OUT/userloops.log.
 
@@ -1715,6 +1720,8 @@ def observe(env, sc, root):
                 f"itself bit for bit; the buggy graph run first differs from it at step {k}, in {len(rows)} "
                 f"tensor(s), most in {top['tensor']} ({how}).")
     label["note"] = f"{what}. {note}"
+    if env.cpu:
+        label["note"] = "[--cpu simulation: no CUDA graph, no capturable optimizer; not a fixture] " + label["note"]
     d = root / sc.family / sc.name
     if d.exists():
         shutil.rmtree(d)
@@ -1742,7 +1749,8 @@ def write_readme(root, versions):
     for lab in sorted(root.glob("*/*/label.json")):
         l = json.loads(lab.read_text())
         step = l.get("first_divergent_step")
-        what = l.get("note", "").split(". ")[1] if ". " in l.get("note", "") else ""
+        note = l.get("note", "").split("] ", 1)[-1]
+        what = note.split(". ")[1] if ". " in note else ""
         lines.append(f"| {lab.parent.name} | {l['family']} | {what} | {l['verdict']} | "
                      f"{', '.join(l.get('causes') or [])} | {'' if step is None else step} |")
     old.write_text("\n".join(lines) + "\n")
