@@ -1,0 +1,1837 @@
+#!/usr/bin/env python3
+"""userloops: a second labelled corpus for graphdiff, written the way users
+write their training loops and dumps (the first corpus, testdata/corpus, is
+one harness's habits: every dump from step 0 and identical weights, buffers
+under params/, loss + grads + params in the helper's layout every step).
+
+Usage (from the repository root):
+
+    python3 testdata/gen/userloops.py [--out testdata/userloops] [--only NAME,...] [--cpu] [--list]
+    bash testdata/gen/userloops_pack.sh OUT DEST     # OUT packed into <= 8 .tar.xz parts of <= 15 MB
+
+On a CUDA machine (PyTorch 2.x, numpy, safetensors), e.g.:
+
+    python3 testdata/gen/userloops.py --out /tmp/ul 2>&1 | tee $OUT/userloops_stdout.log
+    bash testdata/gen/userloops_pack.sh /tmp/ul $OUT
+
+Writes OUT/<family>/<scenario>/{eager,graph,label.json,measured.json},
+OUT/README.md (one row per scenario) and OUT/userloops.log.
+
+How the runs are made
+- Five model families the first corpus lacks: vit (patch embedding, pre-LN
+  encoder, classification), resnet_bn (residual convs with BatchNorm, SGD
+  momentum), unet_gn (a small conv UNet with GroupNorm trained as a diffusion
+  denoiser, fp32 EMA weights), moe (a tiny LM whose MLP is a mixture of
+  experts with top-1/top-2 routing and a load-balancing loss) and kv_decoder
+  (greedy decoding of a tiny causal transformer with a static KV cache,
+  graphed per decode step; inference only).
+- PyTorch's whole-network capture recipe: three warm-up iterations on a side
+  stream (not undone: they are training steps), optimizer.zero_grad(
+  set_to_none=True), torch.cuda.graph capture of forward, backward and
+  optimizer.step() on static inputs, then static_x.copy_(batch); g.replay()
+  per step. Adam/AdamW graphed with capturable=True (a tensor learning rate
+  where a schedule moves it), eager with foreach. The eager run takes the
+  same warm-up iterations, so the first dumped step is not the first
+  training step and parameters already differ legitimately. Some scenarios
+  graph the model alone with torch.cuda.make_graphed_callables (optimizer
+  and EMA eager).
+- Most runs resume: each family is trained eagerly from scratch for
+  800-1200 steps, torch.save'd (model, optimizer, EMA, step), and both runs
+  load that checkpoint and go on; files are named by the real global step
+  (step_1003.pt). Recipe runs from scratch number the warm-up steps 0-2.
+- Dump styles, one per scenario: torch.save({"model": state_dict, "grads":
+  {...}, "loss": loss}) per step in a flat directory (BatchNorm buffers and
+  num_batches_tracked inside model/); np.savez per step ("grads/<n>",
+  "params/<n>", "loss" from loss.item(); bf16 saved with .float()); one
+  safetensors file per kind in per-step directories (step_001003/ or
+  global_step1003/); params-only checkpoints (ckpt_<k>.pt state_dict,
+  model_<k>.safetensors, EMA as ema.* entries); outputs-only decode dumps
+  (logits and int64 token ids per decode position: pos_<t>.pt, gen_<t>.npz,
+  step_<t>/outputs.safetensors); the graphdiff_dump helper's tree and a
+  hand-written .npy tree with buffers/ and ema/.
+- Precision: fp32 (TF32 off), TF32 (on in both runs), pure bf16 parameters,
+  bf16 autocast (label compute_dtype "bf16").
+
+Bugs (label causes = the cause IDs a correct diagnosis may name):
+stale_input (static_x = x), input_lag (copy after replay), grad_accumulation
+(no zero_grad(set_to_none=True) before capture: the captured backward adds
+to the warm-up's gradients), output_aliasing (dumps deferred to the end of
+the run holding references to static grads/loss/logits), uninitialized_memory
+(torch.empty read before written: the MoE combine buffer, a padded-vocab
+logits buffer), captured_scalar (a scheduler's float lr, a BatchNorm momentum
+set after capture, an EMA decay switched after capture, an aux-loss weight, a
+decode position as a Python int), captured_branch (an aux loss on `if step <
+k`), frozen_rng (a mixup lambda, a diffusion timestep drawn in Python, noise
+drawn with numpy into a pinned buffer inside the step), autocast_cache (one
+autocast region with its cache around warm-up and capture), dynamic_shape
+(an epoch's partial last batch copied into the static input's first rows).
+Several start after the first dumped step (a change at step 1005, 1205, 806).
+
+Scenarios (`--list` prints them; "ok" = correct, verdict pass):
+
+  vit_recipe_fp32_ok                ok  the recipe from step 0, Adam, fp32, torch.save dict per step
+  vit_resume_autocast_cosine_ok     ok  resume at 1000, autocast, AdamW with a cosine lr (tensor), clipping,
+                                        np.savez per step
+  vit_resume_bf16_dropout_ok        ok  resume, pure bf16, dropout 0.1 (graph-safe RNG), safetensors per kind
+                                        in global_step<k>/, warm-up dumped
+  vit_callables_tf32_ok             ok  make_graphed_callables on the model, TF32 in both, params-only
+                                        ckpt_<k>.pt every 2 steps
+  vit_resume_dropout_helper_ok      ok  resume, fp32, dropout 0.1, the graphdiff_dump helper's tree
+  vit_mixup_frozen                  BUG mixup lambda drawn with numpy in the loop, read as a Python float by
+                                        the captured step
+  vit_stale_input                   BUG static_x = x instead of copy_, autocast, np.savez
+  vit_autocast_cache                BUG one autocast region (cache on) around warm-up and capture, safetensors
+  vit_lr_drop_captured              BUG a float lr dropped x0.1 at step 1005 after capture, warm-up dumped
+  resnet_bn_resume_fp32_sgd_ok      ok  resume at 1200, SGD momentum, torch.save dict per step (BatchNorm
+                                        buffers inside model/)
+  resnet_bn_recipe_tf32_adam_ok     ok  the recipe from step 0, TF32, Adam, np.savez of the state_dict
+                                        (buffers under params/)
+  resnet_bn_resume_bf16_sgd_ok      ok  resume, pure bf16, SGD momentum, safetensors per kind
+  resnet_bn_milestone_recapture_ok  ok  SGD lr x0.1 at 1205 (a float), graph captured again at the milestone,
+                                        params-only ckpt_<k>.pt, warm-up dumped
+  resnet_bn_momentum_recapture_ok   ok  BatchNorm momentum 0.1 -> 0.01 at 1205, graph captured again, .npy
+                                        tree with buffers/
+  resnet_bn_helper_autocast_ok      ok  resume, autocast, the graphdiff_dump helper's tree
+  resnet_bn_momentum_after_capture  BUG bn.momentum = 0.01 set at 1205 after capture: only running stats
+                                        depart
+  resnet_bn_momentum_helper         BUG the same momentum bug dumped by the graphdiff_dump helper
+  resnet_bn_milestone_captured      BUG SGD lr x0.1 at 1205 (a float) after capture, np.savez of the
+                                        state_dict
+  resnet_bn_grad_accumulation       BUG no zero_grad(set_to_none=True) before capture: the captured backward
+                                        adds to the warm-up's grads
+  resnet_bn_input_lag               BUG the batch copied after replay, safetensors
+  resnet_bn_output_aliasing         BUG dumps written after the loop, grads and loss kept by reference (model
+                                        cloned)
+  resnet_bn_partial_batch           BUG an epoch's last batch of 6 at 1206 copied into static_x[:6]
+  unet_gn_resume_fp32_ema_ok        ok  resume at 800, AdamW, EMA captured, torch.save dict with ema
+  unet_gn_resume_bf16_ema_ok        ok  resume, pure bf16 model, fp32 EMA, np.savez (.float())
+  unet_gn_autocast_ema_ok           ok  resume, autocast, ema.safetensors per step, warm-up dumped
+  unet_gn_callables_ok              ok  make_graphed_callables on the UNet, optimizer and EMA eager, params-
+                                        only ckpt with ema.* every 2 steps
+  unet_gn_ema_switch_recapture_ok   ok  EMA decay 0.99 -> 0.999 at 806, graph captured again,
+                                        model_<k>.safetensors with ema.*
+  unet_gn_recipe_tf32_ok            ok  the recipe from step 0, TF32, .npy tree with ema/
+  unet_gn_ema_decay_captured        BUG EMA decay switched 0.99 -> 0.999 at 806 after capture: only EMA
+                                        weights depart
+  unet_gn_python_timestep           BUG one diffusion timestep per batch from Python's random, baked at
+                                        capture
+  unet_gn_cpu_noise                 BUG noise drawn with numpy into a pinned buffer inside the captured step
+  unet_gn_grad_accumulation         BUG no zero_grad(set_to_none=True) before capture, autocast, np.savez
+  moe_recipe_top2_fp32_ok           ok  the recipe from step 0, top-2, Adam fused (capturable), torch.save
+                                        dict
+  moe_resume_top1_autocast_ok       ok  resume at 1000, top-1, autocast, np.savez
+  moe_resume_top2_bf16_ok           ok  resume, top-2, pure bf16, safetensors per kind
+  moe_aux_anneal_tensor_ok          ok  aux weight 0.01 -> 0.002 at 1005 held in a device tensor
+  moe_callables_top2_ok             ok  make_graphed_callables on the model, optimizer eager, params-only
+                                        ckpt_<k>.pt
+  moe_uninit_combine                BUG the experts' combine buffer from torch.empty_like
+  moe_aux_branch_captured           BUG aux loss only while step < 1005, a Python if decided at capture,
+                                        np.savez, warm-up dumped
+  moe_aux_weight_captured           BUG aux weight 0.01 -> 0.002 at 1005 as a Python float after capture
+  moe_grad_accumulation             BUG no zero_grad(set_to_none=True) before capture, safetensors
+  moe_stale_input                   BUG static_x = x, top-1, pure bf16, np.savez (.float())
+  kv_decoder_fp32_ok                ok  greedy decoding, fp32, pos_<t>.pt
+  kv_decoder_bf16_ok                ok  greedy decoding, pure bf16, gen_<t>.npz (.float())
+  kv_decoder_autocast_ok            ok  greedy decoding, autocast, step_<t>/outputs.safetensors
+  kv_decoder_tf32_ok                ok  greedy decoding, TF32, pos_<t>.pt
+  kv_decoder_output_aliasing        BUG generated.append(static_logits, static_next): saved after the loop
+  kv_decoder_stale_token            BUG static_tok = next_tok instead of copy_
+  kv_decoder_captured_pos           BUG the decode position a Python int in the captured step
+  kv_decoder_uninit_pad             BUG the padded logits buffer from torch.empty
+
+How labels are observed (not assumed)
+- Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
+  (True), CUBLAS_WORKSPACE_CONFIG=:4096:8, cudnn deterministic, TF32 as the
+  scenario says; torch.empty is left uninitialized (fill_uninitialized_memory
+  off) so that the uninitialized-memory bugs stay what they are.
+- A correct scenario is the same program graphed; verdict pass. Its eager vs
+  graph numbers are measured and written; a large loss difference at the
+  first dumped step is printed as a WARNING (not expected).
+- A buggy scenario is also run as its twin: the same graphed run with the bug
+  fixed (for captured Python values: the graph captured again whenever the
+  value changes, so the twin runs the same kernels). The twin runs twice and
+  must repeat itself bit for bit, else the scenario is reported and skipped.
+  first_divergent_step is the first dumped step (its global step, as the file
+  or directory name says) at which any dumped tensor of the buggy graphed run
+  differs bit for bit from the twin's. A bug that never shows in the dumps is
+  reported and skipped. measured.json holds the numbers (eager vs graph per
+  step; graph vs twin per step; the tensors that differ first and by how
+  much); label.json's note says how the scenario was made and what showed.
+
+--cpu checks the logic without CUDA (e.g. Debian's torch 1.13): the device is
+the CPU, a "graph" is simulated (capture records the step function with its
+static arguments and the Python values it reads, then undoes what the
+recording run changed; each replay runs it eagerly with those values and
+copies its results into the static outputs and gradients), capturable
+optimizers and tensor learning rates fall back, make_graphed_callables runs
+the module eagerly, safetensors files are written by the graphdiff_dump
+helper's own writer when the package is missing. Bugs that need a real graph
+(REAL_GRAPH_ONLY: host work inside the captured step, torch.empty read from
+the graph's pool) are reported and skipped; unet_gn's bf16 and autocast
+scenarios run in fp32 (torch 1.13's CPU kernels fail there). --cpu output is
+not a fixture.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before CUDA starts
+
+import argparse
+import contextlib
+import copy
+import json
+import math
+import platform
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+GENERATOR = "testdata/gen/userloops.py"
+
+try:
+    import safetensors.torch as st_torch
+except ImportError:  # --cpu here
+    st_torch = None
+sys.path.insert(0, str(REPO / "python"))
+try:
+    import graphdiff_dump
+except ImportError:
+    graphdiff_dump = None
+
+SEED_INIT, SEED_RUN, SEED_HOST = 0, 1, 2
+BATCH = 8
+WARMUP = 3  # the recipe's warm-up iterations
+T_DIFF = 100  # diffusion timesteps
+BUDGET_S = 450  # no new scenario is started after this many seconds (GPU)
+
+
+# --------------------------------------------------------------------------
+# model families
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, d, heads, drop=0.0, causal=False):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.heads, self.drop, self.causal = heads, drop, causal
+
+    def forward(self, x):
+        b, t, d = x.shape
+        h = self.heads
+        q, k, v = self.qkv(x).view(b, t, 3, h, d // h).permute(2, 0, 3, 1, 4)
+        att = (q @ k.transpose(-2, -1)) * (d // h) ** -0.5
+        if self.causal:
+            keep = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
+            att = att.masked_fill(~keep, torch.finfo(att.dtype).min)
+        att = F.dropout(att.softmax(-1), self.drop, self.training)
+        y = (att @ v).transpose(1, 2).reshape(b, t, d)
+        return F.dropout(self.proj(y), self.drop, self.training)
+
+
+class EncoderBlock(nn.Module):
+    def __init__(self, d, heads, drop):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d)
+        self.attn = SelfAttention(d, heads, drop)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc1 = nn.Linear(d, 2 * d)
+        self.fc2 = nn.Linear(2 * d, d)
+        self.drop = drop
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + F.dropout(self.fc2(F.gelu(self.fc1(self.ln2(x)))), self.drop, self.training)
+
+
+class ViT(nn.Module):
+    """Patch embedding (4x4 patches of an 8x8 RGB image), class token,
+    learned positions, a pre-LN encoder block, classification head."""
+
+    def __init__(self, d=16, depth=1, heads=2, drop=0.0):
+        super().__init__()
+        self.patch = nn.Conv2d(3, d, 4, stride=4)
+        self.cls = nn.Parameter(torch.zeros(1, 1, d))
+        self.pos = nn.Parameter(0.02 * torch.randn(1, 5, d))
+        self.blocks = nn.ModuleList([EncoderBlock(d, heads, drop) for _ in range(depth)])
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, 4)
+
+    def forward(self, x):
+        t = self.patch(x).flatten(2).transpose(1, 2)
+        t = torch.cat([self.cls.expand(t.shape[0], -1, -1), t], 1) + self.pos
+        for b in self.blocks:
+            t = b(t)
+        return self.head(self.norm(t[:, 0]))
+
+
+class ResBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(c)
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        return F.relu(x + self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x))))))
+
+
+class ResNetBN(nn.Module):
+    """A stem and two basic residual blocks with BatchNorm, mean pooling."""
+
+    def __init__(self, c=6):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(c)
+        self.layer1 = ResBlock(c)
+        self.layer2 = ResBlock(c)
+        self.fc = nn.Linear(c, 4)
+
+    def forward(self, x):
+        h = F.relu(self.bn(self.stem(x)))
+        h = self.layer2(self.layer1(h))
+        return self.fc(h.mean((2, 3)))
+
+
+class UNetGN(nn.Module):
+    """A two-level conv UNet with GroupNorm and a sinusoidal time embedding,
+    predicting the noise of a 1x8x8 image."""
+
+    def __init__(self, c=6, tdim=8):
+        super().__init__()
+        self.tdim = tdim
+        self.temb = nn.Linear(tdim, c)
+        self.inc = nn.Conv2d(1, c, 3, padding=1)
+        self.gn1 = nn.GroupNorm(2, c)
+        self.down = nn.Conv2d(c, c, 3, stride=2, padding=1)
+        self.gn2 = nn.GroupNorm(2, c)
+        self.mid = nn.Conv2d(c, c, 3, padding=1)
+        self.gn3 = nn.GroupNorm(2, c)
+        self.up = nn.ConvTranspose2d(c, c, 2, stride=2)
+        self.dec = nn.Conv2d(2 * c, c, 3, padding=1)
+        self.gn4 = nn.GroupNorm(2, c)
+        self.out = nn.Conv2d(c, 1, 3, padding=1)
+
+    def forward(self, x, t):
+        half = self.tdim // 2
+        freqs = torch.exp(-math.log(100.0) * torch.arange(half, device=x.device, dtype=torch.float32) / half)
+        ang = t.float()[:, None] * 100.0 * freqs[None]
+        e = F.silu(self.temb(torch.cat([ang.sin(), ang.cos()], 1).to(x.dtype)))[:, :, None, None]
+        h1 = F.silu(self.gn1(self.inc(x))) + e
+        h2 = F.silu(self.gn2(self.down(h1)))
+        h2 = F.silu(self.gn3(self.mid(h2))) + h2
+        h = F.silu(self.gn4(self.dec(torch.cat([self.up(h2), h1], 1))))
+        return self.out(h)
+
+
+class Expert(nn.Module):
+    def __init__(self, d, hidden):
+        super().__init__()
+        self.fc1 = nn.Linear(d, hidden)
+        self.fc2 = nn.Linear(hidden, d)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class MoELM(nn.Module):
+    """Token + position embeddings, one causal attention layer, a mixture of
+    four experts routed top-k (computed densely, gates zero outside the top
+    k), a load-balancing auxiliary loss, an LM head. uninit: the combine
+    buffer starts as torch.empty_like instead of zeros_like."""
+
+    V, T = 24, 8
+
+    def __init__(self, d=16, experts=4, hidden=8, k=2):
+        super().__init__()
+        self.tok = nn.Embedding(self.V, d)
+        self.pos = nn.Parameter(0.02 * torch.randn(self.T, d))
+        self.ln1 = nn.LayerNorm(d)
+        self.attn = SelfAttention(d, 2, causal=True)
+        self.ln2 = nn.LayerNorm(d)
+        self.router = nn.Linear(d, experts, bias=False)
+        self.experts = nn.ModuleList([Expert(d, hidden) for _ in range(experts)])
+        self.lnf = nn.LayerNorm(d)
+        self.head = nn.Linear(d, self.V)
+        self.k = k
+        self.uninit = False
+
+    def moe(self, h):
+        b, t, d = h.shape
+        x = h.reshape(b * t, d)
+        n_exp = len(self.experts)
+        probs = self.router(x).float().softmax(-1)
+        _, top = probs.topk(self.k, -1)
+        chosen = (top.unsqueeze(-1) == torch.arange(n_exp, device=x.device)).any(1)
+        gates = probs * chosen
+        gates = gates / gates.sum(-1, keepdim=True)
+        out = torch.empty_like(x) if self.uninit else torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            out = out + gates[:, e:e + 1].to(x.dtype) * expert(x)
+        aux = n_exp * (chosen.float().mean(0) / self.k * probs.mean(0)).sum()
+        return out.view(b, t, d), aux
+
+    def forward(self, x):
+        h = self.tok(x) + self.pos[: x.shape[1]]
+        h = h + self.attn(self.ln1(h))
+        m, aux = self.moe(self.ln2(h))
+        h = h + m
+        return self.head(self.lnf(h)), aux
+
+
+class KVDecoder(nn.Module):
+    """A one-layer causal transformer (single head) with a static KV cache.
+    The vocabulary has 60 tokens; the embedding table and the logits buffer
+    are padded to 64 (padded logits set to the dtype's lowest value)."""
+
+    V, VPAD, D, TMAX = 60, 64, 32, 24
+
+    def __init__(self):
+        super().__init__()
+        d = self.D
+        self.tok = nn.Embedding(self.VPAD, d)
+        self.pos = nn.Embedding(self.TMAX, d)
+        self.ln1 = nn.LayerNorm(d)
+        self.wq = nn.Linear(d, d)
+        self.wk = nn.Linear(d, d)
+        self.wv = nn.Linear(d, d)
+        self.wo = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc1 = nn.Linear(d, 2 * d)
+        self.fc2 = nn.Linear(2 * d, d)
+        self.lnf = nn.LayerNorm(d)
+        self.head = nn.Linear(d, self.V)
+        self.register_buffer("ar", torch.arange(self.TMAX), persistent=False)
+
+    def forward(self, x):  # teacher forcing, for training
+        b, t = x.shape
+        h = self.tok(x) + self.pos(self.ar[:t])
+        a = self.ln1(h)
+        q, k, v = self.wq(a), self.wk(a), self.wv(a)
+        att = (q @ k.transpose(1, 2)) * self.D ** -0.5
+        keep = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
+        att = att.masked_fill(~keep, torch.finfo(att.dtype).min).softmax(-1)
+        h = h + self.wo(att @ v)
+        h = h + self.fc2(F.gelu(self.fc1(self.ln2(h))))
+        return self.head(self.lnf(h))
+
+    def step(self, tok, pos, kc, vc, uninit=False):
+        """One decode step at position pos (a 0-d device tensor, or a Python
+        int): writes k, v into the cache, returns the padded logits and the
+        greedy next token."""
+        if torch.is_tensor(pos):
+            h = self.tok(tok) + self.pos(pos)
+        else:
+            h = self.tok(tok) + self.pos.weight[pos]
+        a = self.ln1(h)
+        q, k, v = self.wq(a), self.wk(a), self.wv(a)
+        if torch.is_tensor(pos):
+            at = (self.ar == pos).view(1, -1, 1)
+            kc.copy_(torch.where(at, k.unsqueeze(1), kc))
+            vc.copy_(torch.where(at, v.unsqueeze(1), vc))
+        else:
+            kc[:, pos] = k
+            vc[:, pos] = v
+        valid = self.ar <= pos
+        att = (kc @ q.unsqueeze(-1)).squeeze(-1) * self.D ** -0.5
+        att = att.masked_fill(~valid, torch.finfo(att.dtype).min).softmax(-1)
+        h = h + self.wo((att.unsqueeze(1) @ vc).squeeze(1))
+        h = h + self.fc2(F.gelu(self.fc1(self.ln2(h))))
+        lg = self.head(self.lnf(h))
+        dt = self.head.weight.dtype
+        if uninit:
+            logits = torch.empty(tok.shape[0], self.VPAD, dtype=dt, device=tok.device)
+        else:
+            logits = torch.full((tok.shape[0], self.VPAD), torch.finfo(dt).min, dtype=dt, device=tok.device)
+        logits[:, : self.V] = lg
+        return logits, logits.argmax(-1)
+
+
+# --------------------------------------------------------------------------
+# data: batch k of a family is a function of k alone (any run can draw it)
+
+
+def _gen(step, salt):
+    return torch.Generator().manual_seed(1_000_003 * salt + step)
+
+
+def _patterns(salt, kind):
+    g = torch.Generator().manual_seed(777 + salt)
+    p = torch.zeros(4, 3, 8, 8)
+    yy, xx = torch.meshgrid(torch.arange(8.0), torch.arange(8.0), indexing="ij")
+    for c in range(4):
+        if kind == "quadrant":
+            p[c, c % 3, (c // 2) * 4:(c // 2) * 4 + 4, (c % 2) * 4:(c % 2) * 4 + 4] = 1.0
+        else:
+            p[c, (c + 1) % 3] = torch.sin((c + 1) * 0.7 * (xx if c % 2 else yy))
+    return p + 0.05 * torch.randn(4, 3, 8, 8, generator=g)
+
+
+_PAT = {}
+
+
+def batch_vit(k, n=BATCH):
+    g = _gen(k, 1)
+    pat = _PAT.setdefault("vit", _patterns(1, "quadrant"))
+    y = torch.randint(0, 4, (n,), generator=g)
+    return 0.5 * torch.randn(n, 3, 8, 8, generator=g) + pat[y], y
+
+
+def batch_resnet(k, n=BATCH):
+    g = _gen(k, 2)
+    pat = _PAT.setdefault("resnet", _patterns(2, "stripes"))
+    y = torch.randint(0, 4, (n,), generator=g)
+    return 0.6 * torch.randn(n, 3, 8, 8, generator=g) + pat[y], y
+
+
+def batch_unet(k, n=BATCH):
+    g = _gen(k, 3)
+    low = torch.randn(n, 1, 2, 2, generator=g)
+    return (F.interpolate(low, size=(8, 8), mode="bilinear", align_corners=False),)
+
+
+def _progressions(g, n, length, vocab, strides):
+    s = torch.randint(0, vocab, (n, 1), generator=g)
+    d = torch.tensor(strides)[torch.randint(0, len(strides), (n, 1), generator=g)]
+    return (s + d * torch.arange(length)) % vocab
+
+
+def batch_moe(k, n=BATCH):
+    seq = _progressions(_gen(k, 4), n, MoELM.T + 1, MoELM.V, (1, 2, 3, 5))
+    return seq[:, :-1].contiguous(), seq[:, 1:].contiguous()
+
+
+def batch_decoder(k, n=BATCH):
+    seq = _progressions(_gen(k, 5), n, 18, KVDecoder.V, (1, 2, 3, 4, 7))
+    return seq[:, :-1].contiguous(), seq[:, 1:].contiguous()
+
+
+def decode_prompts():
+    return _progressions(_gen(0, 6), 4, 6, KVDecoder.V, (1, 2, 3, 4, 7))
+
+
+# --------------------------------------------------------------------------
+# losses (the user's step code)
+
+
+def loss_vit(sc, net, inp, hp, aux):
+    x, y = inp
+    if sc.mixup:  # timm-style mixup with the batch flipped; lambda a Python float
+        lam = hp.lam
+        logits = net(x * lam + x.flip(0) * (1.0 - lam)).float()
+        return lam * F.cross_entropy(logits, y) + (1.0 - lam) * F.cross_entropy(logits, y.flip(0))
+    return F.cross_entropy(net(x).float(), y)
+
+
+def loss_resnet(sc, net, inp, hp, aux):
+    x, y = inp
+    return F.cross_entropy(net(x).float(), y)
+
+
+def loss_unet(sc, net, inp, hp, aux):
+    (x0,) = inp
+    b = x0.shape[0]
+    if sc.noise == "cpu":  # numpy noise through a pinned staging buffer
+        if aux.draw_inside:
+            aux.draw()
+        noise = aux.host.to(x0.device, non_blocking=True).to(x0.dtype)
+    else:
+        noise = torch.randn_like(x0)  # the default generator: graph-safe
+    if sc.timestep == "python":  # one timestep per batch, drawn in Python
+        a = aux.acp[hp.t]
+        tf = torch.full((b,), hp.t / T_DIFF, device=x0.device)
+    else:
+        ti = torch.randint(0, T_DIFF, (b,), device=x0.device)
+        a = aux.acp.index_select(0, ti).view(b, 1, 1, 1)
+        tf = ti.float() / T_DIFF
+    a = a.to(x0.dtype)
+    pred = net(a.sqrt() * x0 + (1 - a).sqrt() * noise, tf)
+    return F.mse_loss(pred.float(), noise.float())
+
+
+def loss_moe(sc, net, inp, hp, aux):
+    x, y = inp
+    logits, balance = net(x)
+    loss = F.cross_entropy(logits.float().reshape(-1, MoELM.V), y.reshape(-1))
+    if sc.aux == "tensor":
+        return loss + aux.aux_w * balance
+    if sc.aux_until is not None:
+        if hp.step < hp.aux_until:  # a Python branch: the capture decides it once
+            loss = loss + hp.aux_w * balance
+        return loss
+    return loss + hp.aux_w * balance
+
+
+def loss_decoder(sc, net, inp, hp, aux):
+    x, y = inp
+    return F.cross_entropy(net(x).float().reshape(-1, KVDecoder.V), y.reshape(-1))
+
+
+FAMILIES = {
+    "vit": dict(make=lambda sc: ViT(drop=sc.dropout), batch=batch_vit, loss=loss_vit, optim="adamw", lr=1e-3,
+                ckpt=1000),
+    "resnet_bn": dict(make=lambda sc: ResNetBN(), batch=batch_resnet, loss=loss_resnet, optim="sgd", lr=0.05,
+                      ckpt=1200),
+    "unet_gn": dict(make=lambda sc: UNetGN(), batch=batch_unet, loss=loss_unet, optim="adamw", lr=1e-3, ckpt=800,
+                    ema=True),
+    "moe": dict(make=lambda sc: MoELM(k=sc.topk), batch=batch_moe, loss=loss_moe, optim="adam", lr=2e-3, ckpt=1000),
+    "kv_decoder": dict(make=lambda sc: KVDecoder(), batch=batch_decoder, loss=loss_decoder, optim="adamw", lr=3e-3,
+                       ckpt=400),
+}
+
+
+# --------------------------------------------------------------------------
+# scenarios
+
+
+@dataclass
+class Sc:
+    name: str
+    family: str
+    what: str
+    bug: str | None = None
+    causes: tuple = ()
+    start: str = "resume"        # resume (from the family's checkpoint) | scratch (the recipe from step 0)
+    capture: str = "graph"       # graph (whole step) | callables (make_graphed_callables on the model)
+    prec: str = "fp32"           # fp32 | tf32 | bf16 | autocast
+    optim: str | None = None     # scratch runs only: sgd | adam | adamw instead of the family's optimizer
+    fused: bool = False          # graphed AdamW/Adam fused (capturable) instead of foreach capturable
+    lr_tensor: bool = False      # graphed: the learning rate a device tensor (a schedule fills it)
+    sched: tuple = ()            # () | ("cosine",) | ("drop", step, factor)
+    clip: bool = False
+    style: str = "pt"            # dump style, see collect()
+    stepdir: str = "step_{:06d}"  # st style: the per-step directory name
+    npz_params: str = "named"    # npz: params from named_parameters, or "state_dict" (buffers under params/)
+    dump_warmup: bool = False    # dump the warm-up steps too (first dumped step = the checkpoint's)
+    n: int = 5                   # steps after the warm-up (or decode steps)
+    every: int = 1
+    dropout: float = 0.0
+    mixup: bool = False
+    ema: bool = False
+    ema_switch: int | None = None      # EMA decay 0.99 -> 0.999 from this step
+    momentum_switch: int | None = None  # BatchNorm momentum 0.1 -> 0.01 from this step
+    aux: str = "float"           # moe aux-loss weight: a Python float or a device tensor
+    aux_switch: int | None = None  # aux weight 0.01 -> 0.002 from this step
+    aux_until: int | None = None   # aux loss only while step < this (a Python branch)
+    topk: int = 2
+    timestep: str = "device"     # unet: per-sample timesteps on the device, or one drawn in Python
+    noise: str = "device"        # unet: noise from the default generator, or numpy via a pinned buffer
+    partial_at: int | None = None  # an epoch's last batch (6 rows) at this step
+    pos_kind: str = "tensor"     # decoder: position a device tensor or a Python int
+    recapture: bool = False      # correct runs that capture again when a captured Python value changes
+    onset: int | None = None     # the step at which the bug's cause first acts (for a check only)
+
+    @property
+    def twin_recaptures(self):
+        return self.bug in RECAPTURE_FIX
+
+
+# torch 1.13 on the CPU cannot run these families in bf16 (--cpu only)
+CPU_FP32 = {"unet_gn": "its ConvTranspose2d gives a wrong shape in bf16 and GroupNorm fails under CPU autocast"}
+
+# bugs the --cpu simulation cannot show as they are: host work inside the
+# captured step runs again at each simulated replay, and torch.empty on the
+# CPU is the heap's memory, not the graph pool's
+REAL_GRAPH_ONLY = {"cpu_noise", "uninit_combine", "uninit_pad"}
+
+RECAPTURE_FIX = {"captured_lr", "bn_momentum", "ema_decay", "aux_weight", "aux_branch", "mixup_lambda",
+                 "python_timestep", "captured_pos"}
+
+
+def scenarios() -> list[Sc]:
+    S = Sc
+    return [
+        # ---------------- vit
+        S("vit_recipe_fp32_ok", "vit", "the recipe from step 0, Adam, fp32, torch.save dict per step",
+          start="scratch", optim="adam"),
+        S("vit_resume_autocast_cosine_ok", "vit", "resume at 1000, autocast, AdamW with a cosine lr (tensor), "
+          "clipping, np.savez per step", prec="autocast", lr_tensor=True, sched=("cosine",), clip=True,
+          style="npz"),
+        S("vit_resume_bf16_dropout_ok", "vit", "resume, pure bf16, dropout 0.1 (graph-safe RNG), safetensors per "
+          "kind in global_step<k>/, warm-up dumped", prec="bf16", dropout=0.1, style="st",
+          stepdir="global_step{}", dump_warmup=True),
+        S("vit_callables_tf32_ok", "vit", "make_graphed_callables on the model, TF32 in both, params-only "
+          "ckpt_<k>.pt every 2 steps", capture="callables", prec="tf32", style="pt_ckpt", n=10, every=2),
+        S("vit_resume_dropout_helper_ok", "vit", "resume, fp32, dropout 0.1, the graphdiff_dump helper's tree",
+          dropout=0.1, style="helper"),
+        S("vit_mixup_frozen", "vit", "mixup lambda drawn with numpy in the loop, read as a Python float by the "
+          "captured step", bug="mixup_lambda", causes=("frozen_rng", "captured_scalar"), mixup=True),
+        S("vit_stale_input", "vit", "static_x = x instead of copy_, autocast, np.savez", bug="stale_input",
+          causes=("stale_input",), prec="autocast", style="npz"),
+        S("vit_autocast_cache", "vit", "one autocast region (cache on) around warm-up and capture, safetensors",
+          bug="autocast_cache", causes=("autocast_cache",), prec="autocast", style="st"),
+        S("vit_lr_drop_captured", "vit", "a float lr dropped x0.1 at step 1005 after capture, warm-up dumped",
+          bug="captured_lr", causes=("captured_scalar",), sched=("drop", 1005, 0.1), dump_warmup=True,
+          onset=1005),
+        # ---------------- resnet_bn
+        S("resnet_bn_resume_fp32_sgd_ok", "resnet_bn", "resume at 1200, SGD momentum, torch.save dict per step "
+          "(BatchNorm buffers inside model/)"),
+        S("resnet_bn_recipe_tf32_adam_ok", "resnet_bn", "the recipe from step 0, TF32, Adam, np.savez of the "
+          "state_dict (buffers under params/)", start="scratch", optim="adam", prec="tf32", style="npz",
+          npz_params="state_dict"),
+        S("resnet_bn_resume_bf16_sgd_ok", "resnet_bn", "resume, pure bf16, SGD momentum, safetensors per kind",
+          prec="bf16", style="st"),
+        S("resnet_bn_milestone_recapture_ok", "resnet_bn", "SGD lr x0.1 at 1205 (a float), graph captured again "
+          "at the milestone, params-only ckpt_<k>.pt, warm-up dumped", sched=("drop", 1205, 0.1), recapture=True,
+          style="pt_ckpt", dump_warmup=True),
+        S("resnet_bn_momentum_recapture_ok", "resnet_bn", "BatchNorm momentum 0.1 -> 0.01 at 1205, graph captured "
+          "again, .npy tree with buffers/", momentum_switch=1205, recapture=True, style="npytree",
+          dump_warmup=True),
+        S("resnet_bn_helper_autocast_ok", "resnet_bn", "resume, autocast, the graphdiff_dump helper's tree",
+          prec="autocast", style="helper"),
+        S("resnet_bn_momentum_after_capture", "resnet_bn", "bn.momentum = 0.01 set at 1205 after capture: only "
+          "running stats depart", bug="bn_momentum", causes=("captured_scalar",), momentum_switch=1205,
+          dump_warmup=True, onset=1205),
+        S("resnet_bn_momentum_helper", "resnet_bn", "the same momentum bug dumped by the graphdiff_dump helper",
+          bug="bn_momentum", causes=("captured_scalar",), momentum_switch=1205, style="helper", onset=1205),
+        S("resnet_bn_milestone_captured", "resnet_bn", "SGD lr x0.1 at 1205 (a float) after capture, np.savez of "
+          "the state_dict", bug="captured_lr", causes=("captured_scalar",), sched=("drop", 1205, 0.1),
+          style="npz", npz_params="state_dict", onset=1205),
+        S("resnet_bn_grad_accumulation", "resnet_bn", "no zero_grad(set_to_none=True) before capture: the "
+          "captured backward adds to the warm-up's grads", bug="grad_accumulation", causes=("grad_accumulation",)),
+        S("resnet_bn_input_lag", "resnet_bn", "the batch copied after replay, safetensors", bug="input_lag",
+          causes=("input_lag",), style="st"),
+        S("resnet_bn_output_aliasing", "resnet_bn", "dumps written after the loop, grads and loss kept by "
+          "reference (model cloned)", bug="output_aliasing", causes=("output_aliasing",)),
+        S("resnet_bn_partial_batch", "resnet_bn", "an epoch's last batch of 6 at 1206 copied into static_x[:6]",
+          bug="dynamic_shape", causes=("dynamic_shape",), partial_at=1206, style="npz", onset=1206),
+        # ---------------- unet_gn
+        S("unet_gn_resume_fp32_ema_ok", "unet_gn", "resume at 800, AdamW, EMA captured, torch.save dict with "
+          "ema", ema=True),
+        S("unet_gn_resume_bf16_ema_ok", "unet_gn", "resume, pure bf16 model, fp32 EMA, np.savez (.float())",
+          prec="bf16", ema=True, style="npz"),
+        S("unet_gn_autocast_ema_ok", "unet_gn", "resume, autocast, ema.safetensors per step, warm-up dumped",
+          prec="autocast", ema=True, style="st", dump_warmup=True),
+        S("unet_gn_callables_ok", "unet_gn", "make_graphed_callables on the UNet, optimizer and EMA eager, "
+          "params-only ckpt with ema.* every 2 steps", capture="callables", ema=True, style="pt_ckpt", n=10,
+          every=2),
+        S("unet_gn_ema_switch_recapture_ok", "unet_gn", "EMA decay 0.99 -> 0.999 at 806, graph captured again, "
+          "model_<k>.safetensors with ema.*", ema=True, ema_switch=806, recapture=True, style="st_ckpt",
+          dump_warmup=True),
+        S("unet_gn_recipe_tf32_ok", "unet_gn", "the recipe from step 0, TF32, .npy tree with ema/", start="scratch",
+          prec="tf32", ema=True, style="npytree"),
+        S("unet_gn_ema_decay_captured", "unet_gn", "EMA decay switched 0.99 -> 0.999 at 806 after capture: only "
+          "EMA weights depart", bug="ema_decay", causes=("captured_scalar",), ema=True, ema_switch=806,
+          dump_warmup=True, onset=806),
+        S("unet_gn_python_timestep", "unet_gn", "one diffusion timestep per batch from Python's random, baked at "
+          "capture", bug="python_timestep", causes=("frozen_rng", "captured_scalar"), timestep="python", ema=True,
+          style="npz"),
+        S("unet_gn_cpu_noise", "unet_gn", "noise drawn with numpy into a pinned buffer inside the captured step",
+          bug="cpu_noise", causes=("frozen_rng",), noise="cpu", ema=True, style="st"),
+        S("unet_gn_grad_accumulation", "unet_gn", "no zero_grad(set_to_none=True) before capture, autocast, "
+          "np.savez", bug="grad_accumulation", causes=("grad_accumulation",), prec="autocast", ema=True,
+          style="npz"),
+        # ---------------- moe
+        S("moe_recipe_top2_fp32_ok", "moe", "the recipe from step 0, top-2, Adam fused (capturable), torch.save "
+          "dict", start="scratch", fused=True),
+        S("moe_resume_top1_autocast_ok", "moe", "resume at 1000, top-1, autocast, np.savez", topk=1,
+          prec="autocast", style="npz"),
+        S("moe_resume_top2_bf16_ok", "moe", "resume, top-2, pure bf16, safetensors per kind", prec="bf16",
+          style="st"),
+        S("moe_aux_anneal_tensor_ok", "moe", "aux weight 0.01 -> 0.002 at 1005 held in a device tensor",
+          aux="tensor", aux_switch=1005),
+        S("moe_callables_top2_ok", "moe", "make_graphed_callables on the model, optimizer eager, params-only "
+          "ckpt_<k>.pt", capture="callables", style="pt_ckpt", n=6),
+        S("moe_uninit_combine", "moe", "the experts' combine buffer from torch.empty_like", bug="uninit_combine",
+          causes=("uninitialized_memory",)),
+        S("moe_aux_branch_captured", "moe", "aux loss only while step < 1005, a Python if decided at capture, "
+          "np.savez, warm-up dumped", bug="aux_branch", causes=("captured_branch",), aux_until=1005, style="npz",
+          dump_warmup=True, onset=1005),
+        S("moe_aux_weight_captured", "moe", "aux weight 0.01 -> 0.002 at 1005 as a Python float after capture",
+          bug="aux_weight", causes=("captured_scalar",), aux_switch=1005, onset=1005),
+        S("moe_grad_accumulation", "moe", "no zero_grad(set_to_none=True) before capture, safetensors",
+          bug="grad_accumulation", causes=("grad_accumulation",), style="st"),
+        S("moe_stale_input", "moe", "static_x = x, top-1, pure bf16, np.savez (.float())", bug="stale_input",
+          causes=("stale_input",), topk=1, prec="bf16", style="npz"),
+        # ---------------- kv_decoder (inference)
+        S("kv_decoder_fp32_ok", "kv_decoder", "greedy decoding, fp32, pos_<t>.pt", style="decode_pt", n=12),
+        S("kv_decoder_bf16_ok", "kv_decoder", "greedy decoding, pure bf16, gen_<t>.npz (.float())", prec="bf16",
+          style="decode_npz", n=12),
+        S("kv_decoder_autocast_ok", "kv_decoder", "greedy decoding, autocast, step_<t>/outputs.safetensors",
+          prec="autocast", style="decode_st", n=12),
+        S("kv_decoder_tf32_ok", "kv_decoder", "greedy decoding, TF32, pos_<t>.pt", prec="tf32", style="decode_pt",
+          n=12),
+        S("kv_decoder_output_aliasing", "kv_decoder", "generated.append(static_logits, static_next): saved after "
+          "the loop", bug="output_aliasing", causes=("output_aliasing",), style="decode_pt", n=12),
+        S("kv_decoder_stale_token", "kv_decoder", "static_tok = next_tok instead of copy_", bug="stale_input",
+          causes=("stale_input",), style="decode_npz", n=12),
+        S("kv_decoder_captured_pos", "kv_decoder", "the decode position a Python int in the captured step",
+          bug="captured_pos", causes=("captured_scalar",), pos_kind="int", style="decode_st", n=12),
+        S("kv_decoder_uninit_pad", "kv_decoder", "the padded logits buffer from torch.empty", bug="uninit_pad",
+          causes=("uninitialized_memory",), style="decode_pt", n=12),
+    ]
+
+
+# --------------------------------------------------------------------------
+# environment
+
+
+class Env:
+    def __init__(self, cpu: bool, out: Path):
+        self.cpu = cpu
+        self.dev = torch.device("cpu" if cpu else "cuda")
+        self.out = out
+        self.lines: list[str] = []
+        self.warnings: list[str] = []
+        self.ckpt: dict[str, Path] = {}
+
+    def say(self, msg):
+        print(msg, flush=True)
+        self.lines.append(msg)
+
+    def warn(self, msg):
+        self.say("WARNING: " + msg)
+        self.warnings.append(msg)
+
+
+def deterministic():
+    torch.use_deterministic_algorithms(True)
+    try:
+        import torch.utils.deterministic as tud  # torch >= 2.1
+        tud.fill_uninitialized_memory = False
+    except ImportError:
+        pass
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cudnn.deterministic = True
+
+
+def set_tf32(env, on):
+    if not env.cpu:
+        torch.backends.cuda.matmul.allow_tf32 = on
+        torch.backends.cudnn.allow_tf32 = on
+
+
+def model_dtype(sc):
+    return torch.bfloat16 if sc.prec == "bf16" else torch.float32
+
+
+def amp(sc, env, on=True):
+    if sc.prec == "autocast" and on:
+        return torch.autocast(env.dev.type, dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def bns(model):
+    return [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+
+
+def clip(params):
+    try:
+        nn.utils.clip_grad_norm_(params, 1.0, foreach=True)
+    except TypeError:  # torch < 2.0
+        nn.utils.clip_grad_norm_(params, 1.0)
+
+
+class EMA:
+    """fp32 shadow weights: e = d * e + (1 - d) * p, d a Python float."""
+
+    def __init__(self, model, state=None):
+        self.shadow = OrderedDict((n, p.detach().float().clone()) for n, p in model.named_parameters())
+        if state is not None:
+            for n, t in state.items():
+                self.shadow[n].copy_(t)
+
+    @torch.no_grad()
+    def update(self, model, decay):
+        for n, p in model.named_parameters():
+            self.shadow[n].mul_(decay).add_(p.detach().float(), alpha=1.0 - decay)
+
+
+class Hyper:
+    """The Python values the loop keeps and the step reads: schedules and
+    host-side draws, set for each global step by at(k)."""
+
+    FROZEN = ("step", "lr", "ema_decay", "momentum", "aux_w", "aux_until", "lam", "t", "pos")
+
+    def __init__(self, sc, base_lr):
+        self.sc, self.base_lr = sc, base_lr
+        self.np = np.random.RandomState(SEED_HOST)
+        self.py = random.Random(SEED_HOST)
+        self.step = None
+        self.lr = base_lr
+        self.ema_decay = 0.99
+        self.momentum = 0.1
+        self.aux_w = 0.01
+        self.aux_until = sc.aux_until
+        self.lam = None
+        self.t = None
+        self.pos = None
+
+    def at(self, k):
+        sc = self.sc
+        self.step = k
+        f = 1.0
+        if sc.sched and sc.sched[0] == "cosine":
+            f = 0.5 * (1 + math.cos(math.pi * (k % 40) / 40))
+        elif sc.sched and sc.sched[0] == "drop" and k >= sc.sched[1]:
+            f = sc.sched[2]
+        self.lr = self.base_lr * f
+        self.ema_decay = 0.999 if sc.ema_switch is not None and k >= sc.ema_switch else 0.99
+        self.momentum = 0.01 if sc.momentum_switch is not None and k >= sc.momentum_switch else 0.1
+        self.aux_w = 0.002 if sc.aux_switch is not None and k >= sc.aux_switch else 0.01
+        if sc.mixup:
+            self.lam = float(self.np.beta(0.4, 0.4))
+        if sc.timestep == "python":
+            self.t = self.py.randrange(T_DIFF)
+
+    def apply(self, model, opt, aux):
+        """What the loop does with the values: lr into the optimizer, momentum
+        into BatchNorm, the aux weight into its tensor."""
+        if opt is not None:
+            for g in opt.param_groups:
+                if torch.is_tensor(g["lr"]):
+                    g["lr"].fill_(self.lr)
+                else:
+                    g["lr"] = self.lr
+        for m in bns(model):
+            m.momentum = self.momentum
+        if aux is not None and aux.aux_w is not None:
+            aux.aux_w.fill_(self.aux_w)
+
+
+class Aux:
+    """Device-side helpers of a run: the diffusion schedule, the pinned noise
+    buffer, the aux weight tensor."""
+
+    def __init__(self, sc, env, dtype):
+        self.aux_w = torch.zeros((), device=env.dev) if sc.aux == "tensor" else None
+        betas = torch.linspace(1e-4, 0.05, T_DIFF, dtype=torch.float64)
+        self.acp = torch.cumprod(1 - betas, 0).float().to(env.dev)
+        self.host = None
+        self.draw_inside = True
+        if sc.noise == "cpu":
+            self.pinned = not env.cpu
+            self.host = torch.zeros(BATCH, 1, 8, 8, pin_memory=self.pinned)
+            self.rs = np.random.RandomState(SEED_HOST + 1)
+
+    def draw(self):
+        if self.pinned and not torch.cuda.is_current_stream_capturing():
+            torch.cuda.current_stream().synchronize()  # the last copy out of the buffer is done
+        self.host.copy_(torch.from_numpy(self.rs.standard_normal(tuple(self.host.shape)).astype(np.float32)))
+
+
+def captured_key(sc, hp, model, opt):
+    """The Python values a captured step has baked in."""
+    lrs = () if opt is None or sc.lr_tensor else tuple(float(g["lr"]) for g in opt.param_groups)
+    branch = None if hp.aux_until is None else hp.step < hp.aux_until
+    return (lrs, tuple(m.momentum for m in bns(model)), hp.ema_decay, hp.aux_w, hp.lam, hp.t, hp.pos, branch)
+
+
+# --------------------------------------------------------------------------
+# graphs: the real one, and --cpu's simulation
+
+
+class CudaGraphStep:
+    def __init__(self, env, fn, args, hp, model, opt, ema, extra, train, freeze_lr):
+        self.g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.g):
+            self.static = fn(*args)
+
+    def replay(self):
+        self.g.replay()
+        return self.static
+
+
+def _tensors_of(obj):
+    if torch.is_tensor(obj):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [t for o in obj for t in _tensors_of(o)]
+    return []
+
+
+class SimGraphStep:
+    """--cpu: capture records fn, its static arguments and the Python values
+    it reads (hp's, BatchNorm momenta, float learning rates), runs it once for
+    the shapes of its outputs and undoes what that run changed (a real capture
+    runs nothing); replay runs fn eagerly with the recorded values and copies
+    its results into the static outputs and gradients."""
+
+    def __init__(self, env, fn, args, hp, model, opt, ema, extra, train, freeze_lr):
+        self.fn, self.args, self.hp, self.model, self.opt, self.train = fn, tuple(args), hp, model, opt, train
+        self.freeze_lr = freeze_lr
+        self.values = self._read()
+        self.params = list(model.parameters()) if train else []
+        self.grads_none = all(p.grad is None for p in self.params)
+        keep = [t for t in model.state_dict().values()] + list(extra)
+        if opt is not None:
+            keep += [v for s in opt.state.values() for v in s.values() if torch.is_tensor(v)]
+        if ema is not None:
+            keep += list(ema.shadow.values())
+        saved = [(t, t.detach().clone()) for t in keep]
+        grads = [(p, p.grad, None if p.grad is None else p.grad.detach().clone()) for p in self.params]
+        rng = torch.get_rng_state()
+        out = fn(*self.args)
+        with torch.no_grad():
+            for t, c in saved:
+                t.copy_(c)
+        torch.set_rng_state(rng)
+        self.static = self._clone(out)
+        self.sgrads = {}
+        for p, g, c in grads:  # after a capture, .grad points at the graph's gradients
+            if g is None:
+                self.sgrads[p] = torch.zeros_like(p)
+            else:
+                g.copy_(c)
+                self.sgrads[p] = g
+            p.grad = self.sgrads[p]
+
+    def _read(self):
+        v = {"hp": {k: getattr(self.hp, k) for k in Hyper.FROZEN},
+             "mom": [(m, m.momentum) for m in bns(self.model)]}
+        if self.freeze_lr and self.opt is not None:
+            v["lr"] = [(g, g["lr"]) for g in self.opt.param_groups]
+        return v
+
+    def _set(self, v):
+        for k, x in v["hp"].items():
+            setattr(self.hp, k, x)
+        for m, x in v["mom"]:
+            m.momentum = x
+        for g, x in v.get("lr", []):
+            g["lr"] = x
+
+    @staticmethod
+    def _clone(out):
+        if torch.is_tensor(out):
+            return out.detach().clone()
+        return type(out)(SimGraphStep._clone(o) for o in out)
+
+    @staticmethod
+    def _copy(dst, src):
+        if torch.is_tensor(dst):
+            dst.copy_(src.detach())
+        else:
+            for d, s in zip(dst, src):
+                SimGraphStep._copy(d, s)
+
+    def replay(self):
+        now = self._read()
+        self._set(self.values)
+        if self.grads_none:
+            for p in self.params:
+                p.grad = None
+        try:
+            out = self.fn(*self.args)
+        finally:
+            self._set(now)
+        for p in self.params:
+            sg = self.sgrads[p]
+            if p.grad is not sg:
+                sg.copy_(p.grad)
+                p.grad = sg
+        self._copy(self.static, out)
+        return self.static
+
+
+def capture(env, *a, **kw):
+    return (SimGraphStep if env.cpu else CudaGraphStep)(env, *a, **kw)
+
+
+def side_stream(env):
+    """The recipe's warm-up stream."""
+    if env.cpu:
+        return contextlib.nullcontext(), lambda: None
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    return torch.cuda.stream(s), lambda: torch.cuda.current_stream().wait_stream(s)
+
+
+# --------------------------------------------------------------------------
+# what a run dumps: collect() builds what the user's save call is handed
+
+
+def collect(sc, model, loss, ema):
+    grads = OrderedDict((n, p.grad) for n, p in model.named_parameters() if p.grad is not None)
+    ema_sd = ema.shadow if ema is not None else {}
+    s = sc.style
+    if s == "pt":
+        d = {"model": model.state_dict(), "grads": grads, "loss": loss}
+        if ema is not None:
+            d["ema"] = ema_sd
+        return d
+    if s in ("pt_ckpt", "st_ckpt"):
+        sd = model.state_dict()
+        for n, e in ema_sd.items():
+            sd["ema." + n] = e
+        return sd
+    if s == "npz":
+        src = model.state_dict() if sc.npz_params == "state_dict" else OrderedDict(model.named_parameters())
+        d = {"loss": loss}
+        d.update(("grads/" + n, g) for n, g in grads.items())
+        d.update(("params/" + n, p) for n, p in src.items())
+        d.update(("ema/" + n, e) for n, e in ema_sd.items())
+        return d
+    if s == "st":
+        d = {"loss": {"loss": loss}, "grads": grads, "params": model.state_dict()}
+        if ema is not None:
+            d["ema"] = ema_sd
+        return d
+    if s == "helper":
+        d = {"loss": loss, "params": OrderedDict(model.named_parameters()), "grads": grads,
+             "buffers": OrderedDict((n, b) for n, b in model.named_buffers() if b.is_floating_point())}
+        if ema is not None:
+            d["extra"] = OrderedDict(("ema." + n, e) for n, e in ema_sd.items())
+        return d
+    if s == "npytree":
+        d = {"loss": loss, "grads": grads, "params": OrderedDict(model.named_parameters()),
+             "buffers": OrderedDict(model.named_buffers())}
+        if ema is not None:
+            d["ema"] = ema_sd
+        return d
+    raise ValueError(s)
+
+
+def materialize(obj, keep=()):
+    """Host copies, as torch.save / np.savez / save_file make them; the
+    top-level keys in keep stay references (a deferred dump)."""
+    if torch.is_tensor(obj):
+        return obj.detach().to("cpu", copy=True)
+    if isinstance(obj, dict):
+        new = OrderedDict() if isinstance(obj, OrderedDict) else {}
+        for k, v in obj.items():
+            new[k] = v if k in keep else materialize(v)
+        if hasattr(obj, "_metadata"):
+            new._metadata = copy.deepcopy(obj._metadata)
+        return new
+    raise TypeError(type(obj))
+
+
+class Sink:
+    """The dumps of one run: (step, what was saved), host copies; with refs,
+    the named top-level entries are kept as references and copied at the end
+    (the output_aliasing bug and its eager run)."""
+
+    def __init__(self, refs=()):
+        self.refs = tuple(refs)
+        self.steps: list[tuple[int, dict]] = []
+
+    def add(self, k, nested):
+        self.steps.append((k, materialize(nested, keep=self.refs)))
+
+    def finish(self):
+        self.steps = [(k, materialize(d)) for k, d in self.steps]
+        return self.steps
+
+
+def flatten(obj, prefix=""):
+    if torch.is_tensor(obj):
+        return {prefix: obj}
+    out = {}
+    for k, v in obj.items():
+        out.update(flatten(v, f"{prefix}/{k}" if prefix else str(k)))
+    return out
+
+
+# --------------------------------------------------------------------------
+# training runs
+
+
+def make_opt(sc, env, model, graphed):
+    fam = FAMILIES[sc.family]
+    kind, lr = sc.optim or fam["optim"], fam["lr"]
+    assert sc.optim is None or sc.start == "scratch", "a resumed run keeps the checkpoint's optimizer"
+    kw = {}
+    if kind == "sgd":
+        cls, kw = torch.optim.SGD, dict(momentum=0.9, weight_decay=5e-4)
+    elif kind == "adam":
+        cls = torch.optim.Adam
+    else:
+        cls, kw = torch.optim.AdamW, dict(weight_decay=0.05)
+    if not env.cpu:
+        if graphed and kind != "sgd":
+            kw.update(dict(fused=True, capturable=True) if sc.fused else dict(foreach=True, capturable=True))
+            if sc.lr_tensor:
+                lr = torch.tensor(lr, device=env.dev)
+        else:
+            kw["foreach"] = True
+    return cls(model.parameters(), lr=lr, **kw)
+
+
+def load_ckpt(env, family):
+    try:
+        return torch.load(env.ckpt[family], map_location="cpu", weights_only=False)
+    except TypeError:
+        return torch.load(env.ckpt[family], map_location="cpu")
+
+
+def build(sc, env, graphed):
+    """The model, optimizer and EMA a run starts from: fresh (scratch) or the
+    family's checkpoint loaded (resume); returns them and the first step."""
+    fam = FAMILIES[sc.family]
+    torch.manual_seed(SEED_INIT)
+    model = fam["make"](sc)
+    step0, ck = 0, None
+    if sc.start == "resume":
+        ck = load_ckpt(env, sc.family)
+        model.load_state_dict(ck["model"])
+        step0 = ck["step"]
+    model.to(device=env.dev, dtype=model_dtype(sc))
+    model.train()
+    opt = make_opt(sc, env, model, graphed)
+    if ck is not None:
+        state = copy.deepcopy(ck["optimizer"])
+        if graphed and not env.cpu:
+            for g in state["param_groups"]:  # the checkpoint's groups replace the optimizer's on load
+                if "capturable" in g:
+                    g["capturable"] = True
+                if sc.fused:
+                    g["fused"], g["foreach"] = True, None
+        opt.load_state_dict(state)
+        if graphed and sc.lr_tensor and not env.cpu:
+            for g in opt.param_groups:
+                g["lr"] = torch.tensor(float(g["lr"]), device=env.dev)
+    ema = None
+    if sc.ema:
+        ema = EMA(model, ck.get("ema") if ck is not None else None)
+    torch.manual_seed(SEED_RUN)
+    return model, opt, ema, step0
+
+
+def to_dev(env, sc, batch):
+    return tuple(t.to(env.dev) if not t.is_floating_point() else t.to(env.dev, model_dtype(sc)) for t in batch)
+
+
+def make_step(sc, env, net, model, opt, ema, hp, aux, inner_amp):
+    """The user's training step: forward (autocast where the scenario has
+    it), backward, clipping, optimizer step, EMA; returns the loss."""
+    loss_of = FAMILIES[sc.family]["loss"]
+    params = list(model.parameters())
+
+    def train_step(*inp):
+        with amp(sc, env, inner_amp):
+            loss = loss_of(sc, net, inp, hp, aux)
+        loss.backward()
+        if sc.clip:
+            clip(params)
+        opt.step()
+        if ema is not None:
+            ema.update(model, hp.ema_decay)
+        return loss.detach()
+
+    return train_step
+
+
+def pretrain(env, family, path):
+    """The checkpoint resumed runs load: the family trained eagerly from
+    scratch (fp32, constant lr) for its number of steps."""
+    t0 = time.perf_counter()
+    sc = Sc(f"{family}_pretrain", family, "pretraining", start="scratch", ema=FAMILIES[family].get("ema", False))
+    set_tf32(env, False)
+    model, opt, ema, _ = build(sc, env, graphed=False)
+    hp = Hyper(sc, FAMILIES[family]["lr"])
+    aux = Aux(sc, env, model_dtype(sc))
+    fn = make_step(sc, env, model, model, opt, ema, hp, aux, True)
+    n = FAMILIES[family]["ckpt"]
+    batch = FAMILIES[family]["batch"]
+    for k in range(n):
+        hp.at(k)
+        hp.apply(model, opt, aux)
+        opt.zero_grad(set_to_none=True)
+        loss = fn(*to_dev(env, sc, batch(k)))
+    ck = {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": n}
+    if ema is not None:
+        ck["ema"] = ema.shadow
+    torch.save(ck, path)
+    env.say(f"checkpoint {family}: {n} eager steps, last loss {float(loss):.4f} ({time.perf_counter() - t0:.1f} s)")
+
+
+def run_train(sc, env, mode, bugged):
+    """One training run: mode "eager", "graph" (the whole step captured, the
+    recipe) or "callables" (make_graphed_callables on the model); bugged puts
+    the scenario's bug into the graphed run. Returns its dumps."""
+    bug = sc.bug if bugged and mode != "eager" else None
+    set_tf32(env, sc.prec == "tf32")
+    model, opt, ema, step0 = build(sc, env, graphed=(mode == "graph"))
+    hp = Hyper(sc, FAMILIES[sc.family]["lr"])
+    aux = Aux(sc, env, model_dtype(sc))
+    model.uninit = bug == "uninit_combine"
+    batch = FAMILIES[sc.family]["batch"]
+    warm = WARMUP if sc.capture == "graph" else 0
+    steps = list(range(step0, step0 + warm + sc.n))
+    first = step0 if sc.dump_warmup or warm == 0 else step0 + warm
+    dumped = {k for k in steps if k >= first and (k - first) % sc.every == 0}
+    refs = ()
+    if sc.bug == "output_aliasing" and (mode == "eager" or bugged):
+        refs = ("grads", "loss")  # user code: model cloned, grads and loss kept as they are
+    sink = Sink(refs)
+
+    def data(k):
+        if sc.start == "scratch" and k < step0 + warm:
+            k = step0  # the recipe warms up on the static input, batch 0
+        n = 6 if sc.partial_at == k else BATCH
+        return to_dev(env, sc, batch(k, n))
+
+    def dump(k, loss):
+        if k in dumped:
+            sink.add(k, collect(sc, model, loss, ema))
+
+    if mode == "eager":
+        fn = make_step(sc, env, model, model, opt, ema, hp, aux, True)
+        for k in steps:
+            hp.at(k)
+            hp.apply(model, opt, aux)
+            opt.zero_grad(set_to_none=True)
+            dump(k, fn(*data(k)))
+        return sink.finish()
+
+    if mode == "callables":
+        net = model
+        if not env.cpu:
+            sample = data(step0)
+            if sc.family == "unet_gn":  # the UNet's inputs: a noised image and its time
+                sample = (sample[0].clone(), torch.zeros(BATCH, device=env.dev))
+            elif sc.family == "vit" or sc.family == "moe":
+                sample = (sample[0].clone(),)
+            net = torch.cuda.make_graphed_callables(model, sample)
+        fn = make_step(sc, env, net, model, opt, ema, hp, aux, True)
+        for k in steps:
+            hp.at(k)
+            hp.apply(model, opt, aux)
+            opt.zero_grad(set_to_none=True)
+            dump(k, fn(*data(k)))
+        return sink.finish()
+
+    # the whole step captured: PyTorch's recipe
+    outer = sc.bug == "autocast_cache"
+    region = torch.autocast(env.dev.type, dtype=torch.bfloat16, cache_enabled=(bug == "autocast_cache")) \
+        if outer else contextlib.nullcontext()
+    fn = make_step(sc, env, model, model, opt, ema, hp, aux, inner_amp=not outer)
+    aux.draw_inside = not (sc.noise == "cpu" and bug is None)  # the fix draws before each replay
+    params = list(model.parameters())
+    static = tuple(t.clone() for t in data(steps[0]))
+    extra = [aux.host] if aux.host is not None else []
+    recapture = sc.recapture or (sc.twin_recaptures and bug is None)
+
+    def take_graph():
+        if bug != "grad_accumulation":
+            opt.zero_grad(set_to_none=True)  # backward allocates .grad from the graph's pool
+        g = capture(env, fn, static, hp, model, opt, ema, extra, train=True, freeze_lr=not sc.lr_tensor)
+        return g, captured_key(sc, hp, model, opt)
+
+    with region:
+        ctx, join = side_stream(env)
+        with ctx:
+            for k in steps[:warm]:
+                hp.at(k)
+                hp.apply(model, opt, aux)
+                for s, x in zip(static, data(k)):
+                    s.copy_(x)
+                if not aux.draw_inside:
+                    aux.draw()
+                opt.zero_grad(set_to_none=True)
+                dump(k, fn(*static))
+        join()
+        first_replay = steps[warm]
+        hp.at(first_replay)
+        hp.apply(model, opt, aux)
+        graph, key = take_graph()
+        graph_grads = [p.grad for p in params]
+        inputs = static
+        for k in steps[warm:]:
+            if k != first_replay:
+                hp.at(k)
+                hp.apply(model, opt, aux)
+            if recapture and captured_key(sc, hp, model, opt) != key:
+                graph, key = take_graph()
+                graph_grads = [p.grad for p in params]
+            x = data(k)
+            if not aux.draw_inside:
+                aux.draw()
+            if x[0].shape[0] != static[0].shape[0]:
+                if bug == "dynamic_shape":
+                    for s, v in zip(static, x):  # BUG: the tail rows keep the previous batch
+                        s[: v.shape[0]].copy_(v)
+                    loss = graph.replay()
+                    dump(k, loss)
+                    continue
+                # the fix: a batch of another shape runs eagerly, the graph's grads put back after
+                for p in params:
+                    p.grad = None
+                loss = make_step(sc, env, model, model, opt, ema, hp, aux, True)(*x)
+                dump(k, loss)
+                for p, g in zip(params, graph_grads):
+                    p.grad = g
+                continue
+            if bug == "stale_input":
+                inputs = x  # BUG: static_x = x rebinds the name; the graph reads the old tensor
+            elif bug != "input_lag":
+                for s, v in zip(static, x):
+                    s.copy_(v)
+            loss = graph.replay()
+            if bug == "input_lag":
+                for s, v in zip(static, x):  # BUG: the copy comes after the replay
+                    s.copy_(v)
+            dump(k, loss)
+        del inputs
+    return sink.finish()
+
+
+# --------------------------------------------------------------------------
+# decoding runs
+
+
+def run_decode(sc, env, mode, bugged):
+    """Greedy decoding with a static KV cache: the prompt is prefilled eagerly
+    (token by token), then each decode step runs eagerly or as a replay of
+    one captured decode step. Dumps per decode position: logits, tokens."""
+    bug = sc.bug if bugged and mode != "eager" else None
+    set_tf32(env, sc.prec == "tf32")
+    torch.manual_seed(SEED_INIT)
+    model = KVDecoder()
+    model.load_state_dict(load_ckpt(env, "kv_decoder")["model"])
+    model.to(device=env.dev, dtype=model_dtype(sc)).eval()
+    prompts = decode_prompts().to(env.dev)
+    b, p = prompts.shape
+    kc = torch.zeros(b, KVDecoder.TMAX, KVDecoder.D, dtype=model_dtype(sc), device=env.dev)
+    vc = torch.zeros_like(kc)
+    hp = Hyper(sc, 0.0)
+    refs = ("logits", "tokens") if sc.bug == "output_aliasing" and (mode == "eager" or bugged) else ()
+    sink = Sink(refs)
+
+    def one(tok, pos, uninit=False):
+        with amp(sc, env):
+            return model.step(tok, pos if sc.pos_kind == "tensor" else hp.pos, kc, vc, uninit)
+
+    steps = range(p, p + sc.n)
+    with torch.no_grad():
+        pos = torch.zeros((), dtype=torch.long, device=env.dev)
+        for t in range(p):  # prefill
+            hp.pos = t
+            pos.fill_(t)
+            _, nxt = one(prompts[:, t].contiguous(), pos)
+        tok = nxt.clone()
+        if mode == "eager":
+            for t in steps:
+                hp.pos = t
+                pos.fill_(t)
+                logits, nxt = one(tok, pos)
+                sink.add(t, {"logits": logits, "tokens": nxt})
+                tok = nxt
+            return sink.finish()
+        uninit = bug == "uninit_pad"
+
+        def fn(tk, ps):
+            return one(tk, ps, uninit)
+
+        static_tok, static_pos = tok.clone(), torch.full((), p, dtype=torch.long, device=env.dev)
+        hp.pos = p
+        ctx, join = side_stream(env)
+        with ctx:
+            for _ in range(WARMUP):  # rewrites the cache at position p with the same values
+                fn(static_tok, static_pos)
+        join()
+        recapture = sc.twin_recaptures and bug is None
+
+        def take_graph():
+            return capture(env, fn, (static_tok, static_pos), hp, model, None, None, [kc, vc], train=False,
+                           freeze_lr=False), captured_key(sc, hp, model, None)
+
+        graph, key = take_graph()
+        for t in steps:
+            hp.pos = t
+            if t > p:
+                if bug == "stale_input":
+                    static_tok = tok  # BUG: rebinds the name; the graph reads the first token forever
+                else:
+                    static_tok.copy_(tok)
+                static_pos.fill_(t)
+            if recapture and captured_key(sc, hp, model, None) != key:
+                graph, key = take_graph()
+            logits, nxt = graph.replay()
+            sink.add(t, {"logits": logits, "tokens": nxt})
+            tok = nxt.clone()
+    return sink.finish()
+
+
+# --------------------------------------------------------------------------
+# writing
+
+
+def to_np(t):
+    t = t.detach().cpu()
+    if t.dtype == torch.bfloat16:
+        t = t.float()  # numpy has no bfloat16
+    return t.contiguous().numpy()
+
+
+def save_st(env, tensors, path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tensors = {k: v.contiguous() for k, v in tensors.items()}
+    if st_torch is not None:
+        st_torch.save_file(tensors, str(path))
+    elif env.cpu and graphdiff_dump is not None:
+        graphdiff_dump._write_safetensors(str(path), tensors)  # the safetensors format, without the package
+    else:
+        raise RuntimeError("safetensors is not installed")
+
+
+def _module_view(params, grads, buffers):
+    """An nn.Module holding a step's saved tensors under their names, for the
+    graphdiff_dump helper (which takes a model)."""
+    root = nn.Module()
+
+    def owner(name):
+        m = root
+        parts = name.split(".")
+        for part in parts[:-1]:
+            if not hasattr(m, part) or not isinstance(getattr(m, part), nn.Module):
+                m.add_module(part, nn.Module())
+            m = getattr(m, part)
+        return m, parts[-1]
+
+    for n, t in params.items():
+        m, leaf = owner(n)
+        prm = nn.Parameter(t.clone(), requires_grad=t.is_floating_point())
+        if n in grads:
+            prm.grad = grads[n]
+        m.register_parameter(leaf, prm)
+    for n, t in buffers.items():
+        m, leaf = owner(n)
+        m.register_buffer(leaf, t)
+    return root
+
+
+def write_run(sc, env, run_dir, steps, graphed):
+    run_dir.mkdir(parents=True)
+    s = sc.style
+    dumper = None
+    if s == "helper":
+        if graphdiff_dump is None:
+            raise RuntimeError("graphdiff_dump (python/) not importable")
+        dumper = graphdiff_dump.Dumper(str(run_dir), graphed=graphed,
+                                       compute_dtype="bfloat16" if sc.prec == "autocast" else None,
+                                       labels={"harness": "userloops", "scenario": sc.name})
+    for k, d in steps:
+        if s == "pt":
+            torch.save(d, run_dir / f"step_{k}.pt")
+        elif s == "pt_ckpt":
+            torch.save(d, run_dir / f"ckpt_{k}.pt")
+        elif s == "st_ckpt":
+            save_st(env, d, run_dir / f"model_{k}.safetensors")
+        elif s == "npz":
+            arrays = {n: (np.float64(t.item()) if n == "loss" else to_np(t)) for n, t in d.items()}
+            np.savez(run_dir / f"step_{k}.npz", **arrays)
+        elif s == "st":
+            for kind, ts in d.items():
+                save_st(env, ts, run_dir / sc.stepdir.format(k) / f"{kind}.safetensors")
+        elif s == "helper":
+            dumper.step(k, loss=d["loss"], model=_module_view(d["params"], d["grads"], d["buffers"]),
+                        extra=d.get("extra"))
+        elif s == "npytree":
+            sd = run_dir / f"step_{k:06d}"
+            for name, t in flatten(d).items():
+                f = sd / (name + ".npy")
+                f.parent.mkdir(parents=True, exist_ok=True)
+                np.save(f, to_np(t), allow_pickle=False)
+        elif s == "decode_pt":
+            torch.save(d, run_dir / f"pos_{k}.pt")
+        elif s == "decode_npz":
+            np.savez(run_dir / f"gen_{k:03d}.npz", logits=to_np(d["logits"]), tokens=to_np(d["tokens"]))
+        elif s == "decode_st":
+            save_st(env, {"logits": d["logits"], "next_token": d["tokens"]}, run_dir / f"step_{k}" /
+                    "outputs.safetensors")
+        else:
+            raise ValueError(s)
+
+
+# --------------------------------------------------------------------------
+# observing
+
+
+def _bits(t):
+    if t.is_floating_point():
+        return t.contiguous().view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+    return t
+
+
+def same(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(_bits(a), _bits(b))
+
+
+def pair_numbers(a, b):
+    """How far b is from a: max |a-b|, ‖a-b‖/‖a‖, the fraction of elements
+    whose bits differ; words where there is no number."""
+    if a.shape != b.shape:
+        return {"shape_a": list(a.shape), "shape_b": list(b.shape)}
+    if a.dtype != b.dtype:
+        return {"dtype_a": str(a.dtype), "dtype_b": str(b.dtype)}
+    x, y = a.double(), b.double()
+    fin = torch.isfinite(x) & torch.isfinite(y)
+    d = (x - y)[fin]
+    na = x[fin].norm().item()
+    r = {"max_abs": d.abs().max().item() if d.numel() else 0.0,
+         "rel_l2": (d.norm().item() / na) if na > 0 else (0.0 if d.norm().item() == 0 else "inf"),
+         "bits_differ": (_bits(a) != _bits(b)).float().mean().item() if a.numel() else 0.0}
+    nonfin = int((~torch.isfinite(y)).sum()) - int((~torch.isfinite(x)).sum())
+    if nonfin:
+        r["extra_nonfinite_in_b"] = nonfin
+    return r
+
+
+def step_diffs(da, db):
+    fa, fb = flatten(da), flatten(db)
+    rows = []
+    for n in sorted(set(fa) | set(fb)):
+        if n not in fa or n not in fb:
+            rows.append({"tensor": n, "only_in": "a" if n in fa else "b"})
+        elif not same(fa[n], fb[n]):
+            rows.append({"tensor": n, **pair_numbers(fa[n], fb[n])})
+    return rows
+
+
+def first_diff(ra, rb):
+    for (ka, da), (kb, db) in zip(ra, rb):
+        assert ka == kb, (ka, kb)
+        rows = step_diffs(da, db)
+        if rows:
+            return ka, rows
+    return None, []
+
+
+def per_step(ra, rb):
+    """Per dumped step: bitwise equal?, and per kind (first path component)
+    the largest relative L2 difference of b from a."""
+    out = []
+    for (k, da), (_, db) in zip(ra, rb):
+        rows = step_diffs(da, db)
+        worst = {}
+        for r in rows:
+            kind = r["tensor"].split("/")[0] if "/" in r["tensor"] else r["tensor"].split(".")[0]
+            v = r.get("rel_l2", "n/a")
+            if isinstance(v, float):
+                worst[kind] = max(worst.get(kind, 0.0), v) if isinstance(worst.get(kind, 0.0), float) else v
+            else:
+                worst[kind] = v
+        out.append({"step": k, "bitwise_equal": not rows, "tensors_differing": len(rows),
+                    "max_rel_l2_by_kind": worst})
+    return out
+
+
+STYLE_WORDS = {
+    "pt": "torch.save({'model': state_dict, 'grads', 'loss'}) per step as step_<k>.pt",
+    "pt_ckpt": "params-only torch.save(state_dict) per step as ckpt_<k>.pt",
+    "st_ckpt": "params-only safetensors state_dict per step as model_<k>.safetensors",
+    "npz": "np.savez per step as step_<k>.npz ('grads/<n>', 'params/<n>', 'loss' from loss.item())",
+    "st": "one safetensors file per kind in a per-step directory",
+    "helper": "the graphdiff_dump helper's tree (step_%06d/, .npy, manifest.json)",
+    "npytree": "a hand-written .npy tree step_%06d/{loss,grads/,params/,buffers/,ema/}",
+    "decode_pt": "torch.save({'logits', 'tokens'}) per decode position as pos_<t>.pt",
+    "decode_npz": "np.savez(logits, tokens) per decode position as gen_<t>.npz",
+    "decode_st": "step_<t>/outputs.safetensors (logits, next_token) per decode position",
+}
+
+
+def describe(sc):
+    fam = FAMILIES[sc.family]
+    parts = [sc.family]
+    if sc.family == "kv_decoder":
+        parts.append(f"greedy decoding of {sc.n} positions after a 6-token prompt prefilled eagerly; each decode "
+                     f"step {'captured once' if sc.bug != 'captured_pos' else 'captured'} (torch.cuda.graph) after "
+                     f"{WARMUP} warm-up calls on a side stream")
+    else:
+        if sc.start == "resume":
+            parts.append(f"resumed from a torch.save checkpoint after {fam['ckpt']} eager steps")
+        else:
+            parts.append("from scratch, the recipe's warm-up on the static batch numbered steps 0-2")
+        opt = {"sgd": "SGD(momentum=0.9)", "adam": "Adam", "adamw": "AdamW(weight_decay=0.05)"}[fam["optim"]]
+        if sc.capture == "graph":
+            impl = "fused, capturable" if sc.fused else "foreach, capturable"
+            if fam["optim"] == "sgd":
+                parts.append(f"{opt} (foreach in both runs, float lr)")
+            else:
+                parts.append(f"{opt} (eager foreach, graph {impl}{', tensor lr' if sc.lr_tensor else ''})")
+            parts.append(f"whole step captured with torch.cuda.graph after {WARMUP} warm-up steps on a side stream "
+                         f"(dumped: {'yes' if sc.dump_warmup else 'no'})")
+        else:
+            parts.append(f"{opt} eager (foreach) in both runs; the model graphed with "
+                         f"torch.cuda.make_graphed_callables")
+    parts.append({"fp32": "fp32 (TF32 off)", "tf32": "TF32 on in both", "bf16": "pure bf16 parameters",
+                  "autocast": "bf16 autocast"}[sc.prec])
+    parts.append(STYLE_WORDS[sc.style] + (f" ({sc.stepdir.replace('{:06d}', '%06d').replace('{}', '<k>')})"
+                                          if sc.style == "st" else ""))
+    if sc.every > 1:
+        parts.append(f"every {sc.every} steps")
+    return "; ".join(parts)
+
+
+def observe(env, sc, root):
+    t0 = time.perf_counter()
+    runner = run_decode if sc.family == "kv_decoder" else run_train
+    mode = "graph" if sc.capture == "graph" else "callables"
+    eager = runner(sc, env, "eager", False)
+    graph = runner(sc, env, mode, True)
+    measured = {"scenario": sc.name, "eager_vs_graph": per_step(eager, graph)}
+    label = {"harness": "userloops", "family": sc.family, "kind": "compare", "a": "eager", "b": "graph"}
+    if sc.prec == "autocast":
+        label["compute_dtype"] = "bf16"
+    what = describe(sc) + f". {sc.what}"
+    if sc.bug is None:
+        label.update(verdict="pass", causes=[], first_divergent_step=None)
+        loss_rel = [r["max_rel_l2_by_kind"].get("loss") for r in measured["eager_vs_graph"]]
+        note = (f"Correct by construction: the same program graphed. Eager vs graph: bit for bit equal at "
+                f"{sum(r['bitwise_equal'] for r in measured['eager_vs_graph'])} of {len(eager)} dumped steps.")
+        first = measured["eager_vs_graph"][0]
+        big = [v for kind, v in first["max_rel_l2_by_kind"].items()
+               if kind in ("loss", "logits", "tokens") and (not isinstance(v, float) or v > 0.05)]
+        if big:
+            env.warn(f"{sc.name}: correct run departs from eager at its first dumped step {first['step']}: "
+                     f"{first['max_rel_l2_by_kind']}")
+        measured["loss_rel_l2"] = loss_rel
+    else:
+        twin = runner(sc, env, mode, False)
+        twin2 = runner(sc, env, mode, False)
+        k, rows = first_diff(twin, twin2)
+        if k is not None:
+            env.warn(f"{sc.name}: the fixed twin does not repeat itself bit for bit (step {k}: "
+                     f"{rows[0]}): skipped")
+            return None
+        k, rows = first_diff(twin, graph)
+        if k is None:
+            env.warn(f"{sc.name}: the bug never shows in the dumps (graph == fixed twin bit for bit): skipped")
+            return None
+        if sc.onset is not None and k != sc.onset:
+            env.warn(f"{sc.name}: first divergent step {k}, where the bug's cause acts from {sc.onset}")
+        rows.sort(key=lambda r: -r["rel_l2"] if isinstance(r.get("rel_l2"), float) else -math.inf)
+        measured["graph_vs_twin"] = per_step(twin, graph)
+        measured["first_divergence"] = {"step": k, "tensors_differing": len(rows), "tensors": rows[:12]}
+        measured["twin_repeats_bitwise"] = True
+        label.update(verdict="fail", causes=list(sc.causes), first_divergent_step=k)
+        top = rows[0]
+        how = ", ".join(f"{key} {val:.3g}" if isinstance(val, float) else f"{key} {val}"
+                        for key, val in top.items() if key != "tensor")
+        note = (f"Bug {sc.bug}. Observed: the fixed twin (the same graphed run with the bug fixed"
+                f"{', the graph captured again when the value changes' if sc.twin_recaptures else ''}) repeats "
+                f"itself bit for bit; the buggy graph run first differs from it at step {k}, in {len(rows)} "
+                f"tensor(s), most in {top['tensor']} ({how}).")
+    label["note"] = f"{what}. {note}"
+    if env.cpu:
+        label["note"] = "[--cpu simulation: no CUDA graph, no capturable optimizer; not a fixture] " + label["note"]
+    d = root / sc.family / sc.name
+    if d.exists():
+        shutil.rmtree(d)
+    write_run(sc, env, d / "eager", eager, graphed=False)
+    write_run(sc, env, d / "graph", graph, graphed=True)
+    (d / "label.json").write_text(json.dumps(label, indent=1) + "\n")
+    (d / "measured.json").write_text(json.dumps(measured, indent=1, allow_nan=False, default=str) + "\n")
+    size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
+    env.say(f"{sc.name}: {label['verdict']} first_divergent_step {label['first_divergent_step']} "
+            f"(dumped {eager[0][0]}..{eager[-1][0]}, {size / 1e3:.0f} kB, {time.perf_counter() - t0:.1f} s)")
+    return label
+
+
+def write_readme(root, versions):
+    made = f"Made by `{GENERATOR}` ({json.dumps(versions)})." if versions else ""
+    old = root / "README.md"
+    if not made and old.exists():
+        made = next((l for l in old.read_text().splitlines() if l.startswith("Made by")), "")
+    lines = ["# userloops", "", made, "",
+             "Eager-vs-CUDA-graph runs written the way users write training loops and dumps "
+             "(see the generator's docstring). Labels (`label.json`, `\"harness\": \"userloops\"`) "
+             "are observed against a fixed twin; `measured.json` holds the numbers.", "",
+             "| scenario | family | what | verdict | causes | first divergent step |",
+             "|---|---|---|---|---|---|"]
+    for lab in sorted(root.glob("*/*/label.json")):
+        l = json.loads(lab.read_text())
+        step = l.get("first_divergent_step")
+        note = l.get("note", "").split("] ", 1)[-1]
+        what = note.split(". ")[1] if ". " in note else ""
+        lines.append(f"| {lab.parent.name} | {l['family']} | {what} | {l['verdict']} | "
+                     f"{', '.join(l.get('causes') or [])} | {'' if step is None else step} |")
+    old.write_text("\n".join(lines) + "\n")
+
+
+def short_trace():
+    import traceback
+    frames = traceback.format_exc().strip().splitlines()
+    return "\n".join("    " + l for l in frames[-7:-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=str(REPO / "testdata" / "userloops"))
+    ap.add_argument("--only", default="", help="comma-separated scenario names")
+    ap.add_argument("--cpu", action="store_true", help="a logic check without CUDA; not fixtures")
+    ap.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    args = ap.parse_args()
+    all_sc = scenarios()
+    names = [s.name for s in all_sc]
+    assert len(set(names)) == len(names)
+    if args.list:
+        for s in all_sc:
+            print(f"{s.family:11s} {s.name:34s} {'bug ' + s.bug if s.bug else 'ok':22s} {s.what}")
+        return
+    only = set(filter(None, args.only.split(",")))
+    unknown = only - set(names)
+    if unknown:
+        sys.exit(f"unknown scenario(s): {', '.join(sorted(unknown))}")
+    if not args.cpu and not torch.cuda.is_available():
+        sys.exit("no CUDA device: use --cpu for a logic check")
+    root = Path(args.out)
+    root.mkdir(parents=True, exist_ok=True)
+    env = Env(args.cpu, root)
+    deterministic()
+    t_start = time.perf_counter()
+    todo = [s for s in all_sc if not only or s.name in only]
+    versions = {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
+                "safetensors": getattr(sys.modules.get("safetensors"), "__version__", None),
+                "device": "cpu (--cpu simulation)" if env.cpu else torch.cuda.get_device_name()}
+    env.say(f"userloops: {len(todo)} scenarios into {root}; {json.dumps(versions)}")
+    if st_torch is None:
+        env.warn("safetensors not installed: safetensors files are written by graphdiff_dump's own writer")
+    labels = []
+    with tempfile.TemporaryDirectory(prefix="userloops-ckpt-") as tmp:
+        for fam in sorted({s.family for s in todo if s.start == "resume" or s.family == "kv_decoder"}):
+            try:
+                pretrain(env, fam, Path(tmp) / f"{fam}.pt")
+                env.ckpt[fam] = Path(tmp) / f"{fam}.pt"
+            except Exception as e:  # noqa: BLE001 - reported; that family's resumed runs are skipped
+                env.warn(f"checkpoint {fam}: {type(e).__name__}: {e}\n{short_trace()}")
+        for sc in todo:
+            if env.cpu and sc.family in CPU_FP32 and sc.prec in ("bf16", "autocast"):
+                env.warn(f"{sc.name}: run in fp32 on the CPU ({CPU_FP32[sc.family]})")
+                sc = replace(sc, prec="fp32")
+            if env.cpu and sc.bug in REAL_GRAPH_ONLY:
+                env.warn(f"{sc.name}: bug {sc.bug} needs a real CUDA graph: skipped on the CPU")
+                continue
+            if not env.cpu and time.perf_counter() - t_start > BUDGET_S:
+                env.warn(f"{sc.name}: not started, past the {BUDGET_S} s budget")
+                continue
+            try:
+                lab = observe(env, sc, root)
+            except Exception as e:  # noqa: BLE001 - reported; the others still run
+                env.warn(f"{sc.name}: {type(e).__name__}: {e}\n{short_trace()}")
+                continue
+            if lab is not None:
+                labels.append(lab)
+    write_readme(root, versions if labels else None)
+    n_pass = sum(l["verdict"] == "pass" for l in labels)
+    env.say(f"{len(labels)} scenarios written ({n_pass} pass, {len(labels) - n_pass} fail) in "
+            f"{time.perf_counter() - t_start:.0f} s; {len(env.warnings)} warnings")
+    for fam in sorted({s.family for s in todo}):
+        fam_dir = root / fam
+        if fam_dir.exists():
+            size = sum(f.stat().st_size for f in fam_dir.rglob("*") if f.is_file())
+            env.say(f"  {fam}: {size / 1e6:.2f} MB")
+    for w in env.warnings:
+        env.say("  " + w)
+    (root / "userloops.log").write_text("\n".join(env.lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
