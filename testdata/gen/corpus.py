@@ -1083,7 +1083,7 @@ def run_scenario(ctx: Ctx, sc: Sc, root: Path, states: dict) -> dict | None:
     state = states[sc.family]
     eager = run_eager(sc, ctx, state)
     graph = run_graph(sc, ctx, state, bugged=True)
-    label = {"family": sc.family, "kind": "compare", "a": "eager", "b": "graph"}
+    label = {"family": sc.family, "harness": "corpus", "kind": "compare", "a": "eager", "b": "graph"}
     if sc.prec == "autocast":
         label["compute_dtype"] = "bf16"
     elif sc.prec == "fp16":

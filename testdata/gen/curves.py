@@ -135,7 +135,7 @@ def run_one(ctx, sc: Sc, root: Path, states: dict) -> dict | None:
     state = states[sc.family]
     eager = losses(corpus.run_eager(sc, ctx, state))
     graph = losses(corpus.run_graph(sc, ctx, state, bugged=True))
-    label = {"family": "curve_" + sc.family, "kind": "curve", "a": "eager/losses.npy", "b": "graph/losses.npy"}
+    label = {"family": "curve_" + sc.family, "harness": "corpus", "kind": "curve", "a": "eager/losses.npy", "b": "graph/losses.npy"}
     # the losses are float32; the model computed them in bf16 or TF32
     compute = {"bf16": "bf16", "autocast": "bf16", "tf32": "tf32"}.get(sc.prec)
     if compute:

@@ -26,7 +26,7 @@ for f in sorted(ROOT.glob("*/scenario.json")):
     d = json.loads(f.read_text())
     name = d["name"]
     family = "legacy_" + (name.split("_")[0] if name.split("_")[0] in ("attn", "conv") else "mlp")
-    label = {"family": family, "kind": "compare", "a": "eager", "b": "graph"}
+    label = {"family": family, "harness": "scenarios", "kind": "compare", "a": "eager", "b": "graph"}
     if d["compute_dtype"] != d["dtype"]:
         label["compute_dtype"] = {"bfloat16": "bf16"}.get(d["compute_dtype"], d["compute_dtype"])
     if d["bug"] == "none":
