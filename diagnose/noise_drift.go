@@ -66,6 +66,11 @@ func noiseDrift(f *facts) *Cause {
 		}
 		seen[a.d.Name] = true
 		d := a.d
+		if d.Unmeasured {
+			ev.add("%s at %s: relative L2 %s, with no previous step dumped to measure its update from; every gradient of the step agrees (its own RMS is %s of the step's gradient scale), so the computation does not see the difference",
+				d.Name, stepName(a.step), g(d.RelL2), g(d.GradRatio))
+			continue
+		}
 		ev.add("%s at %s: relative L2 %s; %d of %d elements have rounding-level gradients and carry %s of its update difference; its gradient RMS is %s of the step's gradient scale, its update RMS %s",
 			d.Name, stepName(a.step), g(d.RelL2), d.NoisyElems, d.Count, pct(d.NoisyShare), g(d.GradRatio), g(d.UpdateRMS))
 		if len(d.Elements) > 0 {

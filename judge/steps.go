@@ -102,6 +102,11 @@ type Drift struct {
 	// with rounding-level gradients (from compare.Update.Worst, so at most
 	// compare.WorstElems), largest first.
 	Elements []compare.UpdateElem
+	// Unmeasured is set for a parameter whose update could not be
+	// measured (no previous step dumped alike) and whose difference passed
+	// because every gradient of the step agrees (see unmeasuredDrift):
+	// NoisyElems, NoisyShare, UpdateRMS and Elements are then zero.
+	Unmeasured bool
 }
 
 // Context is what Step needs besides the step's pairs: the run's
@@ -223,6 +228,7 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 	}
 
 	out := make([]Decision, len(pairs))
+	var unmeasured []int // parameters without an update, beyond their limits, with a gradient
 	var du, uu, pu float64
 	var updates []contribution
 	for i := range pairs {
@@ -254,8 +260,11 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 		case loaders.KindLoss, loaders.KindOutput:
 			judgeLevel(t, &d, &f, c)
 		case loaders.KindParam:
-			if t.Update == nil {
-				out[i] = Tensor(t) // no previous step
+			if t.Update == nil { // no previous step: judged alone, or by the step's gradients
+				out[i] = Tensor(t)
+				if out[i].Status == StatusMismatch && specialsReason(m) == "" && f.Grads > 0 && grads[loaders.Subject(t.Name)] != nil {
+					unmeasured = append(unmeasured, i)
+				}
 				continue
 			}
 			u := t.Update
@@ -291,6 +300,7 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 		f.Resolution = c.Precision.ParamEpsilon * pu / uu
 	}
 	judgeUpdates(&f, out, updates, c)
+	unmeasuredDrift(pairs, out, unmeasured, grads, &f)
 	for i, d := range out {
 		if d.Status != "" && d.Status != StatusMatch && len(f.Reasons) == 0 && stepRuled(&pairs[i]) {
 			f.Reasons = append(f.Reasons, pairs[i].Name+": "+d.Reasons[len(d.Reasons)-1])
@@ -298,6 +308,39 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 	}
 	sort.SliceStable(f.Drift, func(i, j int) bool { return f.Drift[i].RelL2 > f.Drift[j].RelL2 })
 	return f, out
+}
+
+// unmeasuredDrift decides the parameters at positions unmeasured: each
+// has no update to measure (the first dumped step, or a step whose
+// previous one was not dumped alike), its own gradient at this step, and a
+// difference beyond its limit, with no NaN/Inf out of place. A gradient is
+// a function of the parameters: parameters that differ where the model's
+// computation can see it give gradients that differ. So where every
+// gradient of the step passes the gradient rule, such a parameter's
+// difference is drift the computation does not see (a bias before a
+// normalization, attention's key bias, rows a batch does not touch, after
+// steps of random sign that were not dumped: DESIGN.md's measurements) and
+// passes, listed in Drift with Unmeasured set; where some gradient fails,
+// the parameter keeps its failure. A parameter with no dumped gradient
+// (params-only dumps) cannot be judged so and keeps its decision alone.
+func unmeasuredDrift(pairs []Pair, out []Decision, unmeasured []int, grads map[string]*Pair, f *StepFacts) {
+	if len(unmeasured) == 0 {
+		return
+	}
+	for i := range pairs {
+		if pairs[i].Kind == loaders.KindGrad && pairs[i].Metrics != nil && out[i].Status != StatusMatch {
+			return // the gradients see a difference: the parameters keep their failures
+		}
+	}
+	for _, i := range unmeasured {
+		t := &pairs[i]
+		out[i].Status, out[i].Reasons = StatusMatch, nil
+		dr := Drift{Name: t.Name, RelL2: t.Metrics.RelL2, Count: t.Metrics.Count, Unmeasured: true}
+		if g := grads[loaders.Subject(t.Name)]; f.GradScale > 0 && g.Metrics.Count > 0 {
+			dr.GradRatio = g.Metrics.NormA / math.Sqrt(float64(g.Metrics.Count)) / f.GradScale
+		}
+		f.Drift = append(f.Drift, dr)
+	}
 }
 
 // judgeLevel decides a loss or an output t (into d) by its relative L2

@@ -252,3 +252,34 @@ func TestStepBaselineServes(t *testing.T) {
 		t.Errorf("a bit-exact loss with a far baseline: %s, unused %v", d[0].Status, f.BaselineUnused)
 	}
 }
+
+// TestStepUnmeasuredParameters: at a step with no update to measure (the
+// first dumped step), a parameter beyond its limit passes as drift when
+// every gradient of the step agrees and its own was dumped, and keeps its
+// failure when a gradient differs or its own is missing.
+func TestStepUnmeasuredParameters(t *testing.T) {
+	param := stepPair("params/w", loaders.KindParam, 100, 1, 0.01) // rel 0.01, beyond 3e-4
+	same := stepPair("grads/w", loaders.KindGrad, 100, 1, 0)
+	other := stepPair("grads/v", loaders.KindGrad, 100, 1, 0)
+	off := stepPair("grads/v", loaders.KindGrad, 100, 1, 0.5)
+	for _, tc := range []struct {
+		what   string
+		pairs  []Pair
+		status Status
+	}{
+		{"gradients agree", []Pair{same, other, param}, StatusMatch},
+		{"a gradient differs", []Pair{same, off, param}, StatusMismatch},
+		{"its gradient not dumped", []Pair{other, param}, StatusMismatch},
+		{"no gradient at all", []Pair{param}, StatusMismatch},
+	} {
+		f, d := Step(tc.pairs, ctx())
+		last := d[len(d)-1]
+		if last.Status != tc.status {
+			t.Errorf("%s: %s %v, want %s", tc.what, last.Status, last.Reasons, tc.status)
+		}
+		drift := len(f.Drift) == 1 && f.Drift[0].Unmeasured && f.Drift[0].Name == "params/w"
+		if drift != (tc.status == StatusMatch) {
+			t.Errorf("%s: drift %+v", tc.what, f.Drift)
+		}
+	}
+}

@@ -96,10 +96,15 @@ const maxDepth = 64
 //     loss_3) is a step only when the same stem occurs with at least two
 //     different numbers in the same directory, so a lone layer_0 keeps its
 //     name.
+//   - A file stem that is only a step word and a number (step_1000,
+//     iter-3, global_step7; stepWords) is that step, alone in its
+//     directory or not.
 //   - A container's member is named <dirs below the step>/<container
 //     stem>/<member>, e.g. step_1/state.npz member fc2.weight.npy is
-//     "state/fc2.weight"; loading a container file alone names its members
-//     by member name only.
+//     "state/fc2.weight", except in a container whose stem is only its
+//     step (step_1000.pt, as a training loop's torch.save writes one per
+//     step): its members are named <dirs>/<member>; loading a container
+//     file alone names its members by member name only.
 //   - The kind comes from the name (KindOf); a manifest entry can override
 //     name, step, kind and dtype for a file.
 //   - Two files that give the same name and step are an error on the
@@ -202,6 +207,9 @@ var (
 	shardDirRE   = regexp.MustCompile(`^(?i:(rank|local_rank|shard|worker|node)[_-]?\d+|((tp|pp|dp|ep|cp|mp|sp)[_-]?\d+)([_-](tp|pp|dp|ep|cp|mp|sp)[_-]?\d+)*)$`)
 	stepSuffixRE = regexp.MustCompile(`^(.+?)[._-](?i:step|iter|it)[._-]?(\d+)$`)
 	numSuffixRE  = regexp.MustCompile(`^(.+)[._-](\d+)$`)
+	// stepOnlyRE is a stem that is a word and a number: a step when the
+	// word is one of stepWords (step_1000, iter3, global_step-7)
+	stepOnlyRE = regexp.MustCompile(`^([A-Za-z_]+?)[._-]?(\d+)$`)
 )
 
 // walk reads directory dir, at rel below the root, whose ancestors
@@ -337,6 +345,10 @@ func (d *discovery) addFiles(dir, rel string, clean bool, files []string) {
 				if n, err := strconv.Atoi(m[2]); err == nil {
 					name, step = m[1], n
 				}
+			} else if m := stepOnlyRE.FindStringSubmatch(name); m != nil && stepWords[strings.ToLower(m[1])] {
+				if n, err := strconv.Atoi(m[2]); err == nil {
+					name, step = m[1], n // step_1000.pt, alone or not
+				}
 			} else if m := numSuffixRE.FindStringSubmatch(name); m != nil && len(numbers[m[1]+filepath.Ext(f)]) >= 2 {
 				n, _ := strconv.Atoi(m[2])
 				name, step = m[1], n
@@ -347,6 +359,11 @@ func (d *discovery) addFiles(dir, rel string, clean bool, files []string) {
 		full := joinFile(dir, f, clean)
 		found[i] = foundFile{full: full, rel: joinIn(full, f, rel, f),
 			name: joinIn(full, f, prefix, name), base: joinIn(full, f, "", stem(f)), step: step}
+		if dirStep == NoStep && step != NoStep && stepWords[strings.ToLower(name)] {
+			found[i].members = prefix // step_3.pt: its members are named alone
+		} else {
+			found[i].members = found[i].name
+		}
 	}
 	d.openAll(found)
 	for i := range found {
@@ -357,12 +374,16 @@ func (d *discovery) addFiles(dir, rel string, clean bool, files []string) {
 // foundFile is a tensor file found by the walk, and what opening it gave.
 type foundFile struct {
 	full, rel, name string
-	base            string // the file's name without its extension
-	step            int
-	tensors         []*Tensor
-	errs            []error // errors about parts of the file
-	err             error   // the file as a whole could not be read
-	deferred        bool    // not opened (LoadDeferred)
+	// members is the name a container's members are named under: name,
+	// or the directories above it alone where the file's stem is only a
+	// step (step_3.pt, iter-3.npz: the file is the step, not a tensor).
+	members  string
+	base     string // the file's name without its extension
+	step     int
+	tensors  []*Tensor
+	errs     []error // errors about parts of the file
+	err      error   // the file as a whole could not be read
+	deferred bool    // not opened (LoadDeferred)
 }
 
 // openAll opens the files' headers, several at a time: with thousands of
@@ -398,6 +419,14 @@ func (d *discovery) fileOptions(rel string) Options {
 }
 
 func stem(file string) string { return strings.TrimSuffix(file, filepath.Ext(file)) }
+
+// stepWords are the file stems that, before the step number that names the
+// file's step, only say that the file is one step's dump (step_3.pt,
+// iter-3.npz, global_step_1000.safetensors): its members are named alone,
+// not under the stem. (A checkpoint's stem, ckpt_1003.pt, says what its
+// members are: see KindOf.)
+var stepWords = map[string]bool{"step": true, "steps": true, "iter": true, "iteration": true, "it": true,
+	"global_step": true, "globalstep": true}
 
 // joinClean is path.Join(dir, name) for a dir that is clean already
 // (path.Clean(dir) == dir), without Join's cleaning where there is nothing
@@ -479,13 +508,13 @@ func (d *discovery) addFile(f *foundFile) {
 	for _, err := range errs {
 		var le *Error
 		if errors.As(err, &le) && le.Member != "" && checkName(le.Member) == nil {
-			unreadable(path.Join(name, strings.TrimSuffix(le.Member, ".npy")), err)
+			unreadable(path.Join(f.members, strings.TrimSuffix(le.Member, ".npy")), err)
 		}
 	}
 	for _, t := range tensors {
 		e := &Entry{Name: name, Step: step, File: rel, Tensor: t}
 		if container {
-			e.Name = path.Join(name, t.Name)
+			e.Name = path.Join(f.members, t.Name)
 		}
 		e.Kind = KindOf(e.Name)
 		d.add(e, d.overrides[[2]string{rel, t.Member}])

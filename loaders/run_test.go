@@ -389,3 +389,50 @@ func TestDuplicateWithKindSet(t *testing.T) {
 		}
 	}
 }
+
+// TestStepNamedContainers: a flat directory of per-step containers named
+// only by their step (step_1000.pt, step_1001.pt as torch.save writes them
+// in a loop; iter-3.npz) names their members alone, so that "grads/w" of
+// step_1000.pt pairs with "grads/w" of another run's step directory; a
+// container whose stem says something else (state_7.pt) keeps it as a
+// prefix.
+func TestStepNamedContainers(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyTo := func(from, to string) {
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pt := filepath.Join("..", "testdata", "pt", "nested.pt")
+	npz := filepath.Join("..", "testdata", "npz", "stored.npz")
+	copyTo(pt, "step_1000.pt")
+	copyTo(pt, "step_1001.pt")
+	copyTo(npz, "iter-3.npz")
+	copyTo(pt, "state_7.pt")
+	copyTo(pt, "state_8.pt")
+	r, err := Load(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Kind{}
+	for _, e := range r.Entries {
+		got[fmt.Sprintf("%d %s", e.Step, e.Name)] = e.Kind
+	}
+	for key, kind := range map[string]Kind{
+		"1000 grads/fc1.weight": KindGrad, "1001 params/fc1.bias": KindParam, "1000 loss": KindLoss,
+		"3 grads/fc1.weight": KindGrad, "3 mask": KindTensor,
+		"7 state/grads/fc1.weight": KindGrad, "8 state/loss": KindLoss,
+	} {
+		if got[key] != kind {
+			t.Errorf("%s: kind %q, want %q (entries: %v)", key, got[key], kind, got)
+		}
+	}
+	if len(r.Errors) > 0 {
+		t.Errorf("errors: %v", r.Errors)
+	}
+}

@@ -156,6 +156,10 @@ type DriftJSON struct {
 	UpdateRMS     Float  `json:"update_rms"`
 	// Elements are the noisy elements of largest update difference.
 	Elements []UpdateElemJSON `json:"elements"`
+	// Unmeasured is true for a parameter without a measured update (no
+	// previous step dumped alike) that passed because every gradient of
+	// its step agrees (judge.Drift.Unmeasured).
+	Unmeasured bool `json:"unmeasured,omitempty"`
 }
 
 // UpdateElemJSON is one element of a parameter's update
@@ -449,7 +453,8 @@ func stepJSON(f judge.StepFacts) StepJSON {
 	}
 	for _, d := range f.Drift {
 		s.Drift = append(s.Drift, DriftJSON{Name: d.Name, RelL2: Float(d.RelL2), NoisyElements: d.NoisyElems, Count: d.Count,
-			NoisyShare: Float(d.NoisyShare), GradRatio: Float(d.GradRatio), UpdateRMS: Float(d.UpdateRMS), Elements: updateElemsJSON(d.Elements)})
+			NoisyShare: Float(d.NoisyShare), GradRatio: Float(d.GradRatio), UpdateRMS: Float(d.UpdateRMS), Elements: updateElemsJSON(d.Elements),
+			Unmeasured: d.Unmeasured})
 	}
 	return s
 }
