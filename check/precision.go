@@ -1,6 +1,10 @@
 package check
 
 import (
+	"errors"
+	"io"
+	"math"
+
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/tolerances"
 )
@@ -8,13 +12,20 @@ import (
 // decidePrecision decides the comparison's Precision, once, before any
 // pair is compared: the compute dtype the flags give (override), else the
 // coarser one the runs' manifests state; the model's dtype from the
-// gradients and parameters read so far (modelDType).
+// gradients and parameters read so far (modelDType), or from their values
+// where those are float32 holding bfloat16 (revealBFloat16).
 func decidePrecision(a, b *loaders.Run, override loaders.DType) tolerances.Precision {
 	compute := override
 	if compute == loaders.Invalid {
 		compute = manifestCompute(a, b)
 	}
-	return tolerances.NewPrecision(compute, modelDType(a, b))
+	model := modelDType(a, b)
+	if model == loaders.Float32 && revealBFloat16(a, b) {
+		p := tolerances.NewPrecision(compute, loaders.BFloat16)
+		p.ModelFromValues = true
+		return p
+	}
+	return tolerances.NewPrecision(compute, model)
 }
 
 // modelDType returns the precision the model computes in when neither the
@@ -65,4 +76,69 @@ func manifestCompute(runs ...*loaders.Run) loaders.DType {
 		}
 	}
 	return d
+}
+
+// revealSample is how many leading values of each tensor revealBFloat16
+// reads.
+const revealSample = 4096
+
+// revealBFloat16 reads what the files do not say: numpy has no bfloat16,
+// so a bfloat16 model's tensors are saved with .float(), as float32 whose
+// low 16 bits are all zero. It reports whether the first tensor of each
+// parameter name stored as float32 (with no original dtype from a
+// manifest) holds such values in both runs, at least one of them not 0,
+// over its first revealSample values: the model is then bfloat16
+// (decidePrecision), its rounding, not float32's, what its numbers carry.
+// Parameters alone are sampled: under autocast, float32 parameters hold
+// float32 values while gradients that came out of bfloat16 arithmetic may
+// be bfloat16 values.
+// Entries not read yet (deferred) are not sampled; where none could be,
+// nothing is revealed. A float32 value drawn at random has zero low bits
+// once in 65,536, so 4,096 values of every sampled tensor cannot all be so
+// by chance.
+func revealBFloat16(runs ...*loaders.Run) bool {
+	weights := func(e *loaders.Entry) bool {
+		return e.Kind == loaders.KindParam && e.DType == loaders.Float32 && e.Original == loaders.Invalid
+	}
+	sampled, nonzero := 0, false
+	for _, r := range runs {
+		seen := map[string]bool{}
+		for _, e := range r.Entries {
+			if !weights(e) || seen[e.Name] || live(e) == nil {
+				continue
+			}
+			seen[e.Name] = true
+			ok, nz := bfloat16Values(e.Tensor)
+			if !ok {
+				return false
+			}
+			sampled++
+			nonzero = nonzero || nz
+		}
+	}
+	return sampled > 0 && nonzero
+}
+
+// bfloat16Values reports whether t's first revealSample values (all of
+// them when fewer) are float32 whose low 16 bits are zero, and whether one
+// is not zero; false when they cannot be read.
+func bfloat16Values(t *loaders.Tensor) (ok, nonzero bool) {
+	r, err := t.Open()
+	if err != nil {
+		return false, false
+	}
+	defer r.Close()
+	buf := make([]float32, min(int64(revealSample), t.Len()))
+	n, err := r.ReadFloat32(buf)
+	if err != nil && !errors.Is(err, io.EOF) || n < len(buf) {
+		return false, false
+	}
+	for _, v := range buf {
+		bits := math.Float32bits(v)
+		if bits&0xffff != 0 {
+			return false, false
+		}
+		nonzero = nonzero || bits&0x7fffffff != 0
+	}
+	return true, nonzero
 }

@@ -52,6 +52,8 @@ import (
 //	                   on every tensor (it measured nothing), else absent
 //	baseline           how --baseline served (see BaselineJSON), absent
 //	                   without one
+//	model_dtype_from_values true when float32 files held bfloat16 values and
+//	                   the run was judged as a bfloat16 model, else absent
 //
 // Each tensor has name, step (null outside any step), kind, status
 // (match, mismatch, missing, extra, shape_mismatch, dtype_mismatch, error),
@@ -86,6 +88,11 @@ type CompareJSON struct {
 	// reference bit for bit on every tensor: it measured nothing.
 	BaselineIdentical bool          `json:"baseline_identical,omitempty"`
 	Baseline          *BaselineJSON `json:"baseline,omitempty"`
+	// ModelDTypeFromValues is true when the gradients and parameters are
+	// float32 files holding bfloat16 values (their low 16 bits zero) and
+	// the run was judged as a bfloat16 model
+	// (tolerances.Precision.ModelFromValues).
+	ModelDTypeFromValues bool `json:"model_dtype_from_values,omitempty"`
 }
 
 // BaselineJSON is how the baseline run served a comparison
@@ -370,6 +377,7 @@ func compareJSONHead(r *outcome.Comparison) CompareJSON {
 			out.Shard.ModelDType = r.Precision.Model.String()
 		}
 	}
+	out.ModelDTypeFromValues = r.Precision.ModelFromValues
 	if u := r.Baseline; u != nil {
 		out.BaselineIdentical = u.Identical
 		out.Baseline = &BaselineJSON{Path: u.Path, Paired: u.Paired, Compared: u.Compared, Identical: u.Identical,

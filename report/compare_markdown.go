@@ -45,6 +45,9 @@ func compareMarkdown(w io.Writer, r *outcome.Comparison) error {
 	if r.StoppedAfterStep != nil {
 		fmt.Fprintf(w, "Stopped after %s (`--fail-fast`): %d pairs of later steps not compared.\n\n", stepWords(*r.StoppedAfterStep), r.NotCompared)
 	}
+	if r.Precision.ModelFromValues {
+		fmt.Fprintf(w, "**Precision:** %s\n\n", mdEscape(strings.TrimPrefix(fromValuesNote, "precision: ")))
+	}
 	if line := baselineLine(r.Baseline); line != "" {
 		fmt.Fprintf(w, "**Baseline:** %s\n\n", mdEscape(line))
 	}

@@ -123,6 +123,9 @@ func compareText(w io.Writer, r *outcome.Comparison, o TextOptions) error {
 		}
 		fmt.Fprintln(w, line)
 	}
+	if r.Precision.ModelFromValues {
+		fmt.Fprintln(w, fromValuesNote)
+	}
 	if line := baselineLine(r.Baseline); line != "" {
 		fmt.Fprintln(w, line)
 	}
@@ -315,6 +318,11 @@ func capitalize(s string) string {
 // raised no limit.
 const baselineNote = "baseline: equal to the reference bit for bit on every tensor, so it measures no noise and raised no limit " +
 	"(a second eager run often repeats the first; nudge its initial parameters by one ULP, or reduce the batch in another order)"
+
+// fromValuesNote says that the run was judged as a bfloat16 model because
+// its float32 files hold bfloat16 values.
+const fromValuesNote = "precision: the gradients and parameters are float32 files holding bfloat16 values (their low 16 bits are zero: " +
+	"saved with .float()), so the run was judged as a bfloat16 model"
 
 // baselineLine says, in one line, where the baseline u could not serve:
 // it held none of the compared pairs, it repeats the reference bit for

@@ -22,8 +22,12 @@ type Precision struct {
 	Compute loaders.DType
 	// Model is the coarsest floating-point dtype the runs store
 	// gradients and parameters in (their original dtype where a manifest
-	// gives one), Invalid when they hold neither.
-	Model loaders.DType
+	// gives one), Invalid when they hold neither. ModelFromValues is set
+	// where the files say float32 and the values say bfloat16 (every
+	// sampled value's low 16 bits zero: a bfloat16 model saved with
+	// .float()); Model is then BFloat16.
+	Model           loaders.DType
+	ModelFromValues bool
 	// Epsilon is the working epsilon ε the run-level rules and the loss
 	// curve are in units of (see NewPrecision).
 	Epsilon float64

@@ -171,3 +171,33 @@ func TestBaselineIsCheckedBeforeTrusted(t *testing.T) {
 		})
 	}
 }
+
+// TestPrecisionFromValues: a pure-bfloat16 run saved with .float() (float32
+// files whose values all have zero low 16 bits; testdata/userloops) is
+// judged as a bfloat16 model and the report says so in text, Markdown and
+// JSON; a float32 run is not.
+func TestPrecisionFromValues(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		dir  string
+		from bool
+	}{
+		{"../../testdata/userloops/unet_gn/unet_gn_resume_bf16_ema_ok", true},
+		{"../../testdata/userloops/moe/moe_recipe_top2_fp32_ok", false},
+	} {
+		a, b := filepath.Join(tc.dir, "eager"), filepath.Join(tc.dir, "graph")
+		_, js, stderr := run("compare", "--format", "json", a, b)
+		var rep struct {
+			FromValues bool `json:"model_dtype_from_values"`
+		}
+		if err := json.Unmarshal([]byte(js), &rep); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.dir, err, stderr)
+		}
+		_, text, _ := run("compare", a, b)
+		_, md, _ := run("compare", "--format", "markdown", a, b)
+		says := strings.Contains(text, "float32 files holding bfloat16 values") && strings.Contains(md, "**Precision:**")
+		if rep.FromValues != tc.from || says != tc.from {
+			t.Errorf("%s: model_dtype_from_values %v, text and Markdown say so %v; want %v", tc.dir, rep.FromValues, says, tc.from)
+		}
+	}
+}

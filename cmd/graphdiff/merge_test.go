@@ -59,6 +59,13 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 		dir = filepath.Join("../../testdata/corpus", dir)
 		cases = append(cases, tc{filepath.Base(dir), []string{filepath.Join(dir, "eager"), filepath.Join(dir, "graph")}})
 	}
+	// users' layouts: a flat directory of step_<k>.pt (state_dict kinds,
+	// parameters at the first dumped step judged by the gradients), and
+	// float32 .npz files holding a bfloat16 model (precision from values)
+	for _, dir := range []string{"vit/vit_recipe_fp32_ok", "unet_gn/unet_gn_resume_bf16_ema_ok"} {
+		dir = filepath.Join("../../testdata/userloops", dir)
+		cases = append(cases, tc{filepath.Base(dir), []string{filepath.Join(dir, "eager"), filepath.Join(dir, "graph")}})
+	}
 	broken := brokenRun(t)
 	cases = append(cases,
 		tc{"missing_extra", []string{"../../testdata/runs/tree", "../../testdata/runs/flat"}},
