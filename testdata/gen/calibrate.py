@@ -4,6 +4,7 @@ and score each model family with rules derived without it.
 
     testdata/gen/calibrate.py ./graphdiff testdata
     testdata/gen/calibrate.py ./graphdiff testdata --lofo
+    testdata/gen/calibrate.py ./graphdiff testdata --lofo --by harness
 
 For every labelled scenario it runs `graphdiff compare --format json` and
 reads the facts each step was judged with (the report's "steps") and the
@@ -24,7 +25,10 @@ for each family, the rules derived from the other families alone.
 
 With --lofo it then scores each family with the rules derived without it
 (../shared/score/score.py, through a policy file whose run section holds
-those rules) and prints each family's scores.
+those rules) and prints each family's scores. With --by harness, the
+groups left out are the labels' harnesses (the generators that made the
+runs) instead of their families: each harness scored with the rules
+derived from the others' runs alone.
 """
 import argparse
 import json
@@ -115,7 +119,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("binary")
     ap.add_argument("root", help="directory searched for label.json files (compare scenarios only)")
-    ap.add_argument("--lofo", action="store_true", help="score each family with rules derived without it")
+    ap.add_argument("--lofo", action="store_true", help="score each group with rules derived without it")
+    ap.add_argument("--by", choices=("family", "harness"), default="family", help="the groups left out")
     ap.add_argument("--score", default=os.path.join(os.path.dirname(__file__), "../../../shared/score/score.py"))
     a = ap.parse_args()
     binary = os.path.abspath(a.binary)
@@ -128,7 +133,8 @@ def main():
         sig = signals(run(binary, d, lab))
         mx = {s: max((v[s] for v in sig.values()), default=0.0) for s in SIGNALS}
         at = sig.get(lab.get("first_divergent_step"), {}) if lab["verdict"] == "fail" else {}
-        rows.append({"dir": d, "family": lab["family"], "verdict": lab["verdict"], "max": mx, "at": at})
+        rows.append({"dir": d, "family": lab[a.by] if a.by == "family" else lab.get("harness", "?"),
+                     "verdict": lab["verdict"], "max": mx, "at": at})
 
     families = sorted({r["family"] for r in rows})
     print("largest value in units of ε over each family's correct runs:")
@@ -164,7 +170,12 @@ def main():
             os.chmod(wrapper, 0o755)
             print(f"\n== {fam}, scored with the rules derived without it: {json.dumps(lofo[fam])}")
             sys.stdout.flush()
-            subprocess.run([sys.executable, a.score, wrapper, a.root, "--family", fam])
+            if a.by == "family":
+                subprocess.run([sys.executable, a.score, wrapper, a.root, "--family", fam])
+                continue
+            out = subprocess.run([sys.executable, a.score, wrapper, a.root, "--by", "harness"],
+                                 capture_output=True, text=True).stdout.splitlines()
+            print("\n".join(line for line in out if line.startswith(("harness ", fam + " "))))
 
 
 if __name__ == "__main__":
