@@ -37,23 +37,32 @@ func coldCopy(t *testing.T, fixture string) string {
 	return path
 }
 
+// coldTensor copies testdata/npy/f4_big.npy (300,000 float32) into a
+// temporary file whose pages are dropped from the page cache (coldCopy),
+// and returns its path, its tensor and its data file, open until the test
+// ends.
+func coldTensor(t *testing.T) (string, *Tensor, *dataFile) {
+	t.Helper()
+	path := coldCopy(t, filepath.Join("..", "testdata", "npy", "f4_big.npy"))
+	ts, _, err := OpenFile(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := openData(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return path, ts[0], f
+}
+
 // TestMapperReadsColdDataThrough maps a tensor whose file is not in the page
 // cache: the Mapper reads it in before any map (the data is then cached,
 // as cachestat reports) and hands out the file's bytes, in pieces and
 // whole.
 func TestMapperReadsColdDataThrough(t *testing.T) {
 	t.Parallel()
-	path := coldCopy(t, filepath.Join("..", "testdata", "npy", "f4_big.npy"))
-	ts, _, err := OpenFile(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tn := ts[0]
-	f, err := openData(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	path, tn, f := coldTensor(t)
 	var st unix.Cachestat_t
 	r := unix.CachestatRange{Off: uint64(tn.data.offset), Len: uint64(tn.data.size)}
 	if err := unix.Cachestat(uint(f.fd), &r, &st, 0); err != nil {
@@ -181,17 +190,7 @@ func TestReadThroughReadsOnlyWhatIsEvicted(t *testing.T) {
 // bytes, it does not wait for a reading that waits for it.
 func TestMapperMapsMoreThanItReadsAhead(t *testing.T) {
 	t.Parallel()
-	path := coldCopy(t, filepath.Join("..", "testdata", "npy", "f4_big.npy"))
-	ts, _, err := OpenFile(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tn := ts[0]
-	f, err := openData(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	path, tn, f := coldTensor(t)
 	if cached(f, tn.data.offset, tn.data.size) {
 		t.Skip("the file system kept the pages cached: the cold path cannot be reached here")
 	}
