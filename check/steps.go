@@ -310,7 +310,7 @@ func (st *stepper) measureUpdates(ms []member, pairs []judge.Pair) {
 			!p.A.DType.IsFloat() || !p.B.DType.IsFloat() {
 			continue
 		}
-		if j, ok := st.updates.job(p.Step, p.Name, st.entries[ms[k].i]); ok {
+		if j, ok := st.updates.job(p.Step, p.Name, st.entries[ms[k].i], st.prec.ParamEpsilon); ok {
 			jobs = append(jobs, j)
 			owners = append(owners, k)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/tolerances"
 )
 
 // updateIndex finds what measuring a parameter's update needs: both runs'
@@ -47,7 +48,10 @@ func newUpdateIndex(a, b *loaders.Run) *updateIndex {
 
 // job returns the update job of parameter pair pe at step, and false when
 // the pair has no previous step in both runs with its shape and dtypes.
-func (x *updateIndex) job(step int, name string, pe pairEntries) (compare.UpdateJob, bool) {
+// Its epsilon is the coarser of the parameter's own dtype's and eps (the
+// precision's ParamEpsilon: bfloat16's for a bfloat16 model saved as
+// float32).
+func (x *updateIndex) job(step int, name string, pe pairEntries, eps float64) (compare.UpdateJob, bool) {
 	steps := x.steps[name]
 	i := sort.SearchInts(steps, step)
 	if i == 0 {
@@ -61,7 +65,7 @@ func (x *updateIndex) job(step int, name string, pe pairEntries) (compare.Update
 	if !same(pa, pe.a) || !same(pb, pe.b) || !same(pe.b, pe.a) {
 		return compare.UpdateJob{}, false
 	}
-	j := compare.UpdateJob{PrevA: pa.Tensor, CurA: pe.a.Tensor, PrevB: pb.Tensor, CurB: pe.b.Tensor}
+	j := compare.UpdateJob{PrevA: pa.Tensor, CurA: pe.a.Tensor, PrevB: pb.Tensor, CurB: pe.b.Tensor, Epsilon: max(eps, tolerances.Epsilon(pe.a.Meta().Effective()))}
 	if g := x.grads[pairKey{step, loaders.Subject(name)}]; g != nil && slices.Equal(g.Shape, pe.a.Shape) &&
 		g.FortranOrder == pe.a.FortranOrder && g.DType.IsFloat() {
 		j.Grad = g.Tensor

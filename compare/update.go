@@ -25,6 +25,10 @@ type UpdateJob struct {
 	// PrevA and CurA are the reference run's parameter at the previous
 	// and at this step; PrevB and CurB the compared run's.
 	PrevA, CurA, PrevB, CurB *loaders.Tensor
+	// Epsilon is the machine epsilon of the dtype the parameters are
+	// held in (their unit in the last place at 1): what Update.UlpMovedA
+	// and UlpMovedB measure moves against; 0 counts none.
+	Epsilon float64
 }
 
 // NoGrad is the Exp of the bin that holds elements without a usable
@@ -55,8 +59,13 @@ type UpdateBin struct {
 type Update struct {
 	// Count is the number of elements; MovedA and MovedB count those whose
 	// value at this step differs from the previous step's (NaN counts as
-	// moved), in each run.
+	// moved), in each run. UlpMovedA counts those that moved in run A while
+	// run B left them unchanged, by at most one unit in the last place of
+	// the parameters' dtype (|u_A| ≤ ε·|p_A|, UpdateJob.Epsilon): an
+	// update that rounds to nothing in one run and to one unit in the
+	// other. UlpMovedB likewise for run B.
 	Count, MovedA, MovedB int64
+	UlpMovedA, UlpMovedB  int64
 	// Bins, by increasing Exp, holds only bins with elements.
 	Bins []UpdateBin
 	// Worst holds up to WorstElems elements with the largest update
@@ -144,6 +153,7 @@ func (e *engine) measureUpdate(j UpdateJob) (*Update, error) {
 	}
 	sums := &updateSums{u: &Update{Count: n}}
 	var err error
+	sums.eps = j.Epsilon
 	if wide {
 		err = readUpdate64(ts, n, sums)
 	} else {
@@ -249,6 +259,7 @@ type updateSums struct {
 	bins  [256]UpdateBin
 	worst worstElems
 	u     *Update
+	eps   float64 // UpdateJob.Epsilon
 }
 
 // addUpdates adds the elements at done.. of vals (prev and current
@@ -263,16 +274,23 @@ func addUpdates[F float32 | float64](s *updateSums, done int64, vals [][]F) {
 		g = vals[4]
 	}
 	bins, worst := &s.bins, &s.worst
-	var movedA, movedB int64
+	var movedA, movedB, ulpA, ulpB int64
 	for k := range ca {
-		if ca[k] != pa[k] || ca[k] != ca[k] {
+		mA, mB := ca[k] != pa[k] || ca[k] != ca[k], cb[k] != pb[k] || cb[k] != cb[k]
+		if mA {
 			movedA++
 		}
-		if cb[k] != pb[k] || cb[k] != cb[k] {
+		if mB {
 			movedB++
 		}
 		ua := float64(ca[k]) - float64(pa[k])
 		ub := float64(cb[k]) - float64(pb[k])
+		switch {
+		case mA && !mB && math.Abs(ua) <= s.eps*math.Abs(float64(pa[k])):
+			ulpA++
+		case mB && !mA && math.Abs(ub) <= s.eps*math.Abs(float64(pb[k])):
+			ulpB++
+		}
 		if math.IsNaN(ua) || math.IsInf(ua, 0) || math.IsNaN(ub) || math.IsInf(ub, 0) {
 			continue
 		}
@@ -293,6 +311,8 @@ func addUpdates[F float32 | float64](s *updateSums, done int64, vals [][]F) {
 	}
 	s.u.MovedA += movedA
 	s.u.MovedB += movedB
+	s.u.UlpMovedA += ulpA
+	s.u.UlpMovedB += ulpB
 }
 
 // finish returns the Update of job j from its sums: the bins that hold

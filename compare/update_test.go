@@ -1,12 +1,14 @@
 package compare
 
 import (
+	"encoding/binary"
 	"io"
 	"math"
 	"path/filepath"
 	"sort"
 	"testing"
 
+	"github.com/graphdiff/graphdiff/internal/npyfile"
 	"github.com/graphdiff/graphdiff/loaders"
 )
 
@@ -139,5 +141,43 @@ func TestUpdatesRefusesMismatchedTensors(t *testing.T) {
 	out := Updates([]UpdateJob{{Grad: bias, PrevA: w, CurA: w, PrevB: w, CurB: w}}, 1)
 	if out[0].Err == nil {
 		t.Error("a gradient of another size was accepted")
+	}
+}
+
+// TestUpdatesCountOneUnitMoves: elements moved in one run only are counted
+// as rounding (UlpMoved) where the move is at most one unit in the last
+// place at the job's epsilon, |u| ≤ ε·|p|, and not where it is more or
+// where the other run moved too; epsilon 0 counts none.
+func TestUpdatesCountOneUnitMoves(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name string, v ...float32) *loaders.Tensor {
+		data := make([]byte, 4*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(x))
+		}
+		path := filepath.Join(dir, name+".npy")
+		if err := npyfile.Write(path, npyfile.Array{Descr: "<f4", Shape: []int{len(v)}, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+		return openOne(t, path)
+	}
+	const eps = 0x1p-7 // bfloat16's: one unit at 1.0 is 2^-7
+	prev := write("prev", 1, 1, 1, 1, 1)
+	// element 0: B moves one unit, A not; 1: B moves two units; 2: A moves
+	// one unit; 3: both move; 4: neither
+	curA := write("cura", 1, 1, 1+eps, 1+eps, 1)
+	curB := write("curb", 1+eps, 1+2*eps, 1, 1+eps, 1)
+	for _, tc := range []struct {
+		eps          float64
+		ulpA, ulpB   int64
+		movedA, movB int64
+	}{{eps, 1, 1, 2, 3}, {0, 0, 0, 2, 3}} {
+		out := Updates([]UpdateJob{{PrevA: prev, CurA: curA, PrevB: prev, CurB: curB, Epsilon: tc.eps}}, 1)
+		u := out[0].Update
+		if out[0].Err != nil || u.MovedA != tc.movedA || u.MovedB != tc.movB || u.UlpMovedA != tc.ulpA || u.UlpMovedB != tc.ulpB {
+			t.Errorf("epsilon %g: %v, moved %d and %d, by one unit %d and %d; want %d, %d, %d, %d",
+				tc.eps, out[0].Err, u.MovedA, u.MovedB, u.UlpMovedA, u.UlpMovedB, tc.movedA, tc.movB, tc.ulpA, tc.ulpB)
+		}
 	}
 }

@@ -168,7 +168,10 @@ func (c Context) Next(f StepFacts) Context {
 //	loss fails when     ‖L_B − L_A‖/‖L_A‖ > max(Loss·ε, GradGrowth·PriorLoss)
 //	output fails when   ‖o_B − o_A‖/‖o_A‖ > max(Output·ε, GradGrowth·PriorOutput)
 //	param t fails when  it moved in one run and not at all in the other
-//	                    (p_k = p_{k−1} bit for bit), or
+//	                    (p_k = p_{k−1} bit for bit), by more than one unit
+//	                    in the last place of its dtype in some element
+//	                    (|u| > ε_p·|p|: an update that rounds to nothing
+//	                    in one run may round to one unit in the other), or
 //	                    |β| > U and |β_t| > U, or
 //	                    |β| > U and t has the step's largest |Σ(u_B−u_A)·u_A|
 //	                    where β_t is β over t's healthy elements alone and
@@ -268,10 +271,10 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 				continue
 			}
 			u := t.Update
-			switch {
-			case u.MovedA == 0 && u.MovedB > 0:
+			switch { // moves of one unit in the last place at most are rounding (compare.Update)
+			case u.MovedA == 0 && u.MovedB > u.UlpMovedB:
 				d.Reasons = append(d.Reasons, fmt.Sprintf("left unchanged by the reference run but moved by the compared run (%d of %d elements)", u.MovedB, u.Count))
-			case u.MovedB == 0 && u.MovedA > 0:
+			case u.MovedB == 0 && u.MovedA > u.UlpMovedA:
 				d.Reasons = append(d.Reasons, fmt.Sprintf("moved by the reference run (%d of %d elements) but left unchanged by the compared run", u.MovedA, u.Count))
 			}
 			if _, hasGrad := grads[loaders.Subject(t.Name)]; hasGrad || f.Grads == 0 {

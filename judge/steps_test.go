@@ -283,3 +283,21 @@ func TestStepUnmeasuredParameters(t *testing.T) {
 		}
 	}
 }
+
+// TestStepOneUnitMoves: a parameter the reference run left unchanged and
+// the compared run moved fails only where some element moved by more than
+// one unit in the last place (compare.Update.UlpMovedB).
+func TestStepOneUnitMoves(t *testing.T) {
+	grad := stepPair("grads/w", loaders.KindGrad, 4, 1, 0)
+	for _, tc := range []struct {
+		ulp    int64
+		status Status
+	}{{4, StatusMatch}, {3, StatusMismatch}} {
+		param := stepPair("params/w", loaders.KindParam, 4, 1, 0)
+		param.Update = &compare.Update{Count: 4, MovedA: 0, MovedB: 4, UlpMovedB: tc.ulp}
+		_, d := Step([]Pair{grad, param}, ctx())
+		if d[1].Status != tc.status {
+			t.Errorf("%d of 4 moves by one unit: %s %v, want %s", tc.ulp, d[1].Status, d[1].Reasons, tc.status)
+		}
+	}
+}

@@ -199,11 +199,15 @@ type PartialJSON struct {
 // UpdateJSON is a parameter's update sums (compare.Update); exp is
 // -2147483648 for the bin of elements without a usable gradient.
 type UpdateJSON struct {
-	Count  int64            `json:"count"`
-	MovedA int64            `json:"moved_a"`
-	MovedB int64            `json:"moved_b"`
-	Bins   []UpdateBinJSON  `json:"bins"`
-	Worst  []UpdateElemJSON `json:"worst"`
+	Count  int64 `json:"count"`
+	MovedA int64 `json:"moved_a"`
+	MovedB int64 `json:"moved_b"`
+	// UlpMovedA and UlpMovedB are compare.Update's: elements moved in one
+	// run only, by at most one unit in the last place.
+	UlpMovedA int64            `json:"ulp_moved_a,omitempty"`
+	UlpMovedB int64            `json:"ulp_moved_b,omitempty"`
+	Bins      []UpdateBinJSON  `json:"bins"`
+	Worst     []UpdateElemJSON `json:"worst"`
 }
 
 // UpdateBinJSON is one octave of an UpdateJSON (compare.UpdateBin).
@@ -540,7 +544,8 @@ func (s *pairScratch) tensorJSON(t *judge.TensorResult, partial bool) TensorJSON
 	if partial && t.Metrics != nil {
 		out.Partial = &PartialJSON{NormA: Float(t.Metrics.NormA), NormDiff: Float(t.Metrics.NormDiff)}
 		if u := t.Update; u != nil {
-			uj := &UpdateJSON{Count: u.Count, MovedA: u.MovedA, MovedB: u.MovedB, Bins: []UpdateBinJSON{}, Worst: updateElemsJSON(u.Worst)}
+			uj := &UpdateJSON{Count: u.Count, MovedA: u.MovedA, MovedB: u.MovedB, UlpMovedA: u.UlpMovedA, UlpMovedB: u.UlpMovedB,
+				Bins: []UpdateBinJSON{}, Worst: updateElemsJSON(u.Worst)}
 			for _, b := range u.Bins {
 				uj.Bins = append(uj.Bins, UpdateBinJSON{Exp: b.Exp, N: b.N, UU: Float(b.UU), DU: Float(b.DU), DD: Float(b.DD), PU: Float(b.PU)})
 			}

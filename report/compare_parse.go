@@ -224,7 +224,8 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 	if p := tj.Partial; p != nil && t.Metrics != nil {
 		t.Metrics.NormA, t.Metrics.NormDiff = float64(p.NormA), float64(p.NormDiff)
 		if u := p.Update; u != nil {
-			if u.Count != t.Metrics.Count || u.MovedA < 0 || u.MovedA > u.Count || u.MovedB < 0 || u.MovedB > u.Count {
+			if u.Count != t.Metrics.Count || u.MovedA < 0 || u.MovedA > u.Count || u.MovedB < 0 || u.MovedB > u.Count ||
+				u.UlpMovedA < 0 || u.UlpMovedA > u.MovedA || u.UlpMovedB < 0 || u.UlpMovedB > u.MovedB {
 				return nil, fmt.Errorf("partial.update: count %d, moved %d and %d, for %d elements", u.Count, u.MovedA, u.MovedB, t.Metrics.Count)
 			}
 			var binned int64
@@ -234,7 +235,7 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 				}
 				binned += b.N
 			}
-			t.Update = &compare.Update{Count: u.Count, MovedA: u.MovedA, MovedB: u.MovedB}
+			t.Update = &compare.Update{Count: u.Count, MovedA: u.MovedA, MovedB: u.MovedB, UlpMovedA: u.UlpMovedA, UlpMovedB: u.UlpMovedB}
 			for _, b := range u.Bins {
 				t.Update.Bins = append(t.Update.Bins, compare.UpdateBin{Exp: b.Exp, N: b.N, UU: float64(b.UU), DU: float64(b.DU), DD: float64(b.DD), PU: float64(b.PU)})
 			}
