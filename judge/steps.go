@@ -203,15 +203,17 @@ func (c Context) Next(f StepFacts) Context {
 // Noise either way.
 func Step(pairs []Pair, c Context) (StepFacts, []Decision) {
 	var b StepFacts
-	if baselineFacts(pairs, &b) || b.BaselinePairs == 0 {
-		f, out := step(pairs, c)
-		f.BaselinePairs, f.BaselineRel, f.RunRel = b.BaselinePairs, b.BaselineRel, b.RunRel
-		return f, out
+	serves := baselineFacts(pairs, &b) || b.BaselinePairs == 0
+	judged := pairs
+	if !serves {
+		judged = withoutNoise(pairs)
 	}
-	_, with := step(pairs, c)
-	f, out := step(withoutNoise(pairs), c)
+	f, out := step(judged, c)
 	f.BaselinePairs, f.BaselineRel, f.RunRel = b.BaselinePairs, b.BaselineRel, b.RunRel
-	f.BaselineUnused = !slices.EqualFunc(with, out, func(x, y Decision) bool { return x.Status == y.Status })
+	if !serves {
+		_, with := step(pairs, c)
+		f.BaselineUnused = !slices.EqualFunc(with, out, func(x, y Decision) bool { return x.Status == y.Status })
+	}
 	return f, out
 }
 

@@ -277,12 +277,10 @@ func TestJoinInSharesThePath(t *testing.T) {
 	}
 }
 
-// TestReleasedDataIsPoisoned checks what every test that compares
-// deferred runs relies on: in a test binary, data read after Release is
-// 0xFF bytes (NaNs), not the file's, so such a read makes a comparison
-// differ. Not parallel: another test's Resolve could take the buffer
-// from the pool and fill it before it is looked at.
-func TestReleasedDataIsPoisoned(t *testing.T) {
+// heldEntry loads a run of one small .npy file deferred and resolves it:
+// its entry holds the file's bytes.
+func heldEntry(t *testing.T) *Entry {
+	t.Helper()
 	dir := t.TempDir()
 	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_1/grads/w.npy")
 	run, err := LoadDeferred(dir, Options{})
@@ -293,6 +291,16 @@ func TestReleasedDataIsPoisoned(t *testing.T) {
 	if err := Resolve(run.Entries)[0]; err != nil || !e.Held() {
 		t.Fatalf("resolve: %v, held %v", err, e.Held())
 	}
+	return e
+}
+
+// TestReleasedDataIsPoisoned checks what every test that compares
+// deferred runs relies on: in a test binary, data read after Release is
+// 0xFF bytes (NaNs), not the file's, so such a read makes a comparison
+// differ. Not parallel: another test's Resolve could take the buffer
+// from the pool and fill it before it is looked at.
+func TestReleasedDataIsPoisoned(t *testing.T) {
+	e := heldEntry(t)
 	b, ok := e.HeldBytes(0, e.Len())
 	if !ok || bytes.Count(b, []byte{0xFF}) == len(b) {
 		t.Fatalf("held bytes %x: want the file's", b)
@@ -310,16 +318,7 @@ func TestReleasedDataIsPoisoned(t *testing.T) {
 // them go. Not parallel: another test's Resolve could take the buffer from
 // the pool and keep it.
 func TestReleaseFreesHeldData(t *testing.T) {
-	dir := t.TempDir()
-	copyFixture(t, fixture("npy", "f4.npy"), dir, "step_1/grads/w.npy")
-	run, err := LoadDeferred(dir, Options{})
-	if err != nil || len(run.Entries) != 1 {
-		t.Fatalf("%v, %d entries", err, len(run.Entries))
-	}
-	e := run.Entries[0]
-	if err := Resolve(run.Entries)[0]; err != nil || !e.Held() {
-		t.Fatalf("resolve: %v, held %v", err, e.Held())
-	}
+	e := heldEntry(t)
 	b, ok := e.HeldBytes(0, e.Len())
 	if !ok || len(b) == 0 {
 		t.Fatal("no held bytes")

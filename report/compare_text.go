@@ -10,6 +10,7 @@ import (
 
 	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/diagnose"
+	"github.com/graphdiff/graphdiff/internal/words"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/outcome"
@@ -340,19 +341,11 @@ func baselineLine(u *judge.BaselineUse) string {
 	case len(u.Farther) > 0:
 		return fmt.Sprintf("baseline %s: cannot serve at %s %s: farther from the reference (RMS relative L2 error %.3g) than %d× the compared run (%.3g), "+
 			"so it is no sample of the same noise (another seed, another model, a broken dump?) and those steps were judged without it",
-			u.Path, stepWord(len(u.Farther)), stepList(u.Farther), u.FartherRel, judge.NoiseFactor, u.RunRel)
+			u.Path, words.Noun(len(u.Farther), "step"), stepList(u.Farther), u.FartherRel, judge.NoiseFactor, u.RunRel)
 	case u.Paired < u.Compared:
 		return fmt.Sprintf("baseline %s: holds %d of the %s compared; the others were judged without it", u.Path, u.Paired, plural(u.Compared, "pair"))
 	}
 	return ""
-}
-
-// stepWord is "step" or "steps", for n steps.
-func stepWord(n int) string {
-	if n == 1 {
-		return "step"
-	}
-	return "steps"
 }
 
 // stepList lists steps as "1, 2, 3", the first 10 and how many more.

@@ -35,8 +35,7 @@ func (e *usageError) Error() string {
 // holding an escape sequence or a newline; a usage error's line of help
 // follows on a line of its own.
 func printed(err error) string {
-	var u *usageError
-	if errors.As(err, &u) && u.help != "" && err == error(u) {
+	if u, ok := err.(*usageError); ok && u.help != "" {
 		return fmt.Sprintf("%s\nRun '%s --help' for usage.", report.Escape(u.err.Error()), u.help)
 	}
 	return report.Escape(err.Error())

@@ -5,8 +5,13 @@ import "fmt"
 
 // Plural says "1 tensor" or "3 tensors".
 func Plural(n int, word string) string {
+	return fmt.Sprintf("%d %s", n, Noun(n, word))
+}
+
+// Noun says "tensor" for one and "tensors" for any other count.
+func Noun(n int, word string) string {
 	if n == 1 {
-		return "1 " + word
+		return word
 	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return word + "s"
 }
