@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/tolerances"
@@ -13,14 +14,15 @@ import (
 // pair is compared: the compute dtype the flags give (override), else the
 // coarser one the runs' manifests state; the model's dtype from the
 // gradients and parameters read so far (modelDType), or from their values
-// where those are float32 holding bfloat16 (revealBFloat16).
+// where those are float32 holding bfloat16 (revealBFloat16), or from the
+// outputs' values where the runs hold neither (inference).
 func decidePrecision(a, b *loaders.Run, override loaders.DType) tolerances.Precision {
 	compute := override
 	if compute == loaders.Invalid {
 		compute = manifestCompute(a, b)
 	}
 	model := modelDType(a, b)
-	if model == loaders.Float32 && revealBFloat16(a, b) {
+	if (model == loaders.Float32 || model == loaders.Invalid) && revealBFloat16(a, b) {
 		p := tolerances.NewPrecision(compute, loaders.BFloat16)
 		p.ModelFromValues = true
 		return p
@@ -86,21 +88,33 @@ const revealSample = 4096
 // so a bfloat16 model's tensors are saved with .float(), as float32 whose
 // low 16 bits are all zero. It reports whether the first tensor of each
 // parameter name stored as float32 (with no original dtype from a
-// manifest) holds such values in both runs, at least one of them not 0,
-// over its first revealSample values: the model is then bfloat16
+// manifest) holds such values in both runs,
+// over its first revealSample values, and at least one value uses
+// bfloat16's whole mantissa (bfloat16Values): the model is then bfloat16
 // (decidePrecision), its rounding, not float32's, what its numbers carry.
 // Parameters alone are sampled: under autocast, float32 parameters hold
 // float32 values while gradients that came out of bfloat16 arithmetic may
 // be bfloat16 values.
+// A dump with neither parameters nor gradients (inference: logits,
+// tokens) has its float32 outputs and tensors of no kind word sampled
+// instead: the values a bfloat16 model computed.
 // Entries not read yet (deferred) are not sampled; where none could be,
 // nothing is revealed. A float32 value drawn at random has zero low bits
 // once in 65,536, so 4,096 values of every sampled tensor cannot all be so
 // by chance.
 func revealBFloat16(runs ...*loaders.Run) bool {
-	weights := func(e *loaders.Entry) bool {
-		return e.Kind == loaders.KindParam && e.DType == loaders.Float32 && e.Original == loaders.Invalid
+	kind := loaders.KindParam
+	if !slices.ContainsFunc(runs, holdsWeights) {
+		kind = loaders.KindOutput // inference: the model's outputs, named so or not
 	}
-	sampled, nonzero := 0, false
+	weights := func(e *loaders.Entry) bool {
+		k := e.Kind
+		if k == loaders.KindTensor {
+			k = loaders.KindOutput
+		}
+		return k == kind && e.DType == loaders.Float32 && e.Original == loaders.Invalid
+	}
+	sampled, full := 0, false
 	for _, r := range runs {
 		seen := map[string]bool{}
 		for _, e := range r.Entries {
@@ -108,21 +122,24 @@ func revealBFloat16(runs ...*loaders.Run) bool {
 				continue
 			}
 			seen[e.Name] = true
-			ok, nz := bfloat16Values(e.Tensor)
+			ok, f := bfloat16Values(e.Tensor)
 			if !ok {
 				return false
 			}
 			sampled++
-			nonzero = nonzero || nz
+			full = full || f
 		}
 	}
-	return sampled > 0 && nonzero
+	return sampled > 0 && full
 }
 
 // bfloat16Values reports whether t's first revealSample values (all of
 // them when fewer) are float32 whose low 16 bits are zero, and whether one
-// is not zero; false when they cannot be read.
-func bfloat16Values(t *loaders.Tensor) (ok, nonzero bool) {
+// uses bfloat16's whole mantissa (bit 16 set: its last bit), which values
+// a bfloat16 computation rounded do half the time and values with few
+// significant bits (0, 1.5, small integers: a hand-made or test tensor)
+// never; false when they cannot be read.
+func bfloat16Values(t *loaders.Tensor) (ok, full bool) {
 	r, err := t.Open()
 	if err != nil {
 		return false, false
@@ -138,7 +155,14 @@ func bfloat16Values(t *loaders.Tensor) (ok, nonzero bool) {
 		if bits&0xffff != 0 {
 			return false, false
 		}
-		nonzero = nonzero || bits&0x7fffffff != 0
+		full = full || bits&0x10000 != 0
 	}
-	return true, nonzero
+	return true, full
+}
+
+// holdsWeights reports whether run r holds a parameter or a gradient.
+func holdsWeights(r *loaders.Run) bool {
+	return r != nil && slices.ContainsFunc(r.Entries, func(e *loaders.Entry) bool {
+		return e.Kind == loaders.KindParam || e.Kind == loaders.KindGrad
+	})
 }

@@ -288,7 +288,7 @@ func (r *stepReader) release(pairs []int) (params []*loaders.Entry) {
 		case live(e) == nil:
 		case e.Kind == loaders.KindLoss && e.Held():
 			// left for the loss curve
-		case e.Kind == loaders.KindParam:
+		case stateful(e.Kind):
 			params = append(params, e)
 		default:
 			e.Release()

@@ -36,6 +36,9 @@ type stepper struct {
 	// weights are the last step's parameters, held for the next one's
 	// updates.
 	weights []*loaders.Entry
+	// parted marks, by token pair name, the sequences of a decoding
+	// whose greedy tokens flipped by a near tie at an earlier step.
+	parted map[string][]bool
 	// stoppedAt and notCompared say where --fail-fast stopped, and how
 	// many pairs of later steps it left.
 	stoppedAt   *int
@@ -55,7 +58,7 @@ type stepper struct {
 func newStepper(pr pairing, rd *stepReader, opts Options, prec tolerances.Precision, baseline, a, b *loaders.Run) *stepper {
 	n := len(pr.held)
 	return &stepper{pairs: pr, rd: rd, opts: opts, prec: prec, noise: indexRun(baseline), updates: newUpdateIndex(a, b),
-		results: make([]judge.TensorResult, n), class: make([]class, n), entries: make([]pairEntries, n), kept: make([]kept, n),
+		parted: map[string][]bool{}, results: make([]judge.TensorResult, n), class: make([]class, n), entries: make([]pairEntries, n), kept: make([]kept, n),
 		members: make([][]member, len(pr.units)), classified: make([]bool, len(rd.parts)), spans: make([][2]int, len(rd.parts))}
 }
 
@@ -248,7 +251,9 @@ func (st *stepper) compareStep(u int, ctx judge.Context, progress func(int64)) (
 	if len(ms) == 0 {
 		return judge.StepFacts{}, false, nil
 	}
+	dps := st.measureDecodes(ms, pairs)
 	facts, decisions := judge.Step(pairs, ctx)
+	st.partSequences(dps, pairs, decisions)
 	for k, m := range ms {
 		d, err := decisions[k], outcomes[k].Err
 		if err != nil {
@@ -306,7 +311,7 @@ func (st *stepper) measureUpdates(ms []member, pairs []judge.Pair) {
 	var jobs []compare.UpdateJob
 	var owners []int
 	for k, p := range pairs {
-		if p.Kind != loaders.KindParam || p.Step == loaders.NoStep || p.Metrics == nil ||
+		if !stateful(p.Kind) || p.Step == loaders.NoStep || p.Metrics == nil ||
 			!p.A.DType.IsFloat() || !p.B.DType.IsFloat() {
 			continue
 		}

@@ -22,7 +22,7 @@ func newUpdateIndex(a, b *loaders.Run) *updateIndex {
 	x := &updateIndex{a: map[pairKey]*loaders.Entry{}, b: map[pairKey]*loaders.Entry{},
 		steps: map[string][]int{}, grads: map[pairKey]*loaders.Entry{}}
 	for _, e := range a.Entries {
-		if e.Step != loaders.NoStep && e.Kind == loaders.KindParam {
+		if e.Step != loaders.NoStep && stateful(e.Kind) {
 			x.a[pairKey{e.Step, e.Name}] = e
 			x.steps[e.Name] = append(x.steps[e.Name], e.Step)
 		}
@@ -39,7 +39,7 @@ func newUpdateIndex(a, b *loaders.Run) *updateIndex {
 		sort.Ints(s)
 	}
 	for _, e := range b.Entries {
-		if e.Step != loaders.NoStep && e.Kind == loaders.KindParam {
+		if e.Step != loaders.NoStep && stateful(e.Kind) {
 			x.b[pairKey{e.Step, e.Name}] = e
 		}
 	}
@@ -71,4 +71,11 @@ func (x *updateIndex) job(step int, name string, pe pairEntries, eps float64) (c
 		j.Grad = g.Tensor
 	}
 	return j, true
+}
+
+// stateful reports whether tensors of kind k carry state from one step to
+// the next, whose update between dumped steps is measured: parameters,
+// and tensors of no kind word (buffers, EMA weights, optimizer state).
+func stateful(k loaders.Kind) bool {
+	return k == loaders.KindParam || k == loaders.KindTensor
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/graphdiff/graphdiff/internal/parallel"
+	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/tolerances"
 )
@@ -48,6 +49,9 @@ tensors; never branch on or multiply by Python numbers that change.`,
 func capturedScalar(f *facts) *Cause {
 	if f.div == loaders.NoStep {
 		return nil
+	}
+	if c := stateScalar(f); c != nil {
+		return c
 	}
 	if sf := f.firstScale(); sf != nil {
 		var ev evidence
@@ -92,6 +96,64 @@ func capturedScalar(f *facts) *Cause {
 	ev.add("graphed loss / eager loss from step %d on: %s — a factor that drifts steadily, as a frozen loss weight or scale gives", f.div, strings.Join(parts, ", "))
 	ev.add("%s", f.missing(loaders.KindGrad, loaders.KindParam))
 	return &Cause{ID: CapturedScalar, Confidence: 0.6, Evidence: ev}
+}
+
+// stateScalar: at the first divergence, state tensors (running
+// statistics, EMA weights) whose updates are the eager ones times a factor
+// (judge.StepFacts.State) while no gradient departs — the prediction of a
+// scalar that acts on derived state alone, a BatchNorm momentum or an EMA
+// decay set from Python after capture: parameters and gradients equal,
+// the state's updates scaled by new/old (momentum) or (1 − new)/(1 − old)
+// (decay). A branch or a batch of another shape would change the
+// gradients. 0.9.
+func stateScalar(f *facts) *Cause {
+	if f.gradsFailAt(f.div) {
+		return nil
+	}
+	for _, s := range f.r.Steps {
+		if s.Step != f.div || len(s.State) == 0 {
+			continue
+		}
+		fit := s.State[0]
+		var ev evidence
+		more := ""
+		if len(s.State) > 1 {
+			more = fmt.Sprintf(" (and %d more state tensors, factors %s to %s)", len(s.State)-1, g(1+minBeta(s.State)), g(1+maxBeta(s.State)))
+		}
+		ev.add("at step %d the updates of %s are %s× the eager ones%s, a factor that explains %s of their difference, while %s", f.div, fit.Name, g(1+fit.Beta), more, g(fit.Explained), f.gradsAgree(f.div))
+		ev.add("a scalar that acts on derived state alone, held at capture: a BatchNorm momentum (the factor is new/old) or an EMA decay (the factor is (1 − new)/(1 − old)) changed from Python after capture")
+		return &Cause{ID: CapturedScalar, Confidence: 0.9, Evidence: ev}
+	}
+	return nil
+}
+
+func minBeta(fs []judge.StateFit) float64 {
+	m := fs[0].Beta
+	for _, x := range fs {
+		m = min(m, x.Beta)
+	}
+	return m
+}
+
+func maxBeta(fs []judge.StateFit) float64 {
+	m := fs[0].Beta
+	for _, x := range fs {
+		m = max(m, x.Beta)
+	}
+	return m
+}
+
+// gradsAgree says how the gradients of step k compare: "every gradient
+// agrees bit for bit", "every gradient agrees within its limit", or that
+// none were dumped.
+func (f *facts) gradsAgree(k int) string {
+	if !f.s.kinds[loaders.KindGrad] {
+		return "the parameters agree (no gradients dumped)"
+	}
+	if a, b := f.s.get(f.s.a, k, loaders.KindGrad), f.s.get(f.s.b, k, loaders.KindGrad); a != nil && relL2(a, b) == 0 {
+		return "every gradient agrees bit for bit"
+	}
+	return "every gradient agrees within its limit"
 }
 
 // proportionalWarning: on a passing comparison, gradients or parameter

@@ -66,6 +66,11 @@ func noiseDrift(f *facts) *Cause {
 		}
 		seen[a.d.Name] = true
 		d := a.d
+		if d.State {
+			ev.add("%s at %s: relative L2 %s; derived state (a buffer, EMA weights, optimizer state) that follows the parameters by its own rule: every gradient of the step agrees and its updates are no scale of the eager ones, so no momentum or decay differs; an output of the model in eval mode, dumped, would show whether the difference matters",
+				d.Name, stepName(a.step), g(d.RelL2))
+			continue
+		}
 		if d.Unmeasured {
 			ev.add("%s at %s: relative L2 %s, with no previous step dumped to measure its update from; every gradient of the step agrees (its own RMS is %s of the step's gradient scale), so the computation does not see the difference",
 				d.Name, stepName(a.step), g(d.RelL2), g(d.GradRatio))

@@ -50,6 +50,12 @@ type Pair struct {
 	// dumped step (nil for other kinds, and for a parameter without a
 	// previous step in both runs); Step judges parameters by it.
 	Update *compare.Update
+	// Decode is set on the token pair of a decoding step (integers)
+	// and on its logits, measured together (compare.MeasureDecode), when
+	// the tokens differ or sequences parted at an earlier step: Step
+	// judges the tokens by the near-tie rule (decideTokens) and the
+	// logits over the rows that had not parted (decodeRows).
+	Decode *compare.Decode
 }
 
 // TensorResult is the result of one tensor pair: the pair as measured and

@@ -80,6 +80,12 @@ type StepFacts struct {
 	BaselinePairs       int
 	BaselineRel, RunRel float64
 	BaselineUnused      bool
+	// Flips are the sequences of a decoding step whose greedy tokens
+	// differ, each judged a near tie or not (decideTokens).
+	Flips []FlipFact
+	// State lists the state tensors whose updates are the reference
+	// run's times a factor (judgeState), which fail.
+	State []StateFit
 	// Reasons say why the step failed; empty when it passed.
 	Reasons []string
 }
@@ -102,6 +108,11 @@ type Drift struct {
 	// with rounding-level gradients (from compare.Update.Worst, so at most
 	// compare.WorstElems), largest first.
 	Elements []compare.UpdateElem
+	// State is set for derived state (a tensor of no kind word: running
+	// statistics, EMA weights, optimizer state) whose difference passed
+	// because every gradient of the step agrees and its updates fit no
+	// factor (see stateDrift).
+	State bool
 	// Unmeasured is set for a parameter whose update could not be
 	// measured (no previous step dumped alike) and whose difference passed
 	// because every gradient of the step agrees (see unmeasuredDrift):
@@ -184,6 +195,12 @@ func (c Context) Next(f StepFacts) Context {
 //	                    difference R = max(GradRel, PriorGradRel) explains: for
 //	                    u = −lr·g, |β| ≤ ‖Δu‖/‖u‖ = R (Cauchy–Schwarz); optimizer
 //	                    state carries earlier steps' gradients, hence the prior.
+//	state t fails when  its updates are the reference run's times a factor
+//	                    (judgeState: a momentum or decay held at capture);
+//	                    its size alone does not fail it where every gradient
+//	                    passes (stateDrift). State: a tensor of no kind word
+//	                    with a measured update, or a parameter whose
+//	                    gradient the step did not dump while it dumped others.
 //
 // A failure of NaN/±Inf positions, or of differing dtypes, is decided as in
 // Tensor. A tensor whose max_rel_l2 a policy rule or an override set is
@@ -234,6 +251,7 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 
 	out := make([]Decision, len(pairs))
 	var unmeasured []int // parameters without an update, beyond their limits, with a gradient
+	var sized []int      // tensors of no kind word failed alone by their size
 	var du, uu, pu float64
 	var updates []contribution
 	for i := range pairs {
@@ -241,6 +259,11 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 		if t.Metrics == nil {
 			continue
 		}
+		if t.Decode != nil && !t.Settings.PerTensor && !t.Settings.DType.IsFloat() {
+			out[i] = decideTokens(t, &f, c) // a decoding step's tokens: near ties
+			continue
+		}
+		t = decodeRows(t) // its logits: over the sequences that had not parted
 		if t.Settings.PerTensor || !t.Settings.DType.IsFloat() {
 			out[i] = Tensor(t) // the user set its thresholds, or integers: exact
 			continue
@@ -292,6 +315,9 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 			}
 		default:
 			out[i] = Tensor(t)
+			if t.Kind == loaders.KindTensor && out[i].Status == StatusMismatch && specialsReason(m) == "" {
+				sized = append(sized, i)
+			}
 			continue
 		}
 		if r := specialsReason(m); r != "" {
@@ -305,7 +331,9 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 		f.Resolution = c.Precision.ParamEpsilon * pu / uu
 	}
 	judgeUpdates(&f, out, updates, c)
+	judgeState(pairs, out, &f, c)
 	unmeasuredDrift(pairs, out, unmeasured, grads, &f)
+	stateDrift(pairs, out, sized, &f)
 	for i, d := range out {
 		if d.Status != "" && d.Status != StatusMatch && len(f.Reasons) == 0 && stepRuled(&pairs[i]) {
 			f.Reasons = append(f.Reasons, pairs[i].Name+": "+d.Reasons[len(d.Reasons)-1])

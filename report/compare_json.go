@@ -143,6 +143,12 @@ type StepJSON struct {
 	LossLimit      Float       `json:"loss_limit"`
 	OutputLimit    Float       `json:"output_limit"`
 	Drift          []DriftJSON `json:"drift"`
+	// State lists the state tensors failed for updates that are the
+	// reference run's times a factor (judge.StateFit); absent when none.
+	State []StateFitJSON `json:"state,omitempty"`
+	// Flips lists the decoding rows whose greedy tokens differ
+	// (judge.FlipFact); absent when none.
+	Flips []FlipJSON `json:"flips,omitempty"`
 	// BaselinePairs, BaselineRel, RunRel and BaselineUnused are the
 	// baseline's facts (judge.StepFacts), absent without a baseline pair.
 	BaselinePairs  int      `json:"baseline_pairs,omitempty"`
@@ -167,6 +173,38 @@ type DriftJSON struct {
 	// previous step dumped alike) that passed because every gradient of
 	// its step agrees (judge.Drift.Unmeasured).
 	Unmeasured bool `json:"unmeasured,omitempty"`
+	// State is true for derived state (a buffer, EMA weights, optimizer
+	// state) that passed because every gradient of its step agrees and
+	// its updates fit no factor (judge.Drift.State).
+	State bool `json:"state,omitempty"`
+}
+
+// StateFitJSON is a state tensor whose updates fit a factor
+// (judge.StateFit): beta = factor − 1, explained the share of the update
+// difference it explains, chance that share's probability from noise,
+// limit the |beta| rounding and the gradients explain.
+type StateFitJSON struct {
+	Name      string `json:"name"`
+	Count     int64  `json:"count"`
+	Beta      Float  `json:"beta"`
+	Explained Float  `json:"explained"`
+	Chance    Float  `json:"chance"`
+	Limit     Float  `json:"limit"`
+}
+
+// FlipJSON is a row of a decoding step whose tokens differ
+// (judge.FlipFact): gap_a = ℓ_A[token_a] − ℓ_A[token_b], gap_b likewise in
+// run B, limit the gap a near tie may have; near_tie whether both are
+// within it (the row is then compared no further).
+type FlipJSON struct {
+	Name    string `json:"name"`
+	Row     int    `json:"row"`
+	TokenA  int64  `json:"token_a"`
+	TokenB  int64  `json:"token_b"`
+	GapA    Float  `json:"gap_a"`
+	GapB    Float  `json:"gap_b"`
+	Limit   Float  `json:"limit"`
+	NearTie bool   `json:"near_tie"`
 }
 
 // UpdateElemJSON is one element of a parameter's update
@@ -466,7 +504,15 @@ func stepJSON(f judge.StepFacts) StepJSON {
 	for _, d := range f.Drift {
 		s.Drift = append(s.Drift, DriftJSON{Name: d.Name, RelL2: Float(d.RelL2), NoisyElements: d.NoisyElems, Count: d.Count,
 			NoisyShare: Float(d.NoisyShare), GradRatio: Float(d.GradRatio), UpdateRMS: Float(d.UpdateRMS), Elements: updateElemsJSON(d.Elements),
-			Unmeasured: d.Unmeasured})
+			Unmeasured: d.Unmeasured, State: d.State})
+	}
+	for _, x := range f.Flips {
+		s.Flips = append(s.Flips, FlipJSON{Name: x.Name, Row: x.Row, TokenA: x.TokenA, TokenB: x.TokenB, GapA: Float(x.GapA),
+			GapB: Float(x.GapB), Limit: Float(x.Limit), NearTie: x.NearTie})
+	}
+	for _, x := range f.State {
+		s.State = append(s.State, StateFitJSON{Name: x.Name, Count: x.N, Beta: Float(x.Beta), Explained: Float(x.Explained),
+			Chance: Float(x.Chance), Limit: Float(x.Limit)})
 	}
 	return s
 }

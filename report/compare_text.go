@@ -127,6 +127,9 @@ func compareText(w io.Writer, r *outcome.Comparison, o TextOptions) error {
 	if r.Precision.ModelFromValues {
 		fmt.Fprintln(w, fromValuesNote)
 	}
+	if line := flipsLine(r.Steps); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if line := baselineLine(r.Baseline); line != "" {
 		fmt.Fprintln(w, line)
 	}
@@ -322,8 +325,37 @@ const baselineNote = "baseline: equal to the reference bit for bit on every tens
 
 // fromValuesNote says that the run was judged as a bfloat16 model because
 // its float32 files hold bfloat16 values.
-const fromValuesNote = "precision: the gradients and parameters are float32 files holding bfloat16 values (their low 16 bits are zero: " +
-	"saved with .float()), so the run was judged as a bfloat16 model"
+const fromValuesNote = "precision: the parameters (the outputs, where no parameter or gradient was dumped) are float32 files holding bfloat16 values " +
+	"(their low 16 bits are zero: saved with .float()), so the run was judged as a bfloat16 model"
+
+// flipsLine says, in one line, where greedy decoding parted by near ties
+// (judge.FlipFact): the sequences whose tokens flipped where their two
+// best logits were a rounding apart, compared no further. "" when none.
+func flipsLine(steps []judge.StepFacts) string {
+	var parts []string
+	n := 0
+	for _, s := range steps {
+		for _, f := range s.Flips {
+			if !f.NearTie {
+				continue
+			}
+			n++
+			if len(parts) < 3 {
+				parts = append(parts, fmt.Sprintf("step %d %s row %d (token %d vs %d, gaps %.3g and %.3g ≤ %.3g)",
+					s.Step, f.Name, f.Row, f.TokenA, f.TokenB, f.GapA, f.GapB, f.Limit))
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	more := ""
+	if n > len(parts) {
+		more = fmt.Sprintf(" and %d more", n-len(parts))
+	}
+	return fmt.Sprintf("decoding: %s parted by a near tie, where the two best logits were a rounding apart, and %s compared no further: %s%s",
+		plural(n, "sequence"), map[bool]string{true: "is", false: "are"}[n == 1], strings.Join(parts, "; "), more)
+}
 
 // baselineLine says, in one line, where the baseline u could not serve:
 // it held none of the compared pairs, it repeats the reference bit for

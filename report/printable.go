@@ -93,6 +93,14 @@ func printable(c *outcome.Comparison) *outcome.Comparison {
 		for j := range s.Drift {
 			s.Drift[j].Name = escape(s.Drift[j].Name)
 		}
+		s.Flips = slices.Clone(s.Flips)
+		for j := range s.Flips {
+			s.Flips[j].Name = escape(s.Flips[j].Name)
+		}
+		s.State = slices.Clone(s.State)
+		for j := range s.State {
+			s.State[j].Name = escape(s.State[j].Name)
+		}
 	}
 	out.Causes, out.Warnings = escapeCauses(c.Causes), escapeCauses(c.Warnings)
 	if c.Curve != nil {
@@ -127,7 +135,9 @@ func dirty(c *outcome.Comparison) bool {
 	}
 	for _, s := range c.Steps {
 		if needsEscape(s.WorstGrad) || slices.ContainsFunc(s.Reasons, needsEscape) ||
-			slices.ContainsFunc(s.Drift, func(d judge.Drift) bool { return needsEscape(d.Name) }) {
+			slices.ContainsFunc(s.Drift, func(d judge.Drift) bool { return needsEscape(d.Name) }) ||
+			slices.ContainsFunc(s.State, func(x judge.StateFit) bool { return needsEscape(x.Name) }) ||
+			slices.ContainsFunc(s.Flips, func(x judge.FlipFact) bool { return needsEscape(x.Name) }) {
 			return true
 		}
 	}

@@ -1,0 +1,99 @@
+package check
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/graphdiff/graphdiff/compare"
+	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// decodePair is a decoding step's token pair and its logits pair, by
+// position in the step's members.
+type decodePair struct{ tok, logits int }
+
+// decodePairs finds, among the compared pairs of a step (members ms,
+// pairs by position), each token pair with its logits: an integer pair
+// of shape S and a real floating-point pair in the same directory of the
+// name (path.Dir) of shape S×V, V ≥ 2, both C-ordered in both runs. A
+// token pair with several such logits takes the one whose name holds
+// "logit", else none.
+func (st *stepper) decodePairs(ms []member, pairs []judge.Pair) []decodePair {
+	var out []decodePair
+	for k, t := range pairs {
+		if t.Metrics == nil || t.Kind == loaders.KindGrad || t.Kind == loaders.KindParam ||
+			!t.A.DType.IsInteger() || !t.B.DType.IsInteger() || !cOrder(st.entries[ms[k].i]) {
+			continue
+		}
+		dir, shape := path.Dir(t.Name), t.A.Shape
+		var cands []int
+		for j, l := range pairs {
+			if j == k || l.Metrics == nil || !l.A.DType.IsFloat() || !l.B.DType.IsFloat() || l.A.DType.Components() != 1 ||
+				l.B.DType.Components() != 1 || path.Dir(l.Name) != dir || !cOrder(st.entries[ms[j].i]) {
+				continue
+			}
+			ls := l.A.Shape
+			if len(ls) == len(shape)+1 && slices.Equal(ls[:len(shape)], shape) && ls[len(shape)] >= 2 &&
+				slices.Equal(l.B.Shape, ls) && slices.Equal(t.B.Shape, shape) {
+				cands = append(cands, j)
+			}
+		}
+		if len(cands) > 1 {
+			cands = slices.DeleteFunc(cands, func(j int) bool { return !strings.Contains(strings.ToLower(path.Base(pairs[j].Name)), "logit") })
+		}
+		if len(cands) == 1 {
+			out = append(out, decodePair{k, cands[0]})
+		}
+	}
+	return out
+}
+
+// cOrder reports whether both sides of a pair are stored in C order.
+func cOrder(e pairEntries) bool {
+	return e.a != nil && e.b != nil && !e.a.FortranOrder && !e.b.FortranOrder
+}
+
+// measureDecodes measures each decoding step of the step's pairs whose
+// tokens differ or whose sequences parted before (st.parted), and sets
+// both pairs' Decode; a step that cannot be measured keeps its pairs'
+// own metrics.
+func (st *stepper) measureDecodes(ms []member, pairs []judge.Pair) []decodePair {
+	dps := st.decodePairs(ms, pairs)
+	for _, dp := range dps {
+		t, l := &pairs[dp.tok], &pairs[dp.logits]
+		parted := st.parted[t.Name]
+		if t.Metrics.Mismatched == 0 && !slices.Contains(parted, true) {
+			continue
+		}
+		et, el := st.entries[ms[dp.tok].i], st.entries[ms[dp.logits].i]
+		d, err := compare.MeasureDecode(compare.DecodeJob{TokA: et.a.Tensor, TokB: et.b.Tensor, LogA: el.a.Tensor, LogB: el.b.Tensor,
+			Parted: parted, Tolerance: l.Settings.Tolerance})
+		if err != nil {
+			continue
+		}
+		t.Decode, l.Decode = d, d
+	}
+	return dps
+}
+
+// partSequences records, after a step was judged, the rows whose tokens
+// flipped by a near tie (a token pair that passed with flips): from the
+// next step on their sequences follow other prefixes and are left out.
+func (st *stepper) partSequences(dps []decodePair, pairs []judge.Pair, ds []judge.Decision) {
+	for _, dp := range dps {
+		t := &pairs[dp.tok]
+		if t.Decode == nil || len(t.Decode.Flips) == 0 || ds[dp.tok].Status != judge.StatusMatch {
+			continue
+		}
+		parted := st.parted[t.Name]
+		if parted == nil {
+			parted = make([]bool, t.Decode.Rows)
+		}
+		for _, f := range t.Decode.Flips {
+			parted[f.Row] = true
+		}
+		st.parted[t.Name] = parted
+	}
+}

@@ -1,0 +1,62 @@
+package check
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/graphdiff/graphdiff/judge"
+)
+
+// TestDecodeNearTies compares the greedy decodings of
+// testdata/gen/decode_flips.py: where a sequence's two best bfloat16
+// logits are a rounding apart the runs' tokens flip, and from there the
+// sequence is compared no further, so the correct pair passes with its
+// flips listed as near ties; a stale token (the graph feeding an old
+// token) flips far from the other run's best and fails at its first
+// divergent step, and so does one logit offset by 1.0 in one sequence.
+func TestDecodeNearTies(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		want judge.Verdict
+		step int
+	}{{"near_tie_ok", judge.Pass, -1}, {"stale_token", judge.Fail, 7}, {"far_flip", judge.Fail, 8}} {
+		dir := fixture("decode", c.name)
+		r, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict != c.want || !r.Precision.ModelFromValues {
+			t.Errorf("%s: verdict %s (want %s), bfloat16 from values %v", c.name, r.Verdict, c.want, r.Precision.ModelFromValues)
+		}
+		near, far := 0, 0
+		for _, s := range r.Steps {
+			for _, f := range s.Flips {
+				if f.NearTie {
+					near++
+				} else if s.Step == c.step {
+					far++
+				}
+			}
+		}
+		switch {
+		case c.want == judge.Pass && (near == 0 || far != 0):
+			t.Errorf("%s: %d near ties, %d far flips", c.name, near, far)
+		case c.want == judge.Fail:
+			fd := r.FirstDivergence
+			if fd == nil || fd.Step != c.step || far == 0 {
+				t.Fatalf("%s: first divergence %+v, %d far flips at step %d", c.name, fd, far, c.step)
+			}
+			var reasons []string
+			for _, tr := range r.Tensors {
+				if tr.Step == c.step && tr.Name == "gen/tokens" {
+					reasons = tr.Reasons
+				}
+			}
+			if !strings.Contains(strings.Join(reasons, ";"), "not a near tie") {
+				t.Errorf("%s: tokens at step %d: %v", c.name, c.step, reasons)
+			}
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/tolerances"
+)
+
+// DecodeJob is one step of decoding in two runs: the tokens each chose
+// (integers, shape S) and the logits they chose them from (shape S×V, in
+// the same storage order), with the sequences (rows: positions of S)
+// that parted at an earlier step, which are left out.
+type DecodeJob struct {
+	TokA, TokB, LogA, LogB *loaders.Tensor
+	// Parted marks, by row, the sequences left out; nil for none.
+	Parted []bool
+	// Tolerance is the logits' elementwise tolerance (LogitsMismatched).
+	Tolerance tolerances.Tolerance
+}
+
+// Flip is a row whose tokens differ at this step while its sequence had
+// not parted before: TokenA and TokenB the two runs' tokens; GapA =
+// ℓ_A[TokenA] − ℓ_A[TokenB], how far below run A's own choice run B's
+// token sat in run A's logits, and GapB = ℓ_B[TokenB] − ℓ_B[TokenA] the
+// same in run B's; Scale the largest of the four logits |ℓ_A[TokenA]|,
+// |ℓ_A[TokenB]|, |ℓ_B[TokenA]|, |ℓ_B[TokenB]|, the size their rounding
+// is relative to (the row's other logits, masked ones at −3.4e38
+// included, say nothing of it). Gaps and Scale are +Inf for a token
+// outside the vocabulary.
+type Flip struct {
+	Row            int
+	TokenA, TokenB int64
+	GapA, GapB     float64
+	Scale          float64
+}
+
+// Decode is what a DecodeJob measured.
+type Decode struct {
+	// Rows is the number of sequences, Vocab the logits' last dimension;
+	// Parted how many rows were left out.
+	Rows, Vocab, Parted int
+	// Flips are the rows not left out whose tokens differ, in order.
+	Flips []Flip
+	// LogitsCount, LogitsSS = Σℓ_A², LogitsDD = Σ(ℓ_B − ℓ_A)² and
+	// LogitsMismatched (elements beyond Tolerance) are over the logits of
+	// the rows not left out: sequences that share their prefix, whose
+	// logits compare, the rows flipping at this step included.
+	LogitsCount, LogitsMismatched int64
+	LogitsSS, LogitsDD            float64
+	// BFloat16 is set when every logit of both runs is a bfloat16 value
+	// (a float32 whose low 16 bits are zero, or bfloat16 stored): logits
+	// of a bfloat16 model saved as float32 round at bfloat16's epsilon.
+	BFloat16 bool
+}
+
+// MeasureDecode reads a DecodeJob's four tensors whole (a step of
+// decoding is small: rows × vocabulary) and measures it. The tokens must
+// have shape S and the logits S×V in both runs, S of len(Parted) rows
+// when Parted is set.
+func MeasureDecode(j DecodeJob) (*Decode, error) {
+	ta, err := readValues(j.TokA)
+	if err != nil {
+		return nil, err
+	}
+	tb, err := readValues(j.TokB)
+	if err != nil {
+		return nil, err
+	}
+	la, err := readValues(j.LogA)
+	if err != nil {
+		return nil, err
+	}
+	lb, err := readValues(j.LogB)
+	if err != nil {
+		return nil, err
+	}
+	rows := len(ta)
+	if rows == 0 || len(tb) != rows || len(la) != len(lb) || len(la)%rows != 0 || (j.Parted != nil && len(j.Parted) != rows) {
+		return nil, fmt.Errorf("decode step: %d and %d tokens, %d and %d logits, %d rows parted: shapes that do not pair", len(ta), len(tb), len(la), len(lb), len(j.Parted))
+	}
+	v := len(la) / rows
+	d := &Decode{Rows: rows, Vocab: v, BFloat16: fitsBFloat16(j.LogA, la) && fitsBFloat16(j.LogB, lb)}
+	for r := range rows {
+		if j.Parted != nil && j.Parted[r] {
+			d.Parted++
+			continue
+		}
+		ra, rb := la[r*v:(r+1)*v], lb[r*v:(r+1)*v]
+		for i := range ra {
+			diff := rb[i] - ra[i]
+			d.LogitsSS += ra[i] * ra[i]
+			d.LogitsDD += diff * diff
+			if j.Tolerance.Beyond(math.Abs(diff), math.Abs(ra[i])) || math.IsNaN(diff) {
+				d.LogitsMismatched++
+			}
+		}
+		d.LogitsCount += int64(v)
+		if ta[r] == tb[r] {
+			continue
+		}
+		f := Flip{Row: r, TokenA: int64(ta[r]), TokenB: int64(tb[r]), GapA: math.Inf(1), GapB: math.Inf(1), Scale: math.Inf(1)}
+		if in(f.TokenA, v) && in(f.TokenB, v) {
+			a, b := f.TokenA, f.TokenB
+			f.GapA, f.GapB = ra[a]-ra[b], rb[b]-rb[a]
+			f.Scale = max(math.Abs(ra[a]), math.Abs(ra[b]), math.Abs(rb[a]), math.Abs(rb[b]))
+		}
+		d.Flips = append(d.Flips, f)
+	}
+	return d, nil
+}
+
+func in(tok int64, v int) bool { return tok >= 0 && tok < int64(v) }
+
+// fitsBFloat16 reports whether values xs of tensor t are all bfloat16
+// values: t is bfloat16, or float32 with each value's low 16 bits zero.
+func fitsBFloat16(t *loaders.Tensor, xs []float64) bool {
+	switch t.DType {
+	case loaders.BFloat16:
+		return true
+	case loaders.Float32:
+		for _, x := range xs {
+			if math.Float32bits(float32(x))&0xFFFF != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// readValues reads every element of t as float64 (integers exact up to
+// 2^53: token ids are far below).
+func readValues(t *loaders.Tensor) ([]float64, error) {
+	r, err := t.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	out := make([]float64, t.Len()*int64(t.DType.Components()))
+	n := 0
+	for n < len(out) {
+		k, err := r.Read(out[n:])
+		n += k
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if n != len(out) {
+		return nil, fmt.Errorf("read %d of %d values", n, len(out))
+	}
+	return out, nil
+}
