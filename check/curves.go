@@ -15,10 +15,14 @@ import (
 // (decidePrecision: analysis.ComputeDType, else the manifests, and the
 // model's dtype from the first gradients or parameters of run
 // directories), so that `graphdiff curve` and `graphdiff compare` state
-// the same loss in the same units. It fails when either curve cannot be
+// the same loss in the same units. With a baseline (a path, "" for none:
+// a second reference run whose weights were nudged by one unit in the last
+// place), the compared curve also fails where it departs from the
+// reference by more than the baseline shows rounding can carry it
+// (curve.AnalyzeBaseline). It fails when any curve cannot be
 // read, and when the curves share no step (nothing would be compared, and
 // a pass would say they agree).
-func Curves(pathA, pathB string, read loaders.CurveOptions, analysis curve.Options) (*curve.Result, error) {
+func Curves(pathA, pathB, baseline string, read loaders.CurveOptions, analysis curve.Options) (*curve.Result, error) {
 	ca, err := loaders.ReadCurve(pathA, read)
 	if err != nil {
 		return nil, err
@@ -27,13 +31,19 @@ func Curves(pathA, pathB string, read loaders.CurveOptions, analysis curve.Optio
 	if err != nil {
 		return nil, err
 	}
+	var cc *loaders.Curve
+	if baseline != "" {
+		if cc, err = loaders.ReadCurve(baseline, read); err != nil {
+			return nil, err
+		}
+	}
 	p := tolerances.NewPrecision(analysis.ComputeDType, loaders.Invalid)
 	if !loaders.IsFile(pathA) && !loaders.IsFile(pathB) {
 		if a, b, err := loadBoth(pathA, pathB, read.Options, true); err == nil {
 			p = firstPrecision(a, b, analysis.ComputeDType)
 		}
 	}
-	res := curve.Analyze(ca, cb, curveOptions(analysis, p))
+	res := curve.AnalyzeBaseline(ca, cb, cc, curveOptions(analysis, p))
 	if len(res.Steps) == 0 {
 		return nil, fmt.Errorf("%s (steps %s) and %s (steps %s) have no step in common: nothing to compare",
 			pathA, stepRange(ca.Steps), pathB, stepRange(cb.Steps))

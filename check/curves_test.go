@@ -26,7 +26,7 @@ func TestCurvesInTheComparisonsPrecision(t *testing.T) {
 		if err != nil || c.Curve == nil {
 			t.Fatalf("%s: %v, curve %v", dir, err, c.Curve)
 		}
-		alone, err := Curves(a, b, loaders.CurveOptions{}, curve.DefaultOptions())
+		alone, err := Curves(a, b, "", loaders.CurveOptions{}, curve.DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}

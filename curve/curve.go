@@ -106,6 +106,9 @@ type Result struct {
 	MaxRel                   float64
 	MaxRelStep               int64
 	Evidence, NotesA, NotesB []string
+	// Baseline is what a baseline curve showed (AnalyzeBaseline); nil
+	// without one.
+	Baseline *Baseline
 }
 
 // Analyze compares loss curve b with the reference curve a, aligned by
@@ -122,7 +125,10 @@ type Result struct {
 //     difference) and ulp_t the stored dtype's spacing at a_t: an order of
 //     magnitude beyond everything the last W steps showed, beyond one
 //     rounding unit of the compute dtype, and beyond ten of the stored
-//     value's own rounding.
+//     value's own rounding. The first common step starts none: it has no
+//     history, and its difference is where the runs stood when the curves
+//     begin (dumps that start after warm-up steps, or mid-run, carry the
+//     drift of the steps before).
 //   - shift: the level of the difference moved when
 //     T_t = |mean_{W}(d)| / (σ_t/√W) > T*, σ_t the reference curve's
 //     step-to-step noise std(a_s − a_{s−1})/√2 over the window: the graphed
@@ -289,7 +295,7 @@ func (r *Result) findJump(s *series) int {
 			r.Band[k] = band * max(o.RTol*a, o.ATol) / a
 		}
 		v := math.Abs(s.z[k])
-		if at < 0 && v > band && isFinite(v) {
+		if at < 0 && k > 0 && v > band && isFinite(v) {
 			end := min(len(r.Steps), k+confirmSteps)
 			beyond := 0
 			for j := k; j < end; j++ {

@@ -76,6 +76,23 @@ type CurveJSON struct {
 	// Level is the level statistic T per step (curve.Result.Level), its
 	// limit settings.level.
 	Level []Float `json:"level"`
+	// Baseline is what a baseline curve showed (curve.Baseline), absent
+	// without one.
+	Baseline *CurveBaselineJSON `json:"baseline,omitempty"`
+}
+
+// CurveBaselineJSON is curve.Baseline: the baseline's source, the steps
+// it shares with both curves, its largest relative difference from the
+// reference (max_rel, at max_rel_step), the limit the compared curve was
+// held to (3×max_rel + one rounding unit) and whether it repeats the
+// reference bit for bit (identical: not used).
+type CurveBaselineJSON struct {
+	Source     string `json:"source"`
+	Steps      int    `json:"steps"`
+	MaxRel     Float  `json:"max_rel"`
+	MaxRelStep int64  `json:"max_rel_step"`
+	Limit      Float  `json:"limit"`
+	Identical  bool   `json:"identical"`
 }
 
 // CurveSettings are the analysis settings, defaults filled in.
@@ -95,8 +112,14 @@ type CurveSettings struct {
 // NewCurveJSON builds the JSON form of a curve analysis.
 func NewCurveJSON(r *curve.Result) CurveJSON {
 	o := r.Options
+	var base *CurveBaselineJSON
+	if b := r.Baseline; b != nil {
+		base = &CurveBaselineJSON{Source: b.Source, Steps: b.Steps, MaxRel: Float(b.MaxRel), MaxRelStep: b.MaxRelStep,
+			Limit: Float(b.Limit), Identical: b.Identical}
+	}
 	return CurveJSON{
-		Verdict: string(r.Verdict), FirstDivergentStep: r.FirstDivergentStep, Pattern: r.Pattern,
+		Baseline: base,
+		Verdict:  string(r.Verdict), FirstDivergentStep: r.FirstDivergentStep, Pattern: r.Pattern,
 		A: r.A, B: r.B, DType: o.DType.String(),
 		Settings: CurveSettings{RTol: o.RTol, ATol: o.ATol, Jump: o.Jump, Window: o.Window,
 			AllowedFailingSteps: o.AllowedFailingSteps, Level: o.Level, MaxDrift: o.MaxDrift, ComputeDType: computeName(o.ComputeDType)},

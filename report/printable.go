@@ -118,6 +118,11 @@ func printableCurve(r *curve.Result) *curve.Result {
 	cv := *r
 	cv.A, cv.B = escape(cv.A), escape(cv.B)
 	cv.Evidence, cv.NotesA, cv.NotesB = escapeAll(cv.Evidence), escapeAll(cv.NotesA), escapeAll(cv.NotesB)
+	if cv.Baseline != nil {
+		b := *cv.Baseline
+		b.Source = escape(b.Source)
+		cv.Baseline = &b
+	}
 	return &cv
 }
 
@@ -153,7 +158,8 @@ func dirty(c *outcome.Comparison) bool {
 
 func curveNeeds(cv *curve.Result) bool {
 	return needsEscape(cv.A) || needsEscape(cv.B) || slices.ContainsFunc(cv.Evidence, needsEscape) ||
-		slices.ContainsFunc(cv.NotesA, needsEscape) || slices.ContainsFunc(cv.NotesB, needsEscape)
+		slices.ContainsFunc(cv.NotesA, needsEscape) || slices.ContainsFunc(cv.NotesB, needsEscape) ||
+		cv.Baseline != nil && needsEscape(cv.Baseline.Source)
 }
 
 func pairNeeds(t *judge.TensorResult) bool {

@@ -16,6 +16,7 @@ import (
 
 type curveOptions struct {
 	A, B     string
+	Baseline string
 	Format   string
 	Plot     string
 	HTML     string
@@ -47,11 +48,16 @@ losses are stored as float32). The curves part where something changed:
     --allowed-failing-steps of the five steps from it beyond it too;
   - shift: the mean difference over --window steps reaches --level standard
     errors of the reference curve's own step-to-step noise, a slow break;
-    it starts where the cumulative difference began to move away.
+    it starts where the cumulative difference began to move away;
+  - beyond_baseline (with --baseline, the reference run again from weights
+    one ULP apart): the relative difference passes 3× the largest the
+    baseline shows plus one unit, in 3 of 5 steps.
 A break that grew out of bitwise-equal curves starts at the first step that
-differs. Drift without either passes, with how large it got (--max-drift
-makes a large drift fail). Patterns: identical, within_noise, drift, sudden,
-shift, nan.
+differs; the first common step starts none (it carries whatever the runs
+did before the curves begin). Drift without any passes, with how large it
+got: without a baseline, drift of any size is not judged (--max-drift
+makes a large drift fail). Patterns: identical, within_noise, drift,
+sudden, shift, beyond_baseline, nan.
 
 Exit status: 0 the curves agree, 1 they part, 2 usage or input error.`,
 		Example: `  graphdiff curve runs/eager runs/graph
@@ -81,6 +87,7 @@ Exit status: 0 the curves agree, 1 they part, 2 usage or input error.`,
 	f.IntVar(&opts.analysis.AllowedFailingSteps, "allowed-failing-steps", opts.analysis.AllowedFailingSteps, "steps of the five from a candidate break that may stay under its band without it being a spike")
 	f.Float64Var(&opts.analysis.Level, "level", opts.analysis.Level, "standard errors of the reference's step-to-step noise the mean difference over --window steps must reach to be a shift")
 	f.Float64Var(&opts.analysis.MaxDrift, "max-drift", opts.analysis.MaxDrift, "fail a drift whose mean relative difference over --window steps passes this (default 0: drift passes)")
+	f.StringVar(&opts.Baseline, "baseline", "", "a third curve, of the reference run again from weights one ULP apart: the compared curve also fails where it departs from the reference by more than 3× the baseline's largest difference (how far rounding carries this run's loss)")
 	f.StringVar(&opts.DType, "dtype", "", "dtype of the losses when the files do not say (default: guessed from the values)")
 	opts.load.register(c)
 	_ = c.RegisterFlagCompletionFunc("format", formatCompletion(report.CurveFormats))
@@ -121,7 +128,7 @@ func curveRun(opts *curveOptions) error {
 	if opts.read.Options, err = opts.load.options(); err != nil {
 		return err
 	}
-	res, err := check.Curves(opts.A, opts.B, opts.read, a)
+	res, err := check.Curves(opts.A, opts.B, opts.Baseline, opts.read, a)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ under params/, loss + grads + params in the helper's layout every step).
 Usage (from the repository root):
 
     python3 testdata/gen/userloops.py [--out testdata/userloops] [--only NAME,...] [--cpu] [--list]
+    python3 testdata/gen/userloops.py --curves --out testdata/curves/userloops   # the loss-curve pairs
     bash testdata/gen/userloops_pack.sh OUT DEST     # OUT packed into <= 8 .tar.xz parts of <= 15 MB
 
 On a CUDA machine (PyTorch 2.x, numpy, safetensors), e.g.:
@@ -181,6 +182,7 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before CUDA start
 import argparse
 import contextlib
 import copy
+import csv
 import json
 import math
 import platform
@@ -635,6 +637,7 @@ class Sc:
     pos_kind: str = "tensor"     # decoder: position a device tensor or a Python int
     recapture: bool = False      # correct runs that capture again when a captured Python value changes
     onset: int | None = None     # the step at which the bug's cause first acts (for a check only)
+    curve: bool = False          # keep the loss of every step only (a loss-curve pair, --curves)
 
     @property
     def twin_recaptures(self):
@@ -777,6 +780,39 @@ def scenarios() -> list[Sc]:
     ]
 
 
+def curve_scenarios() -> list[Sc]:
+    """Loss-curve pairs (--curves): 1200 steps after the recipe's warm-up,
+    the loss of every step kept (label kind "curve"). Long correct runs of
+    the new families, and slow breaks under drift: a slow cosine on a
+    Python float lr that the graph froze at capture (fp32: the lr differs
+    by 1e-6 relative at the first replayed step and more each step), and
+    a learning-rate drop at a late step hidden under bfloat16 drift. Each
+    also writes baseline/: the eager run again from weights one unit in the
+    last place apart, which shows how far rounding alone carries the loss
+    in that run (graphdiff curve --baseline)."""
+    S = Sc
+    c = dict(style="curve", n=1200, curve=True)
+    return [
+        S("vit_curve_autocast_cosine_ok", "vit", "resume at 1000, autocast, AdamW with a slow cosine lr held in a "
+          "device tensor, 1200 steps", prec="autocast", lr_tensor=True, sched=("cosine_from", 1003, 1200), **c),
+        S("vit_curve_cosine_frozen", "vit", "the same slow cosine on a Python float lr, fp32: the graph keeps "
+          "the lr of capture", bug="captured_lr", causes=("captured_scalar",), sched=("cosine_from", 1003, 1200),
+          onset=1004, **c),
+        S("resnet_bn_curve_tf32_adam_ok", "resnet_bn", "the recipe from step 0, TF32, Adam, 1200 steps",
+          start="scratch", optim="adam", prec="tf32", **c),
+        S("unet_gn_curve_bf16_ok", "unet_gn", "resume at 800, pure bf16, AdamW, EMA, 1200 steps", prec="bf16",
+          ema=True, **c),
+        S("unet_gn_curve_bf16_lr_drop", "unet_gn", "pure bf16, a float lr halved at step 1403 after capture, "
+          "hidden under bf16 drift", bug="captured_lr", causes=("captured_scalar",), prec="bf16", ema=True,
+          sched=("drop", 1403, 0.5), onset=1403, **c),
+        S("moe_curve_fp32_fused_ok", "moe", "the recipe from step 0, top-2, Adam fused (capturable), 1200 steps",
+          start="scratch", fused=True, **c),
+        S("moe_curve_bf16_lr_drop", "moe", "pure bf16, a float lr halved at step 1603 after capture, hidden "
+          "under bf16 drift", bug="captured_lr", causes=("captured_scalar",), prec="bf16",
+          sched=("drop", 1603, 0.5), onset=1603, **c),
+    ]
+
+
 # --------------------------------------------------------------------------
 # environment
 
@@ -878,6 +914,8 @@ class Hyper:
         f = 1.0
         if sc.sched and sc.sched[0] == "cosine":
             f = 0.5 * (1 + math.cos(math.pi * (k % 40) / 40))
+        elif sc.sched and sc.sched[0] == "cosine_from":  # one slow half cosine over sched[2] steps from sched[1]
+            f = 0.5 * (1 + math.cos(math.pi * min(max(k - sc.sched[1], 0), sc.sched[2]) / sc.sched[2]))
         elif sc.sched and sc.sched[0] == "drop" and k >= sc.sched[1]:
             f = sc.sched[2]
         self.lr = self.base_lr * f
@@ -1170,9 +1208,11 @@ def load_ckpt(env, family):
         return torch.load(env.ckpt[family], map_location="cpu")
 
 
-def build(sc, env, graphed):
+def build(sc, env, graphed, nudge=False):
     """The model, optimizer and EMA a run starts from: fresh (scratch) or the
-    family's checkpoint loaded (resume); returns them and the first step."""
+    family's checkpoint loaded (resume); returns them and the first step.
+    With nudge every parameter moves one unit in the last place toward +inf
+    (the baseline a curve's rounding drift is measured by)."""
     fam = FAMILIES[sc.family]
     torch.manual_seed(SEED_INIT)
     model = fam["make"](sc)
@@ -1183,6 +1223,10 @@ def build(sc, env, graphed):
         step0 = ck["step"]
     model.to(device=env.dev, dtype=model_dtype(sc))
     model.train()
+    if nudge:
+        with torch.no_grad():
+            for p in model.parameters():
+                p.copy_(torch.nextafter(p, torch.full_like(p, math.inf)))
     opt = make_opt(sc, env, model, graphed)
     if ck is not None:
         state = copy.deepcopy(ck["optimizer"])
@@ -1251,13 +1295,13 @@ def pretrain(env, family, path):
     env.say(f"checkpoint {family}: {n} eager steps, last loss {float(loss):.4f} ({time.perf_counter() - t0:.1f} s)")
 
 
-def run_train(sc, env, mode, bugged):
+def run_train(sc, env, mode, bugged, nudge=False):
     """One training run: mode "eager", "graph" (the whole step captured, the
     recipe) or "callables" (make_graphed_callables on the model); bugged puts
     the scenario's bug into the graphed run. Returns its dumps."""
     bug = sc.bug if bugged and mode != "eager" else None
     set_tf32(env, sc.prec == "tf32")
-    model, opt, ema, step0 = build(sc, env, graphed=(mode == "graph"))
+    model, opt, ema, step0 = build(sc, env, graphed=(mode == "graph"), nudge=nudge)
     hp = Hyper(sc, FAMILIES[sc.family]["lr"])
     aux = Aux(sc, env, model_dtype(sc))
     model.uninit = bug == "uninit_combine"
@@ -1279,7 +1323,7 @@ def run_train(sc, env, mode, bugged):
 
     def dump(k, loss):
         if k in dumped:
-            sink.add(k, collect(sc, model, loss, ema))
+            sink.add(k, {"loss": loss} if sc.curve else collect(sc, model, loss, ema))
 
     if mode == "eager":
         fn = make_step(sc, env, model, model, opt, ema, hp, aux, True)
@@ -1539,6 +1583,8 @@ def write_run(sc, env, run_dir, steps, graphed):
                 f = sd / (name + ".npy")
                 f.parent.mkdir(parents=True, exist_ok=True)
                 np.save(f, to_np(t), allow_pickle=False)
+        elif s == "curve":
+            pass  # written whole below
         elif s == "decode_pt":
             torch.save(d, run_dir / f"pos_{k}.pt")
         elif s == "decode_npz":
@@ -1548,6 +1594,12 @@ def write_run(sc, env, run_dir, steps, graphed):
                     "outputs.safetensors")
         else:
             raise ValueError(s)
+    if s == "curve":  # Python's csv with repr: the float32 (or bfloat16) losses exactly
+        with open(run_dir / "loss.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["step", "loss"])
+            for k, d in steps:
+                w.writerow([k, repr(float(d["loss"].float().item()))])
 
 
 # --------------------------------------------------------------------------
@@ -1604,6 +1656,25 @@ def first_diff(ra, rb):
     return None, []
 
 
+# a curve's break is hard (label "hard": shown, not scored) when its
+# relative difference at its first step is at most HARD_FACTOR times the
+# largest of the HARD_WINDOW steps before it (testdata/gen/curves.py's rule)
+HARD_FACTOR, HARD_WINDOW = 2.0, 50
+
+
+def curve_hard(ra, rb, k):
+    """Whether the first divergent step k of a curve pair does not stand out
+    of the eager-vs-graph drift before it: where it starts cannot be read
+    from the losses."""
+    rel = []
+    for (s, da), (_, db) in zip(ra, rb):
+        a, b = float(da["loss"].float().item()), float(db["loss"].float().item())
+        rel.append((s, abs(b - a) / abs(a) if a else (0.0 if a == b else math.inf)))
+    at = [i for i, (s, _) in enumerate(rel) if s == k][0]
+    before = [r for _, r in rel[max(0, at - HARD_WINDOW):at]]
+    return rel[at][1] <= HARD_FACTOR * max(before, default=0.0)
+
+
 def per_step(ra, rb):
     """Per dumped step: bitwise equal?, and per kind (first path component)
     the largest relative L2 difference of b from a."""
@@ -1631,6 +1702,7 @@ STYLE_WORDS = {
     "st": "one safetensors file per kind in a per-step directory",
     "helper": "the graphdiff_dump helper's tree (step_%06d/, .npy, manifest.json)",
     "npytree": "a hand-written .npy tree step_%06d/{loss,grads/,params/,buffers/,ema/}",
+    "curve": "the loss of every step only, loss.csv (step,loss; repr of the float)",
     "decode_pt": "torch.save({'logits', 'tokens'}) per decode position as pos_<t>.pt",
     "decode_npz": "np.savez(logits, tokens) per decode position as gen_<t>.npz",
     "decode_st": "step_<t>/outputs.safetensors (logits, next_token) per decode position",
@@ -1678,7 +1750,13 @@ def observe(env, sc, root):
     graph = runner(sc, env, mode, True)
     measured = {"scenario": sc.name, "eager_vs_graph": per_step(eager, graph)}
     label = {"harness": "userloops", "family": sc.family, "kind": "compare", "a": "eager", "b": "graph"}
-    if sc.prec == "autocast":
+    if sc.curve:
+        label.update(kind="curve", family="curve_" + sc.family, a="eager/loss.csv", b="graph/loss.csv")
+        label["args"] = ["--baseline", "baseline/loss.csv"]
+        compute = {"bf16": "bf16", "autocast": "bf16", "tf32": "tf32"}.get(sc.prec)
+        if compute:  # what a user who knows the model's precision passes (graphdiff curve --compute-dtype)
+            label["args"] += ["--compute-dtype", compute]
+    elif sc.prec == "autocast":
         label["compute_dtype"] = "bf16"
     what = describe(sc) + f". {sc.what}"
     if sc.bug is None:
@@ -1712,6 +1790,8 @@ def observe(env, sc, root):
         measured["first_divergence"] = {"step": k, "tensors_differing": len(rows), "tensors": rows[:12]}
         measured["twin_repeats_bitwise"] = True
         label.update(verdict="fail", causes=list(sc.causes), first_divergent_step=k)
+        if sc.curve and curve_hard(eager, graph, k):
+            label["hard"] = True
         top = rows[0]
         how = ", ".join(f"{key} {val:.3g}" if isinstance(val, float) else f"{key} {val}"
                         for key, val in top.items() if key != "tensor")
@@ -1727,6 +1807,8 @@ def observe(env, sc, root):
         shutil.rmtree(d)
     write_run(sc, env, d / "eager", eager, graphed=False)
     write_run(sc, env, d / "graph", graph, graphed=True)
+    if sc.curve:  # the eager run again from weights one ulp apart: how far rounding alone carries the loss
+        write_run(sc, env, d / "baseline", runner(sc, env, "eager", False, nudge=True), graphed=False)
     (d / "label.json").write_text(json.dumps(label, indent=1) + "\n")
     (d / "measured.json").write_text(json.dumps(measured, indent=1, allow_nan=False, default=str) + "\n")
     size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
@@ -1768,8 +1850,9 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated scenario names")
     ap.add_argument("--cpu", action="store_true", help="a logic check without CUDA; not fixtures")
     ap.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    ap.add_argument("--curves", action="store_true", help="the loss-curve pairs (curve_scenarios) instead")
     args = ap.parse_args()
-    all_sc = scenarios()
+    all_sc = curve_scenarios() if args.curves else scenarios()
     names = [s.name for s in all_sc]
     assert len(set(names)) == len(names)
     if args.list:
