@@ -40,6 +40,7 @@ var causeTable = []struct {
 	{&reassignedTensorCause, reassignedTensor, 9},
 	{&frozenRNGCause, frozenRNG, 0},
 	{&noiseDriftCause, noiseDrift, 15},         // a warning on passing comparisons only
+	{&needsBaselineCause, needsBaseline, 16},   // a warning on failing comparisons only
 	{&precisionNoiseCause, precisionNoise, 14}, // not a bug: last, whatever was found
 }
 
@@ -56,9 +57,11 @@ var Causes = func() []Explanation {
 // detectors returns the detectors of a failing comparison, in the order
 // they run.
 func detectors() []detector {
-	out := make([]detector, len(causeTable))
-	for i, c := range causeTable {
-		out[i] = c.detect
+	out := make([]detector, 0, len(causeTable))
+	for _, c := range causeTable {
+		if c.ID != NeedsBaseline { // a warning, run apart (Diagnose)
+			out = append(out, c.detect)
+		}
 	}
 	return out
 }
@@ -79,13 +82,13 @@ func fixOf(id string) string {
 	return oneLine(e.Fix)
 }
 
-// causeIDs are the IDs of actual bugs: every cause but precision_noise and
-// noise_drift,
+// causeIDs are the IDs of actual bugs: every cause but precision_noise,
+// noise_drift and needs_baseline,
 // in the order graphdiff explain lists them.
 var causeIDs = func() []string {
 	var out []string
 	for _, c := range Causes {
-		if c.ID != PrecisionNoise && c.ID != NoiseDrift {
+		if c.ID != PrecisionNoise && c.ID != NoiseDrift && c.ID != NeedsBaseline {
 			out = append(out, c.ID)
 		}
 	}

@@ -33,8 +33,10 @@ type Report struct {
 	Causes []Cause
 	// Warnings are structured differences found in a passing comparison —
 	// updates or gradients exactly proportional to the eager ones by a
-	// factor other than 1, say — that stay inside the thresholds. They do
-	// not change the verdict (see graphdiff compare --strict).
+	// factor other than 1, say — that stay inside the thresholds, or, on a
+	// failing one, that its differences need a baseline to be judged
+	// (needs_baseline). They do not change the verdict (see graphdiff
+	// compare --strict).
 	Warnings []Cause
 }
 
@@ -105,6 +107,7 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 	// Order matters: later detectors discount what earlier ones explain.
 	rep.Causes = f.run(detectors()...)
 	rep.Causes = f.alternatives(rep.Causes)
+	rep.Warnings = f.run(needsBaseline)
 	return rep
 }
 

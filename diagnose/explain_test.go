@@ -3,7 +3,7 @@ package diagnose
 import "testing"
 
 func TestExplain(t *testing.T) {
-	ids := append([]string{PrecisionNoise, NoiseDrift}, causeIDs...)
+	ids := append([]string{PrecisionNoise, NoiseDrift, NeedsBaseline}, causeIDs...)
 	if len(Causes) != len(ids) {
 		t.Errorf("%d explanations for %d IDs", len(Causes), len(ids))
 	}

@@ -26,7 +26,9 @@ freed before capture; keep tensors the graph uses alive.`,
 
 // uninitializedMemory: NaN/Inf or huge values only in the graphed run, or
 // a difference already at the first step, which no replay-order bug can
-// cause.
+// cause — unless it is one only a baseline can judge (needsBaseline: the
+// gradients' direction kept, within ten times their limit), which values
+// read from unwritten memory, unrelated to the eager ones, are not.
 func uninitializedMemory(f *facts) *Cause {
 	var ev evidence
 	conf := 0.0
@@ -49,7 +51,8 @@ func uninitializedMemory(f *facts) *Cause {
 			}
 		}
 	}
-	if f.div != loaders.NoStep && f.div == f.firstStep && f.explained(OutputAliasing, DynamicShape, GradsZeroNotNone, CallablesAccumulation) < 0.6 {
+	if f.div != loaders.NoStep && f.div == f.firstStep && f.explained(OutputAliasing, DynamicShape, GradsZeroNotNone, CallablesAccumulation) < 0.6 &&
+		needsBaseline(f) == nil { // values read from unwritten memory are unrelated to the eager ones, not a rounding's distance off
 		conf = max(conf, 0.7)
 		line := fmt.Sprintf("the runs differ already at step %d, the first step, before any replay-order bug could act", f.div)
 		if a, b := f.s.get(f.s.a, f.div, loaders.KindGrad), f.s.get(f.s.b, f.div, loaders.KindGrad); a != nil {

@@ -74,7 +74,11 @@ func compareText(w io.Writer, r *outcome.Comparison, o TextOptions) error {
 	}
 	failed := r.Verdict != judge.Pass
 	if failed {
+		if len(r.Causes) == 0 && r.FirstDivergence != nil {
+			fmt.Fprintf(w, "\nlikely cause: none of the known causes fits how the runs part at %s (graphdiff explain lists them)\n", where(r.FirstDivergence.Step, r.FirstDivergence.Name))
+		}
 		causesText(w, "likely cause", r.Causes, o)
+		causesText(w, "warning", r.Warnings, o)
 		firstStepText(w, r.Result, o)
 		perStepText(w, r.Result)
 	}
@@ -140,7 +144,9 @@ func compareText(w io.Writer, r *outcome.Comparison, o TextOptions) error {
 			}
 		}
 	}
-	causesText(w, "warning", r.Warnings, o)
+	if !failed {
+		causesText(w, "warning", r.Warnings, o)
+	}
 	return nil
 }
 

@@ -282,11 +282,11 @@ class ViT(nn.Module):
 
 
 class ResBlock(nn.Module):
-    def __init__(self, c):
+    def __init__(self, c, bias=False):
         super().__init__()
-        self.conv1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.conv1 = nn.Conv2d(c, c, 3, padding=1, bias=bias)
         self.bn1 = nn.BatchNorm2d(c)
-        self.conv2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1, bias=bias)
         self.bn2 = nn.BatchNorm2d(c)
 
     def forward(self, x):
@@ -294,14 +294,17 @@ class ResBlock(nn.Module):
 
 
 class ResNetBN(nn.Module):
-    """A stem and two basic residual blocks with BatchNorm, mean pooling."""
+    """A stem and two basic residual blocks with BatchNorm, mean pooling;
+    with conv_bias the convolutions ahead of each BatchNorm have a bias
+    (which BatchNorm cancels: its gradient is rounding, its drift shifts
+    the running means)."""
 
-    def __init__(self, c=6):
+    def __init__(self, c=6, conv_bias=False):
         super().__init__()
-        self.stem = nn.Conv2d(3, c, 3, padding=1, bias=False)
+        self.stem = nn.Conv2d(3, c, 3, padding=1, bias=conv_bias)
         self.bn = nn.BatchNorm2d(c)
-        self.layer1 = ResBlock(c)
-        self.layer2 = ResBlock(c)
+        self.layer1 = ResBlock(c, conv_bias)
+        self.layer2 = ResBlock(c, conv_bias)
         self.fc = nn.Linear(c, 4)
 
     def forward(self, x):
@@ -587,7 +590,7 @@ def loss_decoder(sc, net, inp, hp, aux):
 FAMILIES = {
     "vit": dict(make=lambda sc: ViT(drop=sc.dropout), batch=batch_vit, loss=loss_vit, optim="adamw", lr=1e-3,
                 ckpt=1000),
-    "resnet_bn": dict(make=lambda sc: ResNetBN(), batch=batch_resnet, loss=loss_resnet, optim="sgd", lr=0.05,
+    "resnet_bn": dict(make=lambda sc: ResNetBN(conv_bias=sc.conv_bias), batch=batch_resnet, loss=loss_resnet, optim="sgd", lr=0.05,
                       ckpt=1200),
     "unet_gn": dict(make=lambda sc: UNetGN(), batch=batch_unet, loss=loss_unet, optim="adamw", lr=1e-3, ckpt=800,
                     ema=True),
@@ -638,6 +641,7 @@ class Sc:
     recapture: bool = False      # correct runs that capture again when a captured Python value changes
     onset: int | None = None     # the step at which the bug's cause first acts (for a check only)
     curve: bool = False          # keep the loss of every step only (a loss-curve pair, --curves)
+    conv_bias: bool = False      # resnet_bn: convolutions with a bias ahead of BatchNorm (scratch runs)
 
     @property
     def twin_recaptures(self):
@@ -697,6 +701,12 @@ def scenarios() -> list[Sc]:
           dump_warmup=True),
         S("resnet_bn_helper_autocast_ok", "resnet_bn", "resume, autocast, the graphdiff_dump helper's tree",
           prec="autocast", style="helper"),
+        S("resnet_bn_convbias_buffers_ok", "resnet_bn", "the recipe from step 0, convolutions with a bias ahead "
+          "of BatchNorm, Adam, .npy tree with buffers/", start="scratch", optim="adam", conv_bias=True,
+          style="npytree", n=8),
+        S("resnet_bn_convbias_state_dict_ok", "resnet_bn", "the recipe from step 0, convolutions with a bias ahead "
+          "of BatchNorm, Adam, TF32, torch.save dict per step (buffers inside model/)", start="scratch",
+          optim="adam", prec="tf32", conv_bias=True, n=8),
         S("resnet_bn_momentum_after_capture", "resnet_bn", "bn.momentum = 0.01 set at 1205 after capture: only "
           "running stats depart", bug="bn_momentum", causes=("captured_scalar",), momentum_switch=1205,
           dump_warmup=True, onset=1205),
