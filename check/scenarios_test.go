@@ -2,8 +2,10 @@ package check
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/judge"
 )
 
@@ -53,5 +55,29 @@ func TestBaselineScenarios(t *testing.T) {
 				t.Errorf("%s: %s step %d has no noise floor", name, tr.Name, tr.Step)
 			}
 		}
+	}
+}
+
+// TestNeedsBaseline: a correct TF32 run (convolutions with a bias ahead of
+// BatchNorm, Adam, dumps after the recipe's warm-up) differs from its
+// first dumped step by several times the gradient limit with the
+// gradients' direction kept. Without a baseline it fails, names no cause
+// (not uninitialized_memory: its values are a rounding's distance off, not
+// unrelated) and warns that only a baseline can judge it; with the eager
+// run from weights 2^-10 apart (TF32's epsilon) as baseline it passes.
+func TestNeedsBaseline(t *testing.T) {
+	t.Parallel()
+	dir := fixture("userloops", "resnet_bn", "resnet_bn_convbias_state_dict_ok")
+	a, b := filepath.Join(dir, "eager"), filepath.Join(dir, "graph")
+	r, err := Runs(a, b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned := slices.ContainsFunc(r.Warnings, func(c diagnose.Cause) bool { return c.ID == diagnose.NeedsBaseline })
+	if r.Verdict != judge.Fail || len(r.Causes) != 0 || !warned {
+		t.Errorf("without a baseline: %s, causes %v, needs_baseline warned %v", r.Verdict, r.Causes, warned)
+	}
+	if r, err = Runs(a, b, Options{Baseline: filepath.Join(dir, "baseline")}); err != nil || r.Verdict != judge.Pass {
+		t.Errorf("with its baseline: %v %v", r.Verdict, err)
 	}
 }

@@ -642,6 +642,7 @@ class Sc:
     onset: int | None = None     # the step at which the bug's cause first acts (for a check only)
     curve: bool = False          # keep the loss of every step only (a loss-curve pair, --curves)
     conv_bias: bool = False      # resnet_bn: convolutions with a bias ahead of BatchNorm (scratch runs)
+    baseline: bool = False       # also write baseline/ (the eager run from nudged weights) and pass it
 
     @property
     def twin_recaptures(self):
@@ -705,8 +706,8 @@ def scenarios() -> list[Sc]:
           "of BatchNorm, Adam, .npy tree with buffers/", start="scratch", optim="adam", conv_bias=True,
           style="npytree", n=8),
         S("resnet_bn_convbias_state_dict_ok", "resnet_bn", "the recipe from step 0, convolutions with a bias ahead "
-          "of BatchNorm, Adam, TF32, torch.save dict per step (buffers inside model/)", start="scratch",
-          optim="adam", prec="tf32", conv_bias=True, n=8),
+          "of BatchNorm, Adam, TF32, torch.save dict per step (buffers inside model/), judged with a baseline",
+          start="scratch", optim="adam", prec="tf32", conv_bias=True, n=8, baseline=True),
         S("resnet_bn_momentum_after_capture", "resnet_bn", "bn.momentum = 0.01 set at 1205 after capture: only "
           "running stats depart", bug="bn_momentum", causes=("captured_scalar",), momentum_switch=1205,
           dump_warmup=True, onset=1205),
@@ -1221,8 +1222,9 @@ def load_ckpt(env, family):
 def build(sc, env, graphed, nudge=False):
     """The model, optimizer and EMA a run starts from: fresh (scratch) or the
     family's checkpoint loaded (resume); returns them and the first step.
-    With nudge every parameter moves one unit in the last place toward +inf
-    (the baseline a curve's rounding drift is measured by)."""
+    With nudge every parameter moves one unit in the last place of the
+    dtype the model computes in (float32's or bfloat16's, toward +inf; by
+    2^-10 of itself under TF32): the baseline rounding is measured by."""
     fam = FAMILIES[sc.family]
     torch.manual_seed(SEED_INIT)
     model = fam["make"](sc)
@@ -1233,10 +1235,13 @@ def build(sc, env, graphed, nudge=False):
         step0 = ck["step"]
     model.to(device=env.dev, dtype=model_dtype(sc))
     model.train()
-    if nudge:
+    if nudge:  # one unit in the last place of the dtype the model computes in
         with torch.no_grad():
             for p in model.parameters():
-                p.copy_(torch.nextafter(p, torch.full_like(p, math.inf)))
+                if sc.prec == "tf32":  # TF32 keeps 10 mantissa bits of float32's 23: a float32 ULP would vanish
+                    p.mul_(1 + 2.0 ** -10)
+                else:
+                    p.copy_(torch.nextafter(p, torch.full_like(p, math.inf)))
     opt = make_opt(sc, env, model, graphed)
     if ck is not None:
         state = copy.deepcopy(ck["optimizer"])
@@ -1768,6 +1773,8 @@ def observe(env, sc, root):
             label["args"] += ["--compute-dtype", compute]
     elif sc.prec == "autocast":
         label["compute_dtype"] = "bf16"
+    if sc.baseline and not sc.curve:
+        label["args"] = ["--baseline", "baseline"]
     what = describe(sc) + f". {sc.what}"
     if sc.bug is None:
         label.update(verdict="pass", causes=[], first_divergent_step=None)
@@ -1817,7 +1824,7 @@ def observe(env, sc, root):
         shutil.rmtree(d)
     write_run(sc, env, d / "eager", eager, graphed=False)
     write_run(sc, env, d / "graph", graph, graphed=True)
-    if sc.curve:  # the eager run again from weights one ulp apart: how far rounding alone carries the loss
+    if sc.curve or sc.baseline:  # the eager run again from weights one ulp apart: how far rounding alone carries it
         write_run(sc, env, d / "baseline", runner(sc, env, "eager", False, nudge=True), graphed=False)
     (d / "label.json").write_text(json.dumps(label, indent=1) + "\n")
     (d / "measured.json").write_text(json.dumps(measured, indent=1, allow_nan=False, default=str) + "\n")
