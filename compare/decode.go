@@ -62,22 +62,14 @@ type Decode struct {
 // have shape S and the logits S×V in both runs, S of len(Parted) rows
 // when Parted is set.
 func MeasureDecode(j DecodeJob) (*Decode, error) {
-	ta, err := readValues(j.TokA)
-	if err != nil {
-		return nil, err
+	var vals [4][]float64
+	for i, t := range []*loaders.Tensor{j.TokA, j.TokB, j.LogA, j.LogB} {
+		var err error
+		if vals[i], err = readValues(t); err != nil {
+			return nil, err
+		}
 	}
-	tb, err := readValues(j.TokB)
-	if err != nil {
-		return nil, err
-	}
-	la, err := readValues(j.LogA)
-	if err != nil {
-		return nil, err
-	}
-	lb, err := readValues(j.LogB)
-	if err != nil {
-		return nil, err
-	}
+	ta, tb, la, lb := vals[0], vals[1], vals[2], vals[3]
 	rows := len(ta)
 	if rows == 0 || len(tb) != rows || len(la) != len(lb) || len(la)%rows != 0 || (j.Parted != nil && len(j.Parted) != rows) {
 		return nil, fmt.Errorf("decode step: %d and %d tokens, %d and %d logits, %d rows parted: shapes that do not pair", len(ta), len(tb), len(la), len(lb), len(j.Parted))
