@@ -7,6 +7,7 @@ import (
 
 	"github.com/graphdiff/graphdiff/diagnose"
 	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/loaders"
 )
 
 // TestBeatsElementwiseVerdict shows, on real runs, why graphdiff does not
@@ -79,5 +80,31 @@ func TestNeedsBaseline(t *testing.T) {
 	}
 	if r, err = Runs(a, b, Options{Baseline: filepath.Join(dir, "baseline")}); err != nil || r.Verdict != judge.Pass {
 		t.Errorf("with its baseline: %v %v", r.Verdict, err)
+	}
+}
+
+// TestAutocastFromTheDumps: with no --compute-dtype and no manifest
+// saying it, a run whose outputs are stored in bfloat16 beside float32
+// parameters, or most of whose float32 gradients hold bfloat16 values, is
+// judged in bfloat16 and passes; a TF32 run whose few rounding-level bias
+// gradients happen to hold bfloat16 values is not taken for autocast.
+func TestAutocastFromTheDumps(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		dir      string
+		autocast bool
+	}{
+		{fixture("corpus", "cnn_bn", "cnn_bn_autocast_adam_cosine_ok"), true}, // outputs in bfloat16
+		{fixture("corpus", "cnn_bn", "cnn_bn_autocast_long_ok"), true},        // 96% of the gradients' elements
+		{fixture("userloops", "resnet_bn", "resnet_bn_convbias_state_dict_ok"), false},
+	} {
+		r, err := Runs(filepath.Join(c.dir, "eager"), filepath.Join(c.dir, "graph"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := r.Precision
+		if p.ComputeFromValues != c.autocast || c.autocast && (p.Compute != loaders.BFloat16 || r.Verdict != judge.Pass) {
+			t.Errorf("%s: compute %s (from values %v), verdict %s", filepath.Base(c.dir), p.Compute, p.ComputeFromValues, r.Verdict)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package check
 import (
 	"iter"
 	"slices"
+	"sort"
 
 	"github.com/graphdiff/graphdiff/loaders"
 )
@@ -122,9 +123,10 @@ func (r *stepReader) ahead(q int) int {
 }
 
 // readFirstParts reads what deciding the precision needs before any pair
-// is compared: with all, every part; otherwise the first part, and the
-// first part that holds gradients or parameters (the precision the model
-// computes in).
+// is compared: with all, every part; otherwise the first part, and every
+// part of the first step that holds gradients or parameters (the
+// precision the model computes in, which revealAutocast reads from all of
+// that step's gradients and outputs).
 func (r *stepReader) readFirstParts(all bool) {
 	switch {
 	case all:
@@ -134,7 +136,8 @@ func (r *stepReader) readFirstParts(all bool) {
 	case len(r.units) > 0:
 		r.readPart(0)
 		if q := slices.IndexFunc(r.parts, r.holdsWeights); q >= 0 {
-			r.readPart(q)
+			u := sort.Search(len(r.units), func(u int) bool { return r.first[u+1] > q })
+			r.readUnit(u) // the whole step: revealAutocast samples all of its gradients and outputs
 		}
 	}
 }

@@ -93,6 +93,12 @@ type CompareJSON struct {
 	// the run was judged as a bfloat16 model
 	// (tolerances.Precision.ModelFromValues).
 	ModelDTypeFromValues bool `json:"model_dtype_from_values,omitempty"`
+	// ComputeDTypeFromValues is true when no flag or manifest gave the
+	// compute dtype and the dumps showed autocast (outputs in a 16-bit
+	// dtype, or float32 gradients holding bfloat16 values, beside float32
+	// parameters): the run was judged in compute_dtype
+	// (tolerances.Precision.ComputeFromValues).
+	ComputeDTypeFromValues bool `json:"compute_dtype_from_values,omitempty"`
 }
 
 // BaselineJSON is how the baseline run served a comparison
@@ -420,6 +426,7 @@ func compareJSONHead(r *outcome.Comparison) CompareJSON {
 		}
 	}
 	out.ModelDTypeFromValues = r.Precision.ModelFromValues
+	out.ComputeDTypeFromValues = r.Precision.ComputeFromValues
 	if u := r.Baseline; u != nil {
 		out.BaselineIdentical = u.Identical
 		out.Baseline = &BaselineJSON{Path: u.Path, Paired: u.Paired, Compared: u.Compared, Identical: u.Identical,

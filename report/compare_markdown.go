@@ -48,6 +48,9 @@ func compareMarkdown(w io.Writer, r *outcome.Comparison) error {
 	if r.Precision.ModelFromValues {
 		fmt.Fprintf(w, "**Precision:** %s\n\n", mdEscape(strings.TrimPrefix(fromValuesNote, "precision: ")))
 	}
+	if r.Precision.ComputeFromValues {
+		fmt.Fprintf(w, "**Precision:** %s\n\n", mdEscape(strings.TrimPrefix(autocastNote, "precision: ")))
+	}
 	if line := baselineLine(r.Baseline); line != "" {
 		fmt.Fprintf(w, "**Baseline:** %s\n\n", mdEscape(line))
 	}

@@ -90,6 +90,7 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 	}
 	res.Precision = tolerances.NewPrecision(compute, model)
 	res.Precision.ModelFromValues = in.ModelDTypeFromValues && model == loaders.BFloat16
+	res.Precision.ComputeFromValues = in.ComputeDTypeFromValues && (compute == loaders.BFloat16 || compute == loaders.Float16)
 	if in.StoppedAfterStep != nil {
 		if *in.StoppedAfterStep < 0 {
 			return nil, fmt.Errorf("stopped_after_step %d is negative", *in.StoppedAfterStep)

@@ -131,6 +131,9 @@ func compareText(w io.Writer, r *outcome.Comparison, o TextOptions) error {
 	if r.Precision.ModelFromValues {
 		fmt.Fprintln(w, fromValuesNote)
 	}
+	if r.Precision.ComputeFromValues {
+		fmt.Fprintln(w, autocastNote)
+	}
 	if line := flipsLine(r.Steps); line != "" {
 		fmt.Fprintln(w, line)
 	}
@@ -362,6 +365,11 @@ func flipsLine(steps []judge.StepFacts) string {
 	return fmt.Sprintf("decoding: %s parted by a near tie, where the two best logits were a rounding apart, and %s compared no further: %s%s",
 		plural(n, "sequence"), map[bool]string{true: "is", false: "are"}[n == 1], strings.Join(parts, "; "), more)
 }
+
+// autocastNote says that the run was judged in a 16-bit compute dtype
+// because its dumps show autocast (tolerances.Precision.ComputeFromValues).
+const autocastNote = "precision: the parameters are float32 while the outputs are stored in a 16-bit dtype, or most gradients hold bfloat16 values " +
+	"(their low 16 bits are zero): autocast, so the run was judged in the 16-bit dtype (--compute-dtype overrides)"
 
 // baselineLine says, in one line, where the baseline u could not serve:
 // it held none of the compared pairs, it repeats the reference bit for

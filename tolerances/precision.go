@@ -18,8 +18,14 @@ const TF32Epsilon = 0x1p-10
 // dtype, the run-level rules, the loss curve, the reports) reads it.
 type Precision struct {
 	// Compute is the dtype the math ran in as given by --compute-dtype or
-	// a manifest (autocast), Invalid when neither says.
-	Compute loaders.DType
+	// a manifest (autocast), Invalid when neither says. ComputeFromValues
+	// is set where neither said and the dumps did: outputs stored in a
+	// 16-bit dtype beside float32 parameters, or float32 gradients
+	// holding bfloat16 values (the weight gradients of matmuls and
+	// convolutions run in bfloat16 under autocast); Compute is then that
+	// dtype.
+	Compute           loaders.DType
+	ComputeFromValues bool
 	// Model is the coarsest floating-point dtype the runs store
 	// gradients and parameters in (their original dtype where a manifest
 	// gives one), Invalid when they hold neither. ModelFromValues is set
