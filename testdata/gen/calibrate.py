@@ -69,11 +69,19 @@ def signals(report):
       grad_growth  r/prior_drift for steps whose prior drift is at least ε
       update       (|β| − R)/update_floor, R the largest grad_rel so far
       loss, output rel_l2/ε
+
+    A step judged with a baseline's noise (baseline_pairs > 0, and the
+    baseline not unused) is left out: its limits came from the baseline
+    run, not from the rules, and its differences say what that run's
+    rounding does (a chaotic or TF32-through-BatchNorm run), not what the
+    rules must allow.
     """
     out = {}
     eps = {}
     prior_rel = 0.0
     for s in report.get("steps", []):
+        if s.get("baseline_pairs", 0) > 0 and not s.get("baseline_unused"):
+            continue
         e = s["epsilon"]
         eps[s["step"]] = e
         v = out.setdefault(s["step"], dict.fromkeys(SIGNALS, 0.0))
