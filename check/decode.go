@@ -15,7 +15,8 @@ import (
 type decodePair struct{ tok, logits int }
 
 // decodePairs finds, among the compared pairs of a step (members ms,
-// pairs by position), each token pair with its logits: an integer pair
+// pairs by position), each token pair with its logits, both outputs or
+// tensors of no kind word (decoded): an integer pair
 // of shape S and a real floating-point pair in the same directory of the
 // name (path.Dir) of shape S×V, V ≥ 2, both C-ordered in both runs. A
 // token pair with several such logits takes the one whose name holds
@@ -23,14 +24,13 @@ type decodePair struct{ tok, logits int }
 func (st *stepper) decodePairs(ms []member, pairs []judge.Pair) []decodePair {
 	var out []decodePair
 	for k, t := range pairs {
-		if t.Metrics == nil || t.Kind == loaders.KindGrad || t.Kind == loaders.KindParam ||
-			!t.A.DType.IsInteger() || !t.B.DType.IsInteger() || !cOrder(st.entries[ms[k].i]) {
+		if t.Metrics == nil || !decoded(t.Kind) || !t.A.DType.IsInteger() || !t.B.DType.IsInteger() || !cOrder(st.entries[ms[k].i]) {
 			continue
 		}
 		dir, shape := path.Dir(t.Name), t.A.Shape
 		var cands []int
 		for j, l := range pairs {
-			if j == k || l.Metrics == nil || !l.A.DType.IsFloat() || !l.B.DType.IsFloat() || l.A.DType.Components() != 1 ||
+			if j == k || l.Metrics == nil || !decoded(l.Kind) || !l.A.DType.IsFloat() || !l.B.DType.IsFloat() || l.A.DType.Components() != 1 ||
 				l.B.DType.Components() != 1 || path.Dir(l.Name) != dir || !cOrder(st.entries[ms[j].i]) {
 				continue
 			}
@@ -49,6 +49,13 @@ func (st *stepper) decodePairs(ms []member, pairs []judge.Pair) []decodePair {
 	}
 	return out
 }
+
+// decoded reports whether tensors of kind k may be a decoding step's
+// tokens or logits: what a model put out (outputs, or tensors of no kind
+// word). Inputs are what the graph read — a token that differs there is
+// a stale or lagging input, never a near tie — and losses, gradients and
+// parameters are no decoding.
+func decoded(k loaders.Kind) bool { return k == loaders.KindOutput || k == loaders.KindTensor }
 
 // cOrder reports whether both sides of a pair are stored in C order.
 func cOrder(e pairEntries) bool {

@@ -37,7 +37,7 @@ func curveJSON(w io.Writer, r *curve.Result) error {
 //
 //	verdict               "pass" or "fail"
 //	first_divergent_step  the step where the curves part, or null
-//	pattern               identical, within_noise, drift, sudden or nan
+//	pattern               identical, within_noise, drift, sudden, shift, beyond_baseline or nan
 //	a, b                  where each curve was read from
 //	dtype                 the curves' dtype (sets the noise floor)
 //	settings              rtol, atol, jump, window, allowed_failing_steps, max_drift
