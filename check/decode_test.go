@@ -1,11 +1,13 @@
 package check
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/loaders"
 )
 
 // TestDecodeNearTies compares the greedy decodings of
@@ -58,5 +60,29 @@ func TestDecodeNearTies(t *testing.T) {
 				t.Errorf("%s: tokens at step %d: %v", c.name, c.step, reasons)
 			}
 		}
+	}
+}
+
+// TestInputTokensAreNoDecoding: the same near-tie pair dumped under
+// inputs/ is what the graph read, not what it decoded: its differing
+// tokens fail as integers, with no flip forgiven.
+func TestInputTokensAreNoDecoding(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for _, run := range []string{"eager", "graph"} {
+		if err := os.CopyFS(filepath.Join(root, run, "inputs"), os.DirFS(fixture("decode", "near_tie_ok", run))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Runs(filepath.Join(root, "eager"), filepath.Join(root, "graph"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flips := 0
+	for _, s := range r.Steps {
+		flips += len(s.Flips)
+	}
+	if r.Verdict != judge.Fail || flips != 0 || r.FirstDivergence == nil || r.FirstDivergence.Kind != loaders.KindInput {
+		t.Errorf("verdict %s, %d flips, first divergence %+v", r.Verdict, flips, r.FirstDivergence)
 	}
 }
