@@ -211,6 +211,16 @@ func curvePlots(r *curve.Result) ([]*plot.Plot, error) {
 		}
 		mid.Legend.Add(bandLabel, lband)
 	}
+	if b := r.Baseline; b != nil && !b.Identical && b.Limit > 0 && isPlottable(b.Limit) {
+		lb, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: max(b.Limit, floor)}, {X: xmax, Y: max(b.Limit, floor)}})
+		if err != nil {
+			return nil, err
+		}
+		lb.Color, lb.Width = colorBreak, vg.Points(1)
+		lb.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+		mid.Add(lb)
+		mid.Legend.Add(fmt.Sprintf("baseline limit %.3g (3× its largest difference + one unit)", b.Limit), lb)
+	}
 	mid.Legend.Add("difference", ld)
 
 	low := newPanel("shift statistic", "T, log scale")
@@ -248,6 +258,9 @@ func curvePlots(r *curve.Result) ([]*plot.Plot, error) {
 		// floor to at least a decade above it (the differences may be 0)
 		_, hiB := span(r.RelDiff, r.Band[:bandTo])
 		hiB = max(hiB, 10*floor)
+		if b := r.Baseline; b != nil && isPlottable(b.Limit) {
+			hiB = max(hiB, b.Limit)
+		}
 		for _, p := range []struct {
 			p      *plot.Plot
 			lo, hi float64
