@@ -33,11 +33,12 @@ type StateFit struct {
 	Beta, Explained, Chance, Limit float64
 }
 
-// isState reports whether pair t is derived state at a step whose
-// gradients, compared or not, are those of the subjects in dumped: a tensor with a measured update that no optimizer
-// steps by a dumped gradient (BatchNorm's running statistics, EMA weights,
-// optimizer state, or a parameter whose gradient the step did not dump
-// while it dumped others).
+// isState reports whether pair t, with a measured update, is derived
+// state at a step whose gradients (compared or not) are those of the
+// subjects in dumped: a tensor that no optimizer steps by a dumped
+// gradient — a tensor of no kind word (BatchNorm's running statistics,
+// EMA weights, optimizer state), or a parameter whose gradient the step
+// did not dump while it dumped others.
 func isState(t *Pair, dumped map[string]bool, f *StepFacts) bool {
 	switch t.Kind {
 	case loaders.KindTensor:
@@ -55,10 +56,10 @@ func isState(t *Pair, dumped map[string]bool, f *StepFacts) bool {
 // that the graph keeps the old one while parameters and gradients agree
 // bit for bit). With u = s_k − s_{k−1} in each run, over the n elements:
 //
-//	β = Σ(u_B − u_A)·u_A / Σu_A²                 the factor, minus 1
-//	F = (Σ(u_B − u_A)·u_A)² / (Σu_A²·Σ(u_B − u_A)²)   the share of ‖u_B − u_A‖² it explains
-//	U = Update·max(ε_Adam, ε_s·Σ|s|·|u_A| / Σu_A²) + R   rounding, as for parameters (Step), plus
-//	                                             R = max(GradRel, PriorGradRel)
+//	β = Σ(u_B − u_A)·u_A / Σu_A²                        the factor, minus 1
+//	F = (Σ(u_B − u_A)·u_A)² / (Σu_A²·Σ(u_B − u_A)²)      the share of ‖u_B − u_A‖² it explains
+//	U = Update·max(ε_Adam, ε_s·Σ|s|·|u_A| / Σu_A²) + R  rounding, as for parameters (Step),
+//	    R = max(GradRel, PriorGradRel)                  plus what the gradients' difference explains
 //	fails when n ≥ 2, |β| > U and Pr[Beta(1/2, (n−1)/2) ≥ F] < StateChance
 //
 // The state follows its inputs by its own rule (running_mean moves by
