@@ -62,18 +62,16 @@ func cOrder(e pairEntries) bool {
 	return e.a != nil && e.b != nil && !e.a.FortranOrder && !e.b.FortranOrder
 }
 
-// measureDecodes measures each decoding step of the step's pairs whose
-// tokens differ or whose sequences parted before (st.parted), and sets
-// both pairs' Decode; a step that cannot be measured keeps its pairs'
-// own metrics.
+// measureDecodes measures each decoding step of the step's pairs (its
+// tokens against its logits, the sequences that parted before left out:
+// st.parted) and sets both pairs' Decode; a step that cannot be measured
+// keeps its pairs' own metrics. Every step is measured, tokens equal or
+// not: masked logits are left out of the logits' norms only so.
 func (st *stepper) measureDecodes(ms []member, pairs []judge.Pair) []decodePair {
 	dps := st.decodePairs(ms, pairs)
 	for _, dp := range dps {
 		t, l := &pairs[dp.tok], &pairs[dp.logits]
 		parted := st.parted[t.Name]
-		if t.Metrics.Mismatched == 0 && !slices.Contains(parted, true) {
-			continue
-		}
 		et, el := st.entries[ms[dp.tok].i], st.entries[ms[dp.logits].i]
 		d, err := compare.MeasureDecode(compare.DecodeJob{TokA: et.a.Tensor, TokB: et.b.Tensor, LogA: el.a.Tensor, LogB: el.b.Tensor,
 			Parted: parted, Tolerance: l.Settings.Tolerance})
@@ -81,6 +79,9 @@ func (st *stepper) measureDecodes(ms []member, pairs []judge.Pair) []decodePair 
 			continue
 		}
 		t.Decode, l.Decode = d, d
+		if d.Selective() && l.A.DType.IsFloat() {
+			l.Metrics = d.LogitsMetrics(l.Metrics) // the numbers its verdict reads, and the report shows
+		}
 	}
 	return dps
 }

@@ -23,7 +23,7 @@ func TestDecodeNearTies(t *testing.T) {
 		name string
 		want judge.Verdict
 		step int
-	}{{"near_tie_ok", judge.Pass, -1}, {"stale_token", judge.Fail, 7}, {"far_flip", judge.Fail, 8}} {
+	}{{"near_tie_ok", judge.Pass, -1}, {"stale_token", judge.Fail, 7}, {"far_flip", judge.Fail, 8}, {"masked_vocab_ok", judge.Pass, -1}} {
 		dir := fixture("decode", c.name)
 		r, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{})
 		if err != nil {
@@ -84,5 +84,29 @@ func TestInputTokensAreNoDecoding(t *testing.T) {
 	}
 	if r.Verdict != judge.Fail || flips != 0 || r.FirstDivergence == nil || r.FirstDivergence.Kind != loaders.KindInput {
 		t.Errorf("verdict %s, %d flips, first divergence %+v", r.Verdict, flips, r.FirstDivergence)
+	}
+}
+
+// TestMaskedLogits: a vocabulary padded with positions masked by
+// bfloat16's min (-3.39e38) swamps a norm over the whole tensor, where a
+// logit lowered by 2.0 is a difference of 1e-38; measured without the
+// masks, the logits fail at the step the bug starts (5), though no greedy
+// token changes, and the report shows the numbers the verdict read.
+func TestMaskedLogits(t *testing.T) {
+	t.Parallel()
+	dir := fixture("decode", "masked_low_logit")
+	r, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := r.FirstDivergence
+	if r.Verdict != judge.Fail || fd == nil || fd.Step != 5 || fd.Name != "gen/logits" || fd.Metrics.RelL2 < 0.1 ||
+		fd.Decode == nil || fd.Decode.Masked == 0 || !strings.Contains(strings.Join(fd.Reasons, ";"), "masks left out") {
+		t.Fatalf("verdict %s, first divergence %+v", r.Verdict, fd)
+	}
+	for _, tr := range r.Tensors {
+		if tr.Name == "gen/tokens" && tr.Status != judge.StatusMatch {
+			t.Errorf("step %d: the tokens fail: %v", tr.Step, tr.Reasons)
+		}
 	}
 }

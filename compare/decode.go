@@ -48,9 +48,16 @@ type Decode struct {
 	// LogitsCount, LogitsSS = Σℓ_A², LogitsDD = Σ(ℓ_B − ℓ_A)² and
 	// LogitsMismatched (elements beyond Tolerance) are over the logits of
 	// the rows not left out: sequences that share their prefix, whose
-	// logits compare, the rows flipping at this step included.
-	LogitsCount, LogitsMismatched int64
-	LogitsSS, LogitsDD            float64
+	// logits compare, the rows flipping at this step included. Masks are
+	// left out of them too: Masked counts the logits equal in both runs at
+	// half the largest finite value of their dtype or more (the
+	// torch.finfo(dtype).min that masked vocabulary positions are filled
+	// with), which carry nothing and would swamp the norms.
+	LogitsCount, LogitsMismatched, Masked int64
+	LogitsSS, LogitsDD                    float64
+	// LogitsBB = Σℓ_B² and LogitsAB = Σℓ_A·ℓ_B over the same logits, for
+	// their cosine.
+	LogitsBB, LogitsAB float64
 	// BFloat16 is set when every logit of both runs is a bfloat16 value
 	// (a float32 whose low 16 bits are zero, or bfloat16 stored): logits
 	// of a bfloat16 model saved as float32 round at bfloat16's epsilon.
@@ -76,6 +83,7 @@ func MeasureDecode(j DecodeJob) (*Decode, error) {
 	}
 	v := len(la) / rows
 	d := &Decode{Rows: rows, Vocab: v, BFloat16: fitsBFloat16(j.LogA, la) && fitsBFloat16(j.LogB, lb)}
+	maskAt := maxFinite(j.LogA.DType) / 2
 	for r := range rows {
 		if j.Parted != nil && j.Parted[r] {
 			d.Parted++
@@ -83,14 +91,20 @@ func MeasureDecode(j DecodeJob) (*Decode, error) {
 		}
 		ra, rb := la[r*v:(r+1)*v], lb[r*v:(r+1)*v]
 		for i := range ra {
+			if ra[i] == rb[i] && math.Abs(ra[i]) >= maskAt && !math.IsInf(ra[i], 0) {
+				d.Masked++
+				continue
+			}
 			diff := rb[i] - ra[i]
 			d.LogitsSS += ra[i] * ra[i]
 			d.LogitsDD += diff * diff
+			d.LogitsBB += rb[i] * rb[i]
+			d.LogitsAB += ra[i] * rb[i]
+			d.LogitsCount++
 			if j.Tolerance.Beyond(math.Abs(diff), math.Abs(ra[i])) || math.IsNaN(diff) {
 				d.LogitsMismatched++
 			}
 		}
-		d.LogitsCount += int64(v)
 		if ta[r] == tb[r] {
 			continue
 		}
@@ -105,7 +119,50 @@ func MeasureDecode(j DecodeJob) (*Decode, error) {
 	return d, nil
 }
 
+// Selective reports whether the logits' sums leave something out: rows
+// that parted before, or masks.
+func (d *Decode) Selective() bool { return d.Parted > 0 || d.Masked > 0 }
+
+// LogitsMetrics returns the logits pair's metrics m with the numbers a
+// verdict reads taken over the logits d measured (the rows that had not
+// parted, masks left out): Count, Mismatched, NormA = √Σℓ_A², NormDiff =
+// √Σ(ℓ_B − ℓ_A)², RelL2 = NormDiff/NormA (0 for equal logits, +Inf for
+// differing ones of norm 0) and Cosine = Σℓ_Aℓ_B/√(Σℓ_A²Σℓ_B²). Maxima,
+// percentiles, ULP and NaN/Inf counts stay the whole tensor's (a mask
+// equal in both runs adds nothing to a difference).
+func (d *Decode) LogitsMetrics(m *Metrics) *Metrics {
+	c := *m
+	c.Count, c.Mismatched = d.LogitsCount, d.LogitsMismatched
+	c.NormA, c.NormDiff = math.Sqrt(d.LogitsSS), math.Sqrt(d.LogitsDD)
+	switch {
+	case d.LogitsDD == 0:
+		c.RelL2 = 0
+	case d.LogitsSS == 0:
+		c.RelL2 = math.Inf(1)
+	default:
+		c.RelL2 = c.NormDiff / c.NormA
+	}
+	if d.LogitsSS > 0 && d.LogitsBB > 0 {
+		c.Cosine = d.LogitsAB / math.Sqrt(d.LogitsSS*d.LogitsBB)
+	}
+	return &c
+}
+
 func in(tok int64, v int) bool { return tok >= 0 && tok < int64(v) }
+
+// maxFinite returns the largest finite value of floating-point dtype d
+// (float32's for the others).
+func maxFinite(d loaders.DType) float64 {
+	switch d {
+	case loaders.Float64:
+		return math.MaxFloat64
+	case loaders.BFloat16:
+		return 0x1.fep127
+	case loaders.Float16:
+		return 65504
+	}
+	return math.MaxFloat32
+}
 
 // fitsBFloat16 reports whether values xs of tensor t are all bfloat16
 // values: t is bfloat16, or float32 with each value's low 16 bits zero.

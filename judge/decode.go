@@ -2,7 +2,6 @@ package judge
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/loaders"
@@ -56,29 +55,4 @@ func decideTokens(t *Pair, f *StepFacts, c Context) Decision {
 	}
 	settle(t, &d)
 	return d
-}
-
-// decodeRows returns logits pair t measured over the rows of its
-// decoding step whose sequences had not parted (t.Decode): the metrics
-// Step judges it by, the relative L2 error and mismatch count over those
-// rows. Pairs without parted rows keep their own.
-func decodeRows(t *Pair) *Pair {
-	dec := t.Decode
-	if dec == nil || dec.Parted == 0 || !t.Settings.DType.IsFloat() {
-		return t
-	}
-	m := *t.Metrics
-	m.Count, m.Mismatched = dec.LogitsCount, dec.LogitsMismatched
-	m.NormA, m.NormDiff = math.Sqrt(dec.LogitsSS), math.Sqrt(dec.LogitsDD)
-	switch {
-	case dec.LogitsDD == 0:
-		m.RelL2 = 0
-	case dec.LogitsSS == 0:
-		m.RelL2 = math.Inf(1)
-	default:
-		m.RelL2 = m.NormDiff / m.NormA
-	}
-	c := *t
-	c.Metrics = &m
-	return &c
 }

@@ -51,10 +51,10 @@ type Pair struct {
 	// previous step in both runs); Step judges parameters by it.
 	Update *compare.Update
 	// Decode is set on the token pair of a decoding step (integers)
-	// and on its logits, measured together (compare.MeasureDecode), when
-	// the tokens differ or sequences parted at an earlier step: Step
-	// judges the tokens by the near-tie rule (decideTokens) and the
-	// logits over the rows that had not parted (decodeRows).
+	// and on its logits, measured together (compare.MeasureDecode): Step
+	// judges the tokens by the near-tie rule (decideTokens); the logits'
+	// Metrics are then those over the rows that had not parted, masks left
+	// out (compare.Decode.LogitsMetrics).
 	Decode *compare.Decode
 }
 

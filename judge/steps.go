@@ -263,7 +263,6 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 			out[i] = decideTokens(t, &f, c) // a decoding step's tokens: near ties
 			continue
 		}
-		t = decodeRows(t) // its logits: over the sequences that had not parted
 		if t.Settings.PerTensor || !t.Settings.DType.IsFloat() {
 			out[i] = Tensor(t) // the user set its thresholds, or integers: exact
 			continue
@@ -334,6 +333,11 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 	judgeState(pairs, out, &f, c)
 	unmeasuredDrift(pairs, out, unmeasured, grads, &f)
 	stateDrift(pairs, out, sized, &f)
+	for i := range pairs {
+		if t, rs := &pairs[i], out[i].Reasons; t.Decode != nil && t.Decode.Selective() && t.Settings.DType.IsFloat() && len(rs) > 0 { // said once, after its last reason
+			rs[len(rs)-1] += fmt.Sprintf(" (measured over the %d logits of the sequences that had not parted, %d masks left out)", t.Decode.LogitsCount, t.Decode.Masked)
+		}
+	}
 	for i, d := range out {
 		if d.Status != "" && d.Status != StatusMatch && len(f.Reasons) == 0 && stepRuled(&pairs[i]) {
 			f.Reasons = append(f.Reasons, pairs[i].Name+": "+d.Reasons[len(d.Reasons)-1])

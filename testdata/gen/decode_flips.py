@@ -28,6 +28,13 @@ Scenarios (a label.json each, harness `decode`, family `decode`):
   far_flip        the graph run adds 1.0 to logit 0 of sequence 0 from
                   position 8 on (a mask or bias read after it was freed):
                   a token chosen far below the other run's best.
+  masked_vocab_ok the near-tie pair with the vocabulary padded by 16
+                  positions masked with bfloat16's min (-3.39e38), as
+                  padded vocabularies are: correct.
+  masked_low_logit the padded pair whose graph run lowers sequence 1's
+                  smallest logit by 2.0 from position 5 on: no greedy token
+                  changes, only logits; the masks swamp a norm over the
+                  whole tensor.
 
 Each run writes gen_<t>.npz per position with `logits` (float32 holding
 bfloat16 values, [4, V]) and `tokens` (int64, [4]), as np.savez does.
@@ -60,7 +67,10 @@ def logits_of(h, out, split):
     return (hb[:, :k] @ wb[:, :k].T).bfloat16() + (hb[:, k:] @ wb[:, k:].T).bfloat16()
 
 
-def decode(split, bug=None, prompt_seed=11):
+PAD = 16  # masked vocabulary positions of the padded scenarios
+
+
+def decode(split, bug=None, prompt_seed=11, pad=False):
     emb, rec, out = model()
     g = torch.Generator().manual_seed(prompt_seed)
     prompt = torch.randint(0, V, (B, PROMPT), generator=g)
@@ -75,6 +85,12 @@ def decode(split, bug=None, prompt_seed=11):
             lg = lg.float()
             lg[0, 0] += 1.0
             lg = lg.bfloat16()
+        if bug == "low_logit" and t >= 5:
+            lg = lg.float()
+            lg[1, lg[1].argmin()] -= 2.0  # the row's smallest logit: never its greedy token
+            lg = lg.bfloat16()
+        if pad:  # a vocabulary padded to a multiple of 16, the padding masked with the dtype's min
+            lg = torch.cat([lg, torch.full((B, PAD), torch.finfo(lg.dtype).min, dtype=lg.dtype)], dim=1)
         tok = lg.float().argmax(dim=-1)
         steps.append((lg.float().numpy(), tok.numpy().astype(np.int64)))
         if bug == "stale_token" and t >= 6:
@@ -103,18 +119,23 @@ def main(root):
     flips = [t for t, ((_, a), (_, b)) in enumerate(zip(eager, twin)) if not np.array_equal(a, b)]
     if not flips:
         sys.exit("no near tie flipped a token: change the seeds")
+    eager_pad, twin_pad = decode(False, pad=True), decode(True, pad=True)
     scen = {
-        "near_tie_ok": (twin, None, "pass", []),
-        "stale_token": (decode(True, "stale_token"), twin, "fail", ["stale_input"]),
-        "far_flip": (decode(True, "far_flip"), twin, "fail", ["uninitialized_memory"]),
+        "near_tie_ok": (eager, twin, None, "pass", []),
+        "stale_token": (eager, decode(True, "stale_token"), twin, "fail", ["stale_input"]),
+        "far_flip": (eager, decode(True, "far_flip"), twin, "fail", ["uninitialized_memory"]),
+        "masked_vocab_ok": (eager_pad, twin_pad, None, "pass", []),
+        "masked_low_logit": (eager_pad, decode(True, "low_logit", pad=True), twin_pad, "fail", ["uninitialized_memory"]),
     }
-    for name, (graph, ref, verdict, causes) in scen.items():
+    for name, (eager, graph, ref, verdict, causes) in scen.items():
         d = os.path.join(root, name)
         write(eager, os.path.join(d, "eager"))
         write(graph, os.path.join(d, "graph"))
         step = None if ref is None else first_diff(graph, ref)
         note = ("greedy decoding of %d sequences, bf16 logits; graph sums the output projection in two halves "
                 "(rounding only); tokens first differ between eager and graph at step %d" % (B, flips[0]))
+        if name.startswith("masked"):
+            note += "; the vocabulary padded by %d positions filled with bfloat16's min (-3.39e38)" % PAD
         if ref is not None:
             note += "; bug %s, first differs from its twin at step %d" % (name, step)
         lab = {"harness": "decode", "family": "decode", "kind": "compare", "a": "eager", "b": "graph",
