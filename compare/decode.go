@@ -46,9 +46,10 @@ type Decode struct {
 	// Flips are the rows not left out whose tokens differ, in order.
 	Flips []Flip
 	// LogitsCount, LogitsSS = Σℓ_A², LogitsDD = Σ(ℓ_B − ℓ_A)² and
-	// LogitsMismatched (elements beyond Tolerance) are over the logits of
-	// the rows not left out: sequences that share their prefix, whose
-	// logits compare, the rows flipping at this step included. Masks are
+	// LogitsMismatched (elements beyond Tolerance) are over the finite
+	// logits of the rows not left out: sequences that share their prefix,
+	// whose logits compare, the rows flipping at this step included (NaN
+	// and ±Inf are judged by position, as in the whole tensor). Masks are
 	// left out of them too: Masked counts the logits equal in both runs at
 	// half the largest finite value of their dtype or more (the
 	// torch.finfo(dtype).min that masked vocabulary positions are filled
@@ -91,7 +92,10 @@ func MeasureDecode(j DecodeJob) (*Decode, error) {
 		}
 		ra, rb := la[r*v:(r+1)*v], lb[r*v:(r+1)*v]
 		for i := range ra {
-			if ra[i] == rb[i] && math.Abs(ra[i]) >= maskAt && !math.IsInf(ra[i], 0) {
+			if math.IsNaN(ra[i]) || math.IsNaN(rb[i]) || math.IsInf(ra[i], 0) || math.IsInf(rb[i], 0) {
+				continue // judged by position, as in the whole tensor's metrics (SpecialMismatches)
+			}
+			if ra[i] == rb[i] && math.Abs(ra[i]) >= maskAt {
 				d.Masked++
 				continue
 			}
@@ -101,7 +105,7 @@ func MeasureDecode(j DecodeJob) (*Decode, error) {
 			d.LogitsBB += rb[i] * rb[i]
 			d.LogitsAB += ra[i] * rb[i]
 			d.LogitsCount++
-			if j.Tolerance.Beyond(math.Abs(diff), math.Abs(ra[i])) || math.IsNaN(diff) {
+			if j.Tolerance.Beyond(math.Abs(diff), math.Abs(ra[i])) {
 				d.LogitsMismatched++
 			}
 		}

@@ -373,7 +373,10 @@ func (s *byteSource) done() bool { return s.i >= len(s.data) }
 // bytes, in order (compareRunsSeeds writes them so):
 //
 //	flags      bits 0–1: 0 B a copy of A, 1 A re-encoded, 2 and 3 perturbed;
-//	           bit 2: --float8 e4m3fn; bit 3: a root losses.npy
+//	           bit 2: --float8 e4m3fn; bit 3: a root losses.npy; bit 4: a
+//	           decoding step (gen/tokens int64 [S], gen/logits float32
+//	           [S, V]) at every step
+//	[decoding] with flag bit 4, S−1 (b%3), V−2 (b%5) and the two layout bytes
 //	steps      1 + b%4, then that many step numbers b%8 (repeats dropped)
 //	tensors    1 + b%5, then for each a tensor header (genHeader) and the
 //	           steps it is in (bit i: the i-th step; none set: all); a
@@ -422,6 +425,11 @@ func generate(data []byte) *genRuns {
 	if flags&8 != 0 {
 		dt := fuzzDTypes[int(s.next())%len(fuzzDTypes)]
 		headers = append(headers, header{"losses", "loss", dt, []int{steps[len(steps)-1] + 1}, s.next(), []int{noStep}})
+	}
+	if flags&16 != 0 { // a decoding step at every step: int64 tokens [S] beside float32 logits [S, V]
+		rows, vocab := 1+int(s.next()%3), 2+int(s.next()%5)
+		headers = append(headers, header{"gen/tokens", "tensor", dtypeNamed("int64"), []int{rows}, s.next(), steps},
+			header{"gen/logits", "tensor", dtypeNamed("float32"), []int{rows, vocab}, s.next(), steps})
 	}
 	for _, h := range headers {
 		for _, st := range h.steps {
