@@ -70,14 +70,22 @@ type Decode struct {
 // have shape S and the logits S×V in both runs, S of len(Parted) rows
 // when Parted is set.
 func MeasureDecode(j DecodeJob) (*Decode, error) {
-	var vals [4][]float64
-	for i, t := range []*loaders.Tensor{j.TokA, j.TokB, j.LogA, j.LogB} {
-		var err error
-		if vals[i], err = readValues(t); err != nil {
-			return nil, err
-		}
+	ta, err := readTokens(j.TokA)
+	if err != nil {
+		return nil, err
 	}
-	ta, tb, la, lb := vals[0], vals[1], vals[2], vals[3]
+	tb, err := readTokens(j.TokB)
+	if err != nil {
+		return nil, err
+	}
+	la, err := readValues(j.LogA)
+	if err != nil {
+		return nil, err
+	}
+	lb, err := readValues(j.LogB)
+	if err != nil {
+		return nil, err
+	}
 	rows := len(ta)
 	if rows == 0 || len(tb) != rows || len(la) != len(lb) || len(la)%rows != 0 || (j.Parted != nil && len(j.Parted) != rows) {
 		return nil, fmt.Errorf("decode step: %d and %d tokens, %d and %d logits, %d rows parted: shapes that do not pair", len(ta), len(tb), len(la), len(lb), len(j.Parted))
@@ -112,7 +120,7 @@ func MeasureDecode(j DecodeJob) (*Decode, error) {
 		if ta[r] == tb[r] {
 			continue
 		}
-		f := Flip{Row: r, TokenA: int64(ta[r]), TokenB: int64(tb[r]), GapA: math.Inf(1), GapB: math.Inf(1), Scale: math.Inf(1)}
+		f := Flip{Row: r, TokenA: ta[r], TokenB: tb[r], GapA: math.Inf(1), GapB: math.Inf(1), Scale: math.Inf(1)}
 		if in(f.TokenA, v) && in(f.TokenB, v) {
 			a, b := f.TokenA, f.TokenB
 			f.GapA, f.GapB = ra[a]-ra[b], rb[b]-rb[a]
@@ -185,8 +193,47 @@ func fitsBFloat16(t *loaders.Tensor, xs []float64) bool {
 	return false
 }
 
-// readValues reads every element of t as float64 (integers exact up to
-// 2^53: token ids are far below).
+// readTokens reads every element of integer tensor t exactly: 8-byte
+// integers by their bits (a uint64 beyond 2^63 comes out negative, outside
+// any vocabulary), narrower ones through float64, which holds them
+// exactly.
+func readTokens(t *loaders.Tensor) ([]int64, error) {
+	if t.DType.Size() != 8 {
+		vs, err := readValues(t)
+		out := make([]int64, len(vs))
+		for i, v := range vs {
+			out[i] = int64(v)
+		}
+		return out, err
+	}
+	r, err := t.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	bits := make([]uint64, t.Len())
+	n := 0
+	for n < len(bits) {
+		k, err := r.ReadBits64(bits[n:])
+		n += k
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if n != len(bits) {
+		return nil, fmt.Errorf("read %d of %d tokens", n, len(bits))
+	}
+	out := make([]int64, len(bits))
+	for i, b := range bits {
+		out[i] = int64(b)
+	}
+	return out, nil
+}
+
+// readValues reads every element of t as float64.
 func readValues(t *loaders.Tensor) ([]float64, error) {
 	r, err := t.Open()
 	if err != nil {
