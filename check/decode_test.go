@@ -110,3 +110,21 @@ func TestMaskedLogits(t *testing.T) {
 		}
 	}
 }
+
+// TestMasksWithoutTokens: with the logits alone dumped (no tokens to pair
+// them with), a pair whose norm says it holds masks is measured again
+// without them, and the never-chosen logit lowered by 2.0 fails at step 5,
+// the bug's first, where a norm over the masks called it 1e-38.
+func TestMasksWithoutTokens(t *testing.T) {
+	t.Parallel()
+	dir := fixture("decode", "masked_logits_only")
+	r, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := r.FirstDivergence
+	if r.Verdict != judge.Fail || fd == nil || fd.Step != 5 || fd.Masked != 64 || fd.Metrics.RelL2 < 0.1 ||
+		!strings.Contains(strings.Join(fd.Reasons, ";"), "without its 64 masks") {
+		t.Fatalf("verdict %s, first divergence %+v", r.Verdict, fd)
+	}
+}

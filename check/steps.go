@@ -252,6 +252,7 @@ func (st *stepper) compareStep(u int, ctx judge.Context, progress func(int64)) (
 		return judge.StepFacts{}, false, nil
 	}
 	dps := st.measureDecodes(ms, pairs)
+	st.unmask(ms, pairs)
 	facts, decisions := judge.Step(pairs, ctx)
 	st.partSequences(dps, pairs, decisions)
 	for k, m := range ms {

@@ -137,14 +137,16 @@ func (d *Decode) Selective() bool { return d.Parted > 0 || d.Masked > 0 }
 
 // LogitsMetrics returns the logits pair's metrics m with the numbers a
 // verdict reads taken over the logits d measured (the rows that had not
-// parted, masks left out): Count, Mismatched, NormA = √Σℓ_A², NormDiff =
+// parted, masks left out): Mismatched, NormA = √Σℓ_A², NormDiff =
 // √Σ(ℓ_B − ℓ_A)², RelL2 = NormDiff/NormA (0 for equal logits, +Inf for
-// differing ones of norm 0) and Cosine = Σℓ_Aℓ_B/√(Σℓ_A²Σℓ_B²). Maxima,
-// percentiles, ULP and NaN/Inf counts stay the whole tensor's (a mask
-// equal in both runs adds nothing to a difference).
+// differing ones of norm 0) and Cosine = Σℓ_Aℓ_B/√(Σℓ_A²Σℓ_B²). Count
+// stays the tensor's elements (a report is checked against its shape), so
+// the elements left out count as matching in the mismatch fraction;
+// maxima, percentiles, ULP and NaN/Inf counts stay the whole tensor's (a
+// mask equal in both runs adds nothing to a difference).
 func (d *Decode) LogitsMetrics(m *Metrics) *Metrics {
 	c := *m
-	c.Count, c.Mismatched = d.LogitsCount, d.LogitsMismatched
+	c.Mismatched = d.LogitsMismatched
 	c.NormA, c.NormDiff = math.Sqrt(d.LogitsSS), math.Sqrt(d.LogitsDD)
 	switch {
 	case d.LogitsDD == 0:

@@ -56,6 +56,10 @@ type Pair struct {
 	// Metrics are then those over the rows that had not parted, masks left
 	// out (compare.Decode.LogitsMetrics).
 	Decode *compare.Decode
+	// Masked counts the masks left out of Metrics (compare.Unmasked):
+	// elements equal in both runs at half their dtype's largest finite
+	// value or more; 0 when none were.
+	Masked int64
 }
 
 // TensorResult is the result of one tensor pair: the pair as measured and

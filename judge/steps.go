@@ -334,8 +334,13 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 	unmeasuredDrift(pairs, out, unmeasured, grads, &f)
 	stateDrift(pairs, out, sized, &f)
 	for i := range pairs {
-		if t, rs := &pairs[i], out[i].Reasons; t.Decode != nil && t.Decode.Selective() && t.Settings.DType.IsFloat() && len(rs) > 0 { // said once, after its last reason
+		t, rs := &pairs[i], out[i].Reasons
+		switch { // said once, after its last reason
+		case len(rs) == 0 || !t.Settings.DType.IsFloat():
+		case t.Decode != nil && t.Decode.Selective():
 			rs[len(rs)-1] += fmt.Sprintf(" (measured over the %d logits of the sequences that had not parted, %d masks left out)", t.Decode.LogitsCount, t.Decode.Masked)
+		case t.Masked > 0:
+			rs[len(rs)-1] += fmt.Sprintf(" (measured without its %d masks: elements equal in both runs at half the dtype's largest finite value or more)", t.Masked)
 		}
 	}
 	for i, d := range out {

@@ -35,6 +35,8 @@ Scenarios (a label.json each, harness `decode`, family `decode`):
                   smallest logit by 2.0 from position 5 on: no greedy token
                   changes, only logits; the masks swamp a norm over the
                   whole tensor.
+  masked_logits_only the same bug with the logits alone dumped, both runs
+                  with the reference's arithmetic (equal until the bug).
 
 Each run writes gen_<t>.npz per position with `logits` (float32 holding
 bfloat16 values, [4, V]) and `tokens` (int64, [4]), as np.savez does.
@@ -101,10 +103,13 @@ def decode(split, bug=None, prompt_seed=11, pad=False):
     return steps
 
 
-def write(run, d):
+def write(run, d, tokens=True):
     os.makedirs(d, exist_ok=True)
     for t, (lg, tok) in enumerate(run):
-        np.savez(os.path.join(d, "gen_%03d.npz" % t), logits=lg, tokens=tok)
+        if tokens:
+            np.savez(os.path.join(d, "gen_%03d.npz" % t), logits=lg, tokens=tok)
+        else:
+            np.savez(os.path.join(d, "gen_%03d.npz" % t), logits=lg)
 
 
 def first_diff(x, y):
@@ -126,14 +131,20 @@ def main(root):
         "far_flip": (eager, decode(True, "far_flip"), twin, "fail", ["uninitialized_memory"]),
         "masked_vocab_ok": (eager_pad, twin_pad, None, "pass", []),
         "masked_low_logit": (eager_pad, decode(True, "low_logit", pad=True), twin_pad, "fail", ["uninitialized_memory"]),
+        # logits only, both runs with one arithmetic: equal until the bug
+        "masked_logits_only": (eager_pad, decode(False, "low_logit", pad=True), eager_pad, "fail",
+                               ["uninitialized_memory"]),
     }
     for name, (eager, graph, ref, verdict, causes) in scen.items():
         d = os.path.join(root, name)
-        write(eager, os.path.join(d, "eager"))
-        write(graph, os.path.join(d, "graph"))
+        write(eager, os.path.join(d, "eager"), tokens=name != "masked_logits_only")
+        write(graph, os.path.join(d, "graph"), tokens=name != "masked_logits_only")
         step = None if ref is None else first_diff(graph, ref)
         note = ("greedy decoding of %d sequences, bf16 logits; graph sums the output projection in two halves "
                 "(rounding only); tokens first differ between eager and graph at step %d" % (B, flips[0]))
+        if name == "masked_logits_only":
+            note = ("greedy decoding of %d sequences, bf16 logits, only the logits dumped; both runs compute the "
+                    "output projection in one matmul" % B)
         if name.startswith("masked"):
             note += "; the vocabulary padded by %d positions filled with bfloat16's min (-3.39e38)" % PAD
         if ref is not None:
