@@ -110,12 +110,15 @@ func (st *stepper) partSequences(dps []decodePair, pairs []judge.Pair, ds []judg
 // the step whose reference norm says they hold some (compare.HasMasks:
 // torch.finfo(dtype).min fills) and that no decoding measured so: their
 // Metrics become those over the other elements, Masked the masks left
-// out. A pair that cannot be read again keeps its metrics.
+// out. compare.Unmasked reads both sides in storage order, so a pair
+// stored in two orders (C and Fortran), or one that cannot be read
+// again, keeps its metrics.
 func (st *stepper) unmask(ms []member, pairs []judge.Pair) {
 	for k := range pairs {
 		p := &pairs[k]
 		e := st.entries[ms[k].i]
-		if p.Decode != nil || e.a == nil || e.b == nil || e.a.DType != e.b.DType || !compare.HasMasks(p.Metrics, e.a.DType) {
+		if p.Decode != nil || e.a == nil || e.b == nil || e.a.DType != e.b.DType || e.a.FortranOrder != e.b.FortranOrder ||
+			!compare.HasMasks(p.Metrics, e.a.DType) {
 			continue
 		}
 		m, masked, err := compare.Unmasked(e.a.Tensor, e.b.Tensor, p.Settings.Tolerance, p.Metrics)

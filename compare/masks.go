@@ -26,7 +26,8 @@ func HasMasks(m *Metrics, d loaders.DType) bool {
 
 // Unmasked measures a pair again without its masks (elements equal in
 // both runs at MaskFloor of a's dtype or more), reading both tensors a
-// chunk at a time, and returns m with the numbers a verdict reads taken
+// chunk at a time in storage order (both must be stored in the same
+// order), and returns m with the numbers a verdict reads taken
 // over the finite elements left (Mismatched by tol, NormA, NormDiff,
 // RelL2, Cosine, as Decode.LogitsMetrics), and how many masks it
 // left out. NaN and ±Inf are judged by position, as in m; Count stays
