@@ -65,14 +65,19 @@ func cOrder(e pairEntries) bool {
 // measureDecodes measures each decoding step of the step's pairs (its
 // tokens against its logits, the sequences that parted before left out:
 // st.parted) and sets both pairs' Decode; a step that cannot be measured
-// keeps its pairs' own metrics. Every step is measured, tokens equal or
-// not: masked logits are left out of the logits' norms only so.
+// keeps its pairs' own metrics. A step whose tokens are equal, whose
+// sequences never parted and whose logits hold no mask
+// (compare.HasMasks) is not read again: measured, it would say what the
+// pairs' own metrics say.
 func (st *stepper) measureDecodes(ms []member, pairs []judge.Pair) []decodePair {
 	dps := st.decodePairs(ms, pairs)
 	for _, dp := range dps {
 		t, l := &pairs[dp.tok], &pairs[dp.logits]
 		parted := st.parted[t.Name]
 		et, el := st.entries[ms[dp.tok].i], st.entries[ms[dp.logits].i]
+		if t.Metrics.Mismatched == 0 && !slices.Contains(parted, true) && !compare.HasMasks(l.Metrics, el.a.DType) {
+			continue
+		}
 		d, err := compare.MeasureDecode(compare.DecodeJob{TokA: et.a.Tensor, TokB: et.b.Tensor, LogA: el.a.Tensor, LogB: el.b.Tensor,
 			Parted: parted, Tolerance: l.Settings.Tolerance})
 		if err != nil {

@@ -282,22 +282,23 @@ func (r *stepReader) weightDType(pairs []int) loaders.DType {
 }
 
 // release drops the data that the entries of the pairs held[i], i in
-// pairs, hold in memory, and returns the parameters among them, whose
-// data it leaves for the next step's updates (release them with Release
-// then). Losses held in memory are left: the loss curve reads them.
-func (r *stepReader) release(pairs []int) (params []*loaders.Entry) {
+// pairs, hold in memory, and returns the stateful ones among them
+// (parameters, tensors of no kind word: stateful), whose data it leaves
+// for the next step's updates (release them with Release then). Losses
+// held in memory are left: the loss curve reads them.
+func (r *stepReader) release(pairs []int) (state []*loaders.Entry) {
 	for _, e := range r.entries(pairs) {
 		switch {
 		case live(e) == nil:
 		case e.Kind == loaders.KindLoss && e.Held():
 			// left for the loss curve
 		case stateful(e.Kind):
-			params = append(params, e)
+			state = append(state, e)
 		default:
 			e.Release()
 		}
 	}
-	return params
+	return state
 }
 
 // readable counts the entries of run A (a) or B, of n, that could be

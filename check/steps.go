@@ -33,8 +33,8 @@ type stepper struct {
 	spans      [][2]int // by part: its members, members[u][from:to]
 	keepN      []int    // leading values to keep, by pair
 	kept       []kept
-	// weights are the last step's parameters, held for the next one's
-	// updates.
+	// weights are the last step's stateful entries (parameters, tensors
+	// of no kind word), held for the next one's updates.
 	weights []*loaders.Entry
 	// parted marks, by token pair name, the sequences of a decoding
 	// whose greedy tokens flipped by a near tie at an earlier step.
@@ -221,7 +221,7 @@ func layout(e *loaders.Entry) loaders.Meta {
 // and false when the step had no pair to compare.
 func (st *stepper) compareStep(u int, ctx judge.Context, progress func(int64)) (judge.StepFacts, bool, error) {
 	rd := st.rd
-	var params []*loaders.Entry // this step's, held for the next one's updates
+	var state []*loaders.Entry // this step's, held for the next one's updates
 	st.outcomes, st.noiseM = st.outcomes[:0], st.noiseM[:0]
 	for q := rd.first[u]; q < rd.first[u+1]; q++ {
 		if !st.opts.readFirst {
@@ -232,7 +232,7 @@ func (st *stepper) compareStep(u int, ctx judge.Context, progress func(int64)) (
 		}
 		ms := st.members[u][st.spans[q][0]:st.spans[q][1]]
 		st.comparePart(ms, progress)
-		params = append(params, rd.release(rd.parts[q])...)
+		state = append(state, rd.release(rd.parts[q])...)
 	}
 	ms := st.members[u]
 	outcomes, noise := st.outcomes, st.noiseM
@@ -247,7 +247,7 @@ func (st *stepper) compareStep(u int, ctx judge.Context, progress func(int64)) (
 	for _, e := range st.weights {
 		e.Release()
 	}
-	st.weights = params
+	st.weights = state
 	if len(ms) == 0 {
 		return judge.StepFacts{}, false, nil
 	}

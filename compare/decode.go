@@ -45,20 +45,15 @@ type Decode struct {
 	Rows, Vocab, Parted int
 	// Flips are the rows not left out whose tokens differ, in order.
 	Flips []Flip
-	// LogitsCount, LogitsSS = Σℓ_A², LogitsDD = Σ(ℓ_B − ℓ_A)² and
-	// LogitsMismatched (elements beyond Tolerance) are over the finite
-	// logits of the rows not left out: sequences that share their prefix,
-	// whose logits compare, the rows flipping at this step included (NaN
-	// and ±Inf are judged by position, as in the whole tensor). Masks are
-	// left out of them too: Masked counts the logits equal in both runs at
-	// half the largest finite value of their dtype or more (the
-	// torch.finfo(dtype).min that masked vocabulary positions are filled
-	// with), which carry nothing and would swamp the norms.
-	LogitsCount, LogitsMismatched, Masked int64
-	LogitsSS, LogitsDD                    float64
-	// LogitsBB = Σℓ_B² and LogitsAB = Σℓ_A·ℓ_B over the same logits, for
-	// their cosine.
-	LogitsBB, LogitsAB float64
+	// LogitsCount counts the finite logits of the rows not left out:
+	// sequences that share their prefix, whose logits compare, the rows
+	// flipping at this step included (NaN and ±Inf are judged by
+	// position, as in the whole tensor); Masked the masks left out of them
+	// (unmaskedSums: the torch.finfo(dtype).min that masked vocabulary
+	// positions are filled with, which carry nothing and would swamp the
+	// norms). LogitsMetrics gives the metrics over those logits.
+	LogitsCount, Masked int64
+	logits              unmaskedSums
 	// BFloat16 is set when every logit of both runs is a bfloat16 value
 	// (a float32 whose low 16 bits are zero, or bfloat16 stored): logits
 	// of a bfloat16 model saved as float32 round at bfloat16's epsilon.
@@ -78,11 +73,11 @@ func MeasureDecode(j DecodeJob) (*Decode, error) {
 	if err != nil {
 		return nil, err
 	}
-	la, err := readValues(j.LogA)
+	la, err := j.LogA.Values()
 	if err != nil {
 		return nil, err
 	}
-	lb, err := readValues(j.LogB)
+	lb, err := j.LogB.Values()
 	if err != nil {
 		return nil, err
 	}
@@ -92,31 +87,14 @@ func MeasureDecode(j DecodeJob) (*Decode, error) {
 	}
 	v := len(la) / rows
 	d := &Decode{Rows: rows, Vocab: v, BFloat16: fitsBFloat16(j.LogA, la) && fitsBFloat16(j.LogB, lb)}
-	maskAt := maxFinite(j.LogA.DType) / 2
+	d.logits = newUnmaskedSums(j.LogA.DType, j.Tolerance)
 	for r := range rows {
 		if j.Parted != nil && j.Parted[r] {
 			d.Parted++
 			continue
 		}
 		ra, rb := la[r*v:(r+1)*v], lb[r*v:(r+1)*v]
-		for i := range ra {
-			if math.IsNaN(ra[i]) || math.IsNaN(rb[i]) || math.IsInf(ra[i], 0) || math.IsInf(rb[i], 0) {
-				continue // judged by position, as in the whole tensor's metrics (SpecialMismatches)
-			}
-			if ra[i] == rb[i] && math.Abs(ra[i]) >= maskAt {
-				d.Masked++
-				continue
-			}
-			diff := rb[i] - ra[i]
-			d.LogitsSS += ra[i] * ra[i]
-			d.LogitsDD += diff * diff
-			d.LogitsBB += rb[i] * rb[i]
-			d.LogitsAB += ra[i] * rb[i]
-			d.LogitsCount++
-			if j.Tolerance.Beyond(math.Abs(diff), math.Abs(ra[i])) {
-				d.LogitsMismatched++
-			}
-		}
+		d.logits.add(ra, rb)
 		if ta[r] == tb[r] {
 			continue
 		}
@@ -128,6 +106,7 @@ func MeasureDecode(j DecodeJob) (*Decode, error) {
 		}
 		d.Flips = append(d.Flips, f)
 	}
+	d.LogitsCount, d.Masked = d.logits.count, d.logits.masked
 	return d, nil
 }
 
@@ -144,23 +123,7 @@ func (d *Decode) Selective() bool { return d.Parted > 0 || d.Masked > 0 }
 // the elements left out count as matching in the mismatch fraction;
 // maxima, percentiles, ULP and NaN/Inf counts stay the whole tensor's (a
 // mask equal in both runs adds nothing to a difference).
-func (d *Decode) LogitsMetrics(m *Metrics) *Metrics {
-	c := *m
-	c.Mismatched = d.LogitsMismatched
-	c.NormA, c.NormDiff = math.Sqrt(d.LogitsSS), math.Sqrt(d.LogitsDD)
-	switch {
-	case d.LogitsDD == 0:
-		c.RelL2 = 0
-	case d.LogitsSS == 0:
-		c.RelL2 = math.Inf(1)
-	default:
-		c.RelL2 = c.NormDiff / c.NormA
-	}
-	if d.LogitsSS > 0 && d.LogitsBB > 0 {
-		c.Cosine = d.LogitsAB / math.Sqrt(d.LogitsSS*d.LogitsBB)
-	}
-	return &c
-}
+func (d *Decode) LogitsMetrics(m *Metrics) *Metrics { return d.logits.metrics(m) }
 
 func in(tok int64, v int) bool { return tok >= 0 && tok < int64(v) }
 
@@ -195,67 +158,28 @@ func fitsBFloat16(t *loaders.Tensor, xs []float64) bool {
 	return false
 }
 
-// readTokens reads every element of integer tensor t exactly: 8-byte
-// integers by their bits (a uint64 beyond 2^63 comes out negative, outside
-// any vocabulary), narrower ones through float64, which holds them
-// exactly.
+// readTokens reads every element of integer tensor t exactly, as the
+// pair comparison does (intReader: 8-byte integers by their bits, a
+// uint64 beyond 2^63 coming out negative, outside any vocabulary).
 func readTokens(t *loaders.Tensor) ([]int64, error) {
-	if t.DType.Size() != 8 {
-		vs, err := readValues(t)
-		out := make([]int64, len(vs))
-		for i, v := range vs {
-			out[i] = int64(v)
-		}
-		return out, err
-	}
 	r, err := t.Open()
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	bits := make([]uint64, t.Len())
-	n := 0
-	for n < len(bits) {
-		k, err := r.ReadBits64(bits[n:])
-		n += k
+	read := intReader(t.DType)
+	out := make([]int64, 0, t.Len())
+	var buf [intBufElems]uint64
+	for {
+		n, err := read(r, buf[:])
+		for _, b := range buf[:n] {
+			out = append(out, int64(b))
+		}
 		if errors.Is(err, io.EOF) {
-			break
+			return out, nil
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
-	if n != len(bits) {
-		return nil, fmt.Errorf("read %d of %d tokens", n, len(bits))
-	}
-	out := make([]int64, len(bits))
-	for i, b := range bits {
-		out[i] = int64(b)
-	}
-	return out, nil
-}
-
-// readValues reads every element of t as float64.
-func readValues(t *loaders.Tensor) ([]float64, error) {
-	r, err := t.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	out := make([]float64, t.Len()*int64(t.DType.Components()))
-	n := 0
-	for n < len(out) {
-		k, err := r.Read(out[n:])
-		n += k
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if n != len(out) {
-		return nil, fmt.Errorf("read %d of %d values", n, len(out))
-	}
-	return out, nil
 }

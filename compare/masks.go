@@ -24,14 +24,78 @@ func HasMasks(m *Metrics, d loaders.DType) bool {
 	return m != nil && d.IsFloat() && d.Components() == 1 && m.NormA >= MaskFloor(d) && !math.IsInf(m.NormA, 0)
 }
 
-// Unmasked measures a pair again without its masks (elements equal in
-// both runs at MaskFloor of a's dtype or more), reading both tensors a
-// chunk at a time in storage order (both must be stored in the same
-// order), and returns m with the numbers a verdict reads taken
-// over the finite elements left (Mismatched by tol, NormA, NormDiff,
-// RelL2, Cosine, as Decode.LogitsMetrics), and how many masks it
-// left out. NaN and ±Inf are judged by position, as in m; Count stays
-// the tensor's.
+// unmaskedSums accumulates a pair's real elements with masks (equal in
+// both runs at MaskFloor or more) and NaN/±Inf (judged by position, as in
+// the whole tensor's Metrics) left out: over the count elements left,
+// ss = Σa², dd = Σ(b − a)², bb = Σb², ab = Σa·b, and mismatched, those
+// beyond tol.
+type unmaskedSums struct {
+	floor                     float64
+	tol                       tolerances.Tolerance
+	count, mismatched, masked int64
+	ss, dd, bb, ab            float64
+}
+
+// newUnmaskedSums returns the empty sums of a pair of dtype d (its masks'
+// floor) judged with tol.
+func newUnmaskedSums(d loaders.DType, tol tolerances.Tolerance) unmaskedSums {
+	return unmaskedSums{floor: MaskFloor(d), tol: tol}
+}
+
+// add folds the elements a[i], b[i].
+func (s *unmaskedSums) add(a, b []float64) {
+	for i, x := range a {
+		y := b[i]
+		switch {
+		case math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0):
+			continue
+		case x == y && math.Abs(x) >= s.floor:
+			s.masked++
+			continue
+		}
+		diff := y - x
+		s.ss += x * x
+		s.dd += diff * diff
+		s.bb += y * y
+		s.ab += x * y
+		s.count++
+		if s.tol.Beyond(math.Abs(diff), math.Abs(x)) {
+			s.mismatched++
+		}
+	}
+}
+
+// metrics returns m with the numbers a verdict reads taken over the
+// elements s holds: Mismatched, NormA = √Σa², NormDiff = √Σ(b − a)²,
+// RelL2 = NormDiff/NormA (0 for equal elements, +Inf for differing ones of
+// norm 0) and Cosine = Σab/√(Σa²Σb²). Count stays the tensor's elements (a
+// report is checked against its shape), so the elements left out count as
+// matching in the mismatch fraction; maxima, percentiles, ULP and NaN/Inf
+// counts stay the whole tensor's (a mask equal in both runs adds nothing
+// to a difference).
+func (s *unmaskedSums) metrics(m *Metrics) *Metrics {
+	c := *m
+	c.Mismatched = s.mismatched
+	c.NormA, c.NormDiff = math.Sqrt(s.ss), math.Sqrt(s.dd)
+	switch {
+	case s.dd == 0:
+		c.RelL2 = 0
+	case s.ss == 0:
+		c.RelL2 = math.Inf(1)
+	default:
+		c.RelL2 = c.NormDiff / c.NormA
+	}
+	if s.ss > 0 && s.bb > 0 {
+		c.Cosine = s.ab / math.Sqrt(s.ss*s.bb)
+	}
+	return &c
+}
+
+// Unmasked measures a pair again without its masks (unmaskedSums),
+// reading both tensors a chunk at a time in storage order (both must be
+// stored in the same order), and returns m with the numbers a verdict
+// reads taken over the elements left (unmaskedSums.metrics) and how many
+// masks it left out.
 func Unmasked(a, b *loaders.Tensor, tol tolerances.Tolerance, m *Metrics) (*Metrics, int64, error) {
 	ra, err := a.Open()
 	if err != nil {
@@ -43,43 +107,22 @@ func Unmasked(a, b *loaders.Tensor, tol tolerances.Tolerance, m *Metrics) (*Metr
 		return nil, 0, err
 	}
 	defer rb.Close()
-	floor := MaskFloor(a.DType)
-	var d Decode
-	const chunk = 1 << 14
-	xa, xb := make([]float64, chunk), make([]float64, chunk)
+	s := newUnmaskedSums(a.DType, tol)
+	xa, xb := make([]float64, pairBufElems), make([]float64, pairBufElems)
 	for {
 		na, errA := readFull(ra, xa)
 		nb, errB := readFull(rb, xb)
 		if na != nb {
 			return nil, 0, errors.New("the two sides hold different numbers of elements")
 		}
-		for i := range na {
-			x, y := xa[i], xb[i]
-			if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
-				continue
-			}
-			if x == y && math.Abs(x) >= floor {
-				d.Masked++
-				continue
-			}
-			diff := y - x
-			d.LogitsSS += x * x
-			d.LogitsDD += diff * diff
-			d.LogitsBB += y * y
-			d.LogitsAB += x * y
-			d.LogitsCount++
-			if tol.Beyond(math.Abs(diff), math.Abs(x)) {
-				d.LogitsMismatched++
-			}
-		}
+		s.add(xa[:na], xb[:nb])
 		if errA != nil || errB != nil {
 			if errors.Is(errA, io.EOF) && errors.Is(errB, io.EOF) {
-				break
+				return s.metrics(m), s.masked, nil
 			}
 			return nil, 0, errors.Join(ignoreEOF(errA), ignoreEOF(errB))
 		}
 	}
-	return d.LogitsMetrics(m), d.Masked, nil
 }
 
 // readFull reads into dst until it is full or the reader ends (io.EOF).

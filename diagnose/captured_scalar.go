@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"runtime"
@@ -118,29 +119,15 @@ func stateScalar(f *facts) *Cause {
 		var ev evidence
 		more := ""
 		if len(s.State) > 1 {
-			more = fmt.Sprintf(" (and %d more state tensors, factors %s to %s)", len(s.State)-1, g(1+minBeta(s.State)), g(1+maxBeta(s.State)))
+			byBeta := func(x, y judge.StateFit) int { return cmp.Compare(x.Beta, y.Beta) }
+			lo, hi := slices.MinFunc(s.State, byBeta), slices.MaxFunc(s.State, byBeta)
+			more = fmt.Sprintf(" (and %d more state tensors, factors %s to %s)", len(s.State)-1, g(1+lo.Beta), g(1+hi.Beta))
 		}
 		ev.add("at step %d the updates of %s are %s× the eager ones%s, a factor that explains %s of their difference, while %s", f.div, fit.Name, g(1+fit.Beta), more, g(fit.Explained), f.gradsAgree(f.div))
 		ev.add("a scalar that acts on derived state alone, held at capture: a BatchNorm momentum (the factor is new/old) or an EMA decay (the factor is (1 − new)/(1 − old)) changed from Python after capture")
 		return &Cause{ID: CapturedScalar, Confidence: 0.9, Evidence: ev}
 	}
 	return nil
-}
-
-func minBeta(fs []judge.StateFit) float64 {
-	m := fs[0].Beta
-	for _, x := range fs {
-		m = min(m, x.Beta)
-	}
-	return m
-}
-
-func maxBeta(fs []judge.StateFit) float64 {
-	m := fs[0].Beta
-	for _, x := range fs {
-		m = max(m, x.Beta)
-	}
-	return m
 }
 
 // gradsAgree says how the gradients of step k compare: "every gradient

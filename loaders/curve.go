@@ -3,7 +3,6 @@ package loaders
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -97,7 +96,7 @@ func readNPYCurve(path string, opts Options) (*Curve, error) {
 	if len(t.Shape) != 1 || t.DType.IsComplex() {
 		return nil, &Error{Path: path, Err: fmt.Errorf("a loss curve is a 1-D real array (index = step), not %s %s", t.DType, FormatShape(t.Shape))}
 	}
-	values, err := readAllValues(t)
+	values, err := t.Values()
 	if err != nil {
 		return nil, err
 	}
@@ -113,27 +112,6 @@ func effectiveDType(t *Tensor) DType {
 		return t.Original
 	}
 	return t.DType
-}
-
-// readAllValues decodes a whole (real) tensor.
-func readAllValues(t *Tensor) ([]float64, error) {
-	r, err := t.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	out := make([]float64, 0, t.Len())
-	buf := make([]float64, 1<<16)
-	for {
-		n, err := r.Read(buf)
-		out = append(out, buf[:n]...)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 }
 
 // readCurveDir reads the curve of a run directory.
@@ -180,7 +158,7 @@ func CurveOf(run *Run, opts CurveOptions) (*Curve, error) {
 		}
 		c := &Curve{Source: dir + " (" + perStep[0].Name + " of each step)", DType: effectiveDType(perStep[0].Tensor)}
 		for _, e := range perStep {
-			v, err := readAllValues(e.Tensor)
+			v, err := e.Tensor.Values()
 			if err != nil {
 				return nil, err
 			}

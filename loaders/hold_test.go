@@ -56,8 +56,8 @@ func TestHoldWithoutStat(t *testing.T) {
 		t.Errorf("a file under the guess: held %v (%d bytes counted), %s %v; want it held in %d bytes, as OpenFile's %s %v",
 			ok, held, tt.DType, tt.Shape, heldClass, want[0].DType, want[0].Shape)
 	}
-	got, gerr := readAllValues(tt)
-	exp, werr := readAllValues(want[0])
+	got, gerr := tt.Values()
+	exp, werr := want[0].Values()
 	if gerr != nil || werr != nil || len(got) != len(exp) {
 		t.Fatalf("values %v (%v), want %v (%v)", got, gerr, exp, werr)
 	}

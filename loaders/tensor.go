@@ -430,3 +430,25 @@ func (t *Tensor) HeldFloat32(first, count int64) ([]float32, bool) {
 func (t *Tensor) inRange(first, count int64) bool {
 	return first >= 0 && count >= 0 && first+count <= t.Len()
 }
+
+// Values decodes every element of t into float64 values (two per complex
+// element: real, imaginary), through one Reader.
+func (t *Tensor) Values() ([]float64, error) {
+	r, err := t.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	out := make([]float64, 0, t.Len())
+	buf := make([]float64, 1<<16)
+	for {
+		n, err := r.Read(buf)
+		out = append(out, buf[:n]...)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}

@@ -358,12 +358,15 @@ func flipsLine(steps []judge.StepFacts) string {
 	if n == 0 {
 		return ""
 	}
-	more := ""
+	more, verb := "", "are"
 	if n > len(parts) {
 		more = fmt.Sprintf(" and %d more", n-len(parts))
 	}
+	if n == 1 {
+		verb = "is"
+	}
 	return fmt.Sprintf("decoding: %s parted by a near tie, where the two best logits were a rounding apart, and %s compared no further: %s%s",
-		plural(n, "sequence"), map[bool]string{true: "is", false: "are"}[n == 1], strings.Join(parts, "; "), more)
+		plural(n, "sequence"), verb, strings.Join(parts, "; "), more)
 }
 
 // autocastNote says that the run was judged in a 16-bit compute dtype

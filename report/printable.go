@@ -89,18 +89,9 @@ func printable(c *outcome.Comparison) *outcome.Comparison {
 	for i := range r.Steps {
 		s := &r.Steps[i]
 		s.WorstGrad, s.Reasons = escape(s.WorstGrad), escapeAll(s.Reasons)
-		s.Drift = slices.Clone(s.Drift)
-		for j := range s.Drift {
-			s.Drift[j].Name = escape(s.Drift[j].Name)
-		}
-		s.Flips = slices.Clone(s.Flips)
-		for j := range s.Flips {
-			s.Flips[j].Name = escape(s.Flips[j].Name)
-		}
-		s.State = slices.Clone(s.State)
-		for j := range s.State {
-			s.State[j].Name = escape(s.State[j].Name)
-		}
+		s.Drift = escapeNames(s.Drift, func(d *judge.Drift) *string { return &d.Name })
+		s.Flips = escapeNames(s.Flips, func(f *judge.FlipFact) *string { return &f.Name })
+		s.State = escapeNames(s.State, func(f *judge.StateFit) *string { return &f.Name })
 	}
 	out.Causes, out.Warnings = escapeCauses(c.Causes), escapeCauses(c.Warnings)
 	if c.Curve != nil {
@@ -140,9 +131,9 @@ func dirty(c *outcome.Comparison) bool {
 	}
 	for _, s := range c.Steps {
 		if needsEscape(s.WorstGrad) || slices.ContainsFunc(s.Reasons, needsEscape) ||
-			slices.ContainsFunc(s.Drift, func(d judge.Drift) bool { return needsEscape(d.Name) }) ||
-			slices.ContainsFunc(s.State, func(x judge.StateFit) bool { return needsEscape(x.Name) }) ||
-			slices.ContainsFunc(s.Flips, func(x judge.FlipFact) bool { return needsEscape(x.Name) }) {
+			namesNeed(s.Drift, func(d *judge.Drift) *string { return &d.Name }) ||
+			namesNeed(s.State, func(f *judge.StateFit) *string { return &f.Name }) ||
+			namesNeed(s.Flips, func(f *judge.FlipFact) *string { return &f.Name }) {
 			return true
 		}
 	}
@@ -232,4 +223,25 @@ func escapeCauses(cs []diagnose.Cause) []diagnose.Cause {
 		out[i].Evidence = escapeAll(out[i].Evidence)
 	}
 	return out
+}
+
+// escapeNames returns a copy of xs with the name that name points to in
+// each escaped.
+func escapeNames[T any](xs []T, name func(*T) *string) []T {
+	xs = slices.Clone(xs)
+	for i := range xs {
+		n := name(&xs[i])
+		*n = escape(*n)
+	}
+	return xs
+}
+
+// namesNeed reports whether a name of xs (name points to it) needs escaping.
+func namesNeed[T any](xs []T, name func(*T) *string) bool {
+	for i := range xs {
+		if needsEscape(*name(&xs[i])) {
+			return true
+		}
+	}
+	return false
 }

@@ -43,6 +43,15 @@ func split(descr string) (big bool, code string) {
 	return false, descr
 }
 
+// orderOf returns the byte order of descr's elements and its type code.
+func orderOf(descr string) (binary.ByteOrder, string) {
+	big, code := split(descr)
+	if big {
+		return binary.BigEndian, code
+	}
+	return binary.LittleEndian, code
+}
+
 // Value returns the value of elem, one element of dtype descr in the
 // byte order descr says: its real and imaginary parts (im is 0 for a real
 // dtype). '<V2' is bfloat16 and '|V1' float8_e4m3fn, as ml_dtypes saves
@@ -50,11 +59,7 @@ func split(descr string) (big bool, code string) {
 // NaN); integers are exact up to 2^53 in magnitude (Integer is exact
 // beyond).
 func Value(descr string, elem []byte) (re, im float64) {
-	big, code := split(descr)
-	var bo binary.ByteOrder = binary.LittleEndian
-	if big {
-		bo = binary.BigEndian
-	}
+	bo, code := orderOf(descr)
 	switch code {
 	case "b1":
 		if elem[0] != 0 {
@@ -101,11 +106,7 @@ func Value(descr string, elem []byte) (re, im float64) {
 // integer dtype descr, in decimal ("-3", "18446744073709551615"); false
 // for other dtypes.
 func Integer(descr string, elem []byte) (string, bool) {
-	big, code := split(descr)
-	var bo binary.ByteOrder = binary.LittleEndian
-	if big {
-		bo = binary.BigEndian
-	}
+	bo, code := orderOf(descr)
 	switch code {
 	case "i8":
 		return strconv.FormatInt(int64(bo.Uint64(elem)), 10), true

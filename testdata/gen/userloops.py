@@ -1340,18 +1340,9 @@ def run_train(sc, env, mode, bugged, nudge=False):
         if k in dumped:
             sink.add(k, {"loss": loss} if sc.curve else collect(sc, model, loss, ema))
 
-    if mode == "eager":
-        fn = make_step(sc, env, model, model, opt, ema, hp, aux, True)
-        for k in steps:
-            hp.at(k)
-            hp.apply(model, opt, aux)
-            opt.zero_grad(set_to_none=True)
-            dump(k, fn(*data(k)))
-        return sink.finish()
-
-    if mode == "callables":
+    if mode in ("eager", "callables"):  # the loop eager; under "callables" the model graphed alone
         net = model
-        if not env.cpu:
+        if mode == "callables" and not env.cpu:
             sample = data(step0)
             if sc.family == "unet_gn":  # the UNet's inputs: a noised image and its time
                 sample = (sample[0].clone(), torch.zeros(BATCH, device=env.dev))
