@@ -158,6 +158,14 @@ How labels are observed (not assumed)
   reported and skipped. measured.json holds the numbers (eager vs graph per
   step; graph vs twin per step; the tensors that differ first and by how
   much); label.json's note says how the scenario was made and what showed.
+- A bug whose run moves no farther from eager at its first divergent step
+  than rounding does is labelled hard (shown, not scored): the eager run is
+  made again from weights one unit in the last place apart (the baseline's
+  nudge, build()), and when no tensor at that step differs from eager by
+  more than NOISE_FACTOR (3) times the nudged run's difference, no rule read
+  from those dumps can tell the bug from rounding (measured.json's
+  "observable" holds the tensor nearest to standing out and its ratio).
+  Curve pairs: curve_hard().
 
 --cpu checks the logic without CUDA (e.g. Debian's torch 1.13): the device is
 the CPU, a "graph" is simulated (capture records the step function with its
@@ -1224,7 +1232,9 @@ def build(sc, env, graphed, nudge=False):
     family's checkpoint loaded (resume); returns them and the first step.
     With nudge every parameter moves one unit in the last place of the
     dtype the model computes in (float32's or bfloat16's, toward +inf; by
-    2^-10 of itself under TF32): the baseline rounding is measured by."""
+    2^-10 of itself under TF32, whose products keep 10 mantissa bits, and
+    by 2^-7 under bf16 autocast, whose products read bfloat16 casts of 7
+    bits): the baseline rounding is measured by."""
     fam = FAMILIES[sc.family]
     torch.manual_seed(SEED_INIT)
     model = fam["make"](sc)
@@ -1240,6 +1250,8 @@ def build(sc, env, graphed, nudge=False):
             for p in model.parameters():
                 if sc.prec == "tf32":  # TF32 keeps 10 mantissa bits of float32's 23: a float32 ULP would vanish
                     p.mul_(1 + 2.0 ** -10)
+                elif sc.prec == "autocast":  # the products read bfloat16 casts (7 bits): so would a float32 ULP
+                    p.mul_(1 + 2.0 ** -7)
                 else:
                     p.copy_(torch.nextafter(p, torch.full_like(p, math.inf)))
     opt = make_opt(sc, env, model, graphed)
@@ -1681,6 +1693,42 @@ def curve_hard(ra, rb, k):
     return rel[at][1] <= HARD_FACTOR * max(before, default=0.0)
 
 
+# a compare scenario's bug is hard (label "hard": shown, not scored) when
+# at its first divergent step no dumped tensor differs from eager by more
+# than NOISE_FACTOR times the difference of the eager run started from
+# weights one unit in the last place apart (build(nudge=True)): the bug then
+# moves the run no farther than rounding alone does, and no rule read from
+# these dumps can tell it from rounding. NOISE_FACTOR is graphdiff's own
+# premise (judge.NoiseFactor): a correct graphed run and a nudged eager run
+# are samples of the same rounding noise, within a factor 3 of each other.
+NOISE_FACTOR = 3.0
+
+
+def observable(ra, rb, rn, k):
+    """At step k, each tensor's relative L2 difference of the graphed run rb
+    and of the nudged eager run rn from the eager run ra; returns the
+    tensor that stands out most (its ratio D/(NOISE_FACTOR·N), inf where
+    the nudged run repeats eager bit for bit there) and whether any does."""
+    da = dict(ra)[k]
+    d = {r["tensor"]: r for r in step_diffs(da, dict(rb)[k])}
+    n = {r["tensor"]: r for r in step_diffs(da, dict(rn)[k])}
+    best = None
+    for name, r in d.items():
+        dv = r.get("rel_l2")
+        if not isinstance(dv, float):  # a shape, dtype or name difference: stands out
+            return {"step": k, "tensor": name, "graph": r, "ratio": "inf", "stands_out": True}
+        nv = n.get(name, {}).get("rel_l2", 0.0)
+        if not isinstance(nv, float):
+            continue
+        ratio = dv / (NOISE_FACTOR * nv) if nv > 0 else (math.inf if dv > 0 else 0.0)
+        if best is None or ratio > best["ratio"]:
+            best = {"step": k, "tensor": name, "graph_rel_l2": dv, "nudged_rel_l2": nv, "ratio": ratio}
+    best["stands_out"] = best["ratio"] > 1
+    if math.isinf(best["ratio"]):
+        best["ratio"] = "inf"
+    return best
+
+
 def per_step(ra, rb):
     """Per dumped step: bitwise equal?, and per kind (first path component)
     the largest relative L2 difference of b from a."""
@@ -1754,6 +1802,7 @@ def observe(env, sc, root):
     mode = "graph" if sc.capture == "graph" else "callables"
     eager = runner(sc, env, "eager", False)
     graph = runner(sc, env, mode, True)
+    nudged = None
     measured = {"scenario": sc.name, "eager_vs_graph": per_step(eager, graph)}
     label = {"harness": "userloops", "family": sc.family, "kind": "compare", "a": "eager", "b": "graph"}
     if sc.curve:
@@ -1800,6 +1849,11 @@ def observe(env, sc, root):
         label.update(verdict="fail", causes=list(sc.causes), first_divergent_step=k)
         if sc.curve and curve_hard(eager, graph, k):
             label["hard"] = True
+        if not sc.curve and runner is run_train:
+            nudged = runner(sc, env, "eager", False, nudge=True)
+            obs = measured["observable"] = observable(eager, graph, nudged, k)
+            if not obs["stands_out"]:
+                label["hard"] = True
         top = rows[0]
         how = ", ".join(f"{key} {val:.3g}" if isinstance(val, float) else f"{key} {val}"
                         for key, val in top.items() if key != "tensor")
@@ -1807,6 +1861,12 @@ def observe(env, sc, root):
                 f"{', the graph captured again when the value changes' if sc.twin_recaptures else ''}) repeats "
                 f"itself bit for bit; the buggy graph run first differs from it at step {k}, in {len(rows)} "
                 f"tensor(s), most in {top['tensor']} ({how}).")
+        if label.get("hard") and not sc.curve:
+            obs = measured["observable"]
+            note += (f" Hard (shown, not scored): at step {k} no tensor differs from eager by more than "
+                     f"{NOISE_FACTOR:g} times what the eager run from weights one unit in the last place apart "
+                     f"differs (most: {obs['tensor']}, relative L2 {obs['graph_rel_l2']:.3g} against "
+                     f"{obs['nudged_rel_l2']:.3g}): the bug moves the run no farther than rounding does.")
     label["note"] = f"{what}. {note}"
     if env.cpu:
         label["note"] = "[--cpu simulation: no CUDA graph, no capturable optimizer; not a fixture] " + label["note"]
@@ -1816,7 +1876,9 @@ def observe(env, sc, root):
     write_run(sc, env, d / "eager", eager, graphed=False)
     write_run(sc, env, d / "graph", graph, graphed=True)
     if sc.curve or sc.baseline:  # the eager run again from weights one ulp apart: how far rounding alone carries it
-        write_run(sc, env, d / "baseline", runner(sc, env, "eager", False, nudge=True), graphed=False)
+        if nudged is None:
+            nudged = runner(sc, env, "eager", False, nudge=True)
+        write_run(sc, env, d / "baseline", nudged, graphed=False)
     (d / "label.json").write_text(json.dumps(label, indent=1) + "\n")
     (d / "measured.json").write_text(json.dumps(measured, indent=1, allow_nan=False, default=str) + "\n")
     size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
@@ -1841,7 +1903,8 @@ def write_readme(root, versions):
         step = l.get("first_divergent_step")
         note = l.get("note", "").split("] ", 1)[-1]
         what = note.split(". ")[1] if ". " in note else ""
-        lines.append(f"| {lab.parent.name} | {l['family']} | {what} | {l['verdict']} | "
+        verdict = l["verdict"] + (" (hard: shown, not scored)" if l.get("hard") else "")
+        lines.append(f"| {lab.parent.name} | {l['family']} | {what} | {verdict} | "
                      f"{', '.join(l.get('causes') or [])} | {'' if step is None else step} |")
     old.write_text("\n".join(lines) + "\n")
 
