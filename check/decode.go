@@ -50,6 +50,47 @@ func (st *stepper) decodePairs(ms []member, pairs []judge.Pair) []decodePair {
 	return out
 }
 
+// decodingGroups returns, for each pair that may be a decoding step's
+// tokens or logits, the directory of its name: every pair decodePairs
+// could pair, and more (the order of storage, several candidate logits
+// and a pair that could not be compared are decided later). It reads the
+// entries' dtypes and shapes, which a shard has from every file's header
+// (Check reads them first when sharded); an entry not read is no
+// candidate.
+func decodingGroups(pairs []loaders.Pair) map[pairKey]string {
+	type at struct {
+		step int
+		dir  string
+	}
+	tokens := map[at][]loaders.Pair{}
+	logits := map[at][]loaders.Pair{}
+	for _, p := range pairs {
+		if !decoded(p.Kind) || p.A == nil || p.B == nil || p.A.Deferred() || p.B.Deferred() {
+			continue
+		}
+		k := at{p.Step, path.Dir(p.Name)}
+		switch {
+		case p.A.DType.IsInteger() && p.B.DType.IsInteger() && slices.Equal(p.A.Shape, p.B.Shape):
+			tokens[k] = append(tokens[k], p)
+		case p.A.DType.IsFloat() && p.B.DType.IsFloat() && len(p.A.Shape) >= 1 && slices.Equal(p.A.Shape, p.B.Shape):
+			logits[k] = append(logits[k], p)
+		}
+	}
+	out := map[pairKey]string{}
+	for k, ts := range tokens {
+		for _, t := range ts {
+			for _, l := range logits[k] {
+				ls := l.A.Shape
+				if len(ls) == len(t.A.Shape)+1 && slices.Equal(ls[:len(t.A.Shape)], t.A.Shape) && ls[len(ls)-1] >= 2 {
+					out[pairKey{t.Step, t.Name}] = k.dir
+					out[pairKey{l.Step, l.Name}] = k.dir
+				}
+			}
+		}
+	}
+	return out
+}
+
 // decoded reports whether tensors of kind k may be a decoding step's
 // tokens or logits: what a model put out (outputs, or tensors of no kind
 // word). Inputs are what the graph read — a token that differs there is

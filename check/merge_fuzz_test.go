@@ -39,6 +39,12 @@ func FuzzMerge(f *testing.F) {
 		f.Fatal(err1, err2)
 	}
 	f.Add(one, two) // a merge that succeeds
+	dec1, err1 := os.ReadFile("../report/testdata/compare_json/masked_vocab_shard1of2.json")
+	dec2, err2 := os.ReadFile("../report/testdata/compare_json/masked_vocab_shard2of2.json")
+	if err1 != nil || err2 != nil {
+		f.Fatal(err1, err2)
+	}
+	f.Add(dec1, dec2) // a decoding, its near ties and masks in one shard
 	missing := filepath.Join(f.TempDir(), "no-such-run")
 	f.Fuzz(func(t *testing.T, x, y []byte) {
 		var parts []*judge.Result

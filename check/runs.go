@@ -106,9 +106,19 @@ type pairKey struct {
 // tensor that one run holds and the other could not read is an
 // unreadable pair, not a missing or extra one; its error goes with the
 // pair (and the pair's shard), not with discovery's.
+//
+// A decoding step is judged with every earlier step of its sequences (a
+// sequence that parted is left out from then on; measureDecodes), so the
+// pairs that may be a decoding step's tokens or logits (decodingGroup)
+// are held by the shard of their directory, at every step, not each by
+// its own step and name.
 func pairRuns(a, b *loaders.Run, shard loaders.Shard) pairing {
 	pr := pairing{a: a, b: b, unreadA: unreadableByKey(a), unreadB: unreadableByKey(b), attached: map[error]bool{}}
 	pairs := loaders.PairRuns(a, b)
+	var group map[pairKey]string
+	if shard.Count > 1 {
+		group = decodingGroups(pairs)
+	}
 	pr.held = pairs[:0] // kept in place
 	for _, p := range pairs {
 		key := pairKey{Step: p.Step, Name: p.Name}
@@ -118,7 +128,7 @@ func pairRuns(a, b *loaders.Run, shard loaders.Shard) pairing {
 		if u := pr.unreadA[key]; p.A == nil && u != nil {
 			pr.attached[u.Err] = true
 		}
-		if shard.Holds(p.Step, p.Name) {
+		if dir, ok := group[key]; ok && shard.Holds(loaders.NoStep, dir) || !ok && shard.Holds(p.Step, p.Name) {
 			pr.held = append(pr.held, p)
 		}
 	}

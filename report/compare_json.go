@@ -234,10 +234,43 @@ func updateElemsJSON(es []compare.UpdateElem) []UpdateElemJSON {
 // PartialJSON carries, in a shard's report only, what merge needs to
 // judge the shard's pairs together with the other shards' (judge.Step):
 // the norms behind the metrics and a parameter's update sums.
+//
+// Masked and Decode carry what the shard measured with the pair's whole
+// step in hand: the masks left out of its metrics (judge.Pair.Masked), and
+// on a decoding step's token and logits pairs the decoding measured
+// (judge.Pair.Decode), which the step's verdict reads again.
 type PartialJSON struct {
 	NormA    Float       `json:"norm_a"`
 	NormDiff Float       `json:"norm_diff"`
 	Update   *UpdateJSON `json:"update,omitempty"`
+	Masked   int64       `json:"masked,omitempty"`
+	Decode   *DecodeJSON `json:"decode,omitempty"`
+}
+
+// DecodeJSON is a decoding step as a shard measured it (compare.Decode):
+// its rows (sequences), vocabulary, the rows left out because their
+// sequence had parted at an earlier step, each row whose tokens differ
+// (flips: the two tokens, each run's gap between them and the logits'
+// scale), the logits compared and the masks left out of them, and whether
+// every logit is a bfloat16 value.
+type DecodeJSON struct {
+	Rows        int              `json:"rows"`
+	Vocab       int              `json:"vocab"`
+	Parted      int              `json:"parted"`
+	Flips       []DecodeFlipJSON `json:"flips"`
+	LogitsCount int64            `json:"logits_count"`
+	Masked      int64            `json:"masked"`
+	BFloat16    bool             `json:"bfloat16"`
+}
+
+// DecodeFlipJSON is one compare.Flip.
+type DecodeFlipJSON struct {
+	Row    int   `json:"row"`
+	TokenA int64 `json:"token_a"`
+	TokenB int64 `json:"token_b"`
+	GapA   Float `json:"gap_a"`
+	GapB   Float `json:"gap_b"`
+	Scale  Float `json:"scale"`
 }
 
 // UpdateJSON is a parameter's update sums (compare.Update); exp is
@@ -603,6 +636,16 @@ func (s *pairScratch) tensorJSON(t *judge.TensorResult, partial bool) TensorJSON
 				uj.Bins = append(uj.Bins, UpdateBinJSON{Exp: b.Exp, N: b.N, UU: Float(b.UU), DU: Float(b.DU), DD: Float(b.DD), PU: Float(b.PU)})
 			}
 			out.Partial.Update = uj
+		}
+		out.Partial.Masked = t.Masked
+		if d := t.Decode; d != nil {
+			dj := &DecodeJSON{Rows: d.Rows, Vocab: d.Vocab, Parted: d.Parted, Flips: []DecodeFlipJSON{},
+				LogitsCount: d.LogitsCount, Masked: d.Masked, BFloat16: d.BFloat16}
+			for _, f := range d.Flips {
+				dj.Flips = append(dj.Flips, DecodeFlipJSON{Row: f.Row, TokenA: f.TokenA, TokenB: f.TokenB,
+					GapA: Float(f.GapA), GapB: Float(f.GapB), Scale: Float(f.Scale)})
+			}
+			out.Partial.Decode = dj
 		}
 	}
 	if n := t.Noise; n != nil {

@@ -250,6 +250,17 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 				t.Update.Worst = append(t.Update.Worst, compare.UpdateElem{Index: w.Index, Exp: w.GradExp, D: float64(w.Diff)})
 			}
 		}
+		if p.Masked < 0 || p.Masked > t.Metrics.Count {
+			return nil, fmt.Errorf("partial.masked: %d of %d elements", p.Masked, t.Metrics.Count)
+		}
+		t.Masked = p.Masked
+		if d := p.Decode; d != nil {
+			dec, err := decodeOf(d, t.Metrics.Count)
+			if err != nil {
+				return nil, fmt.Errorf("partial.decode: %w", err)
+			}
+			t.Decode = dec
+		}
 	}
 	if n := tj.Noise; n != nil {
 		t.Noise = &compare.Metrics{Count: n.Count, Mismatched: n.Mismatched, RelL2: float64(n.RelL2),
@@ -282,4 +293,27 @@ func elements(shape []int) (int64, bool) {
 		n *= int64(d)
 	}
 	return n, true
+}
+
+// decodeOf is the compare.Decode a shard's report gives for a pair of
+// count elements, checked: rows, vocabulary and counts that a decoding
+// step of that pair can have, flips on distinct rows in order.
+func decodeOf(d *DecodeJSON, count int64) (*compare.Decode, error) {
+	if d.Rows < 1 || d.Vocab < 2 || d.Parted < 0 || d.Parted > d.Rows || len(d.Flips) > d.Rows-d.Parted ||
+		d.LogitsCount < 0 || d.Masked < 0 || d.Masked > d.LogitsCount || d.LogitsCount > int64(d.Rows)*int64(d.Vocab) {
+		return nil, fmt.Errorf("%d rows, vocabulary %d, %d parted, %d flips, %d logits, %d masked",
+			d.Rows, d.Vocab, d.Parted, len(d.Flips), d.LogitsCount, d.Masked)
+	}
+	if count != int64(d.Rows) && count != int64(d.Rows)*int64(d.Vocab) {
+		return nil, fmt.Errorf("%d rows of %d tokens do not make the pair's %d elements", d.Rows, d.Vocab, count)
+	}
+	out := &compare.Decode{Rows: d.Rows, Vocab: d.Vocab, Parted: d.Parted, LogitsCount: d.LogitsCount, Masked: d.Masked, BFloat16: d.BFloat16}
+	for i, f := range d.Flips {
+		if f.Row < 0 || f.Row >= d.Rows || (i > 0 && f.Row <= d.Flips[i-1].Row) {
+			return nil, fmt.Errorf("flip row %d out of order or outside %d rows", f.Row, d.Rows)
+		}
+		out.Flips = append(out.Flips, compare.Flip{Row: f.Row, TokenA: f.TokenA, TokenB: f.TokenB,
+			GapA: float64(f.GapA), GapB: float64(f.GapB), Scale: float64(f.Scale)})
+	}
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/graphdiff/graphdiff/judge"
@@ -100,4 +101,42 @@ func FuzzReadCompareJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadCompareJSONRefusesForgedDecode reads a shard's report of a
+// decoding (near ties, a masked vocabulary) with its partial.decode and
+// partial.masked altered to what no decoding step of the pair can be:
+// each is refused with the field named, and the report as written is read.
+func TestReadCompareJSONRefusesForgedDecode(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("testdata/compare_json/masked_vocab_shard2of2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr, err := ReadCompareJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flips := 0
+	for _, tr := range sr.Result.Tensors {
+		if tr.Decode != nil {
+			flips += len(tr.Decode.Flips)
+		}
+	}
+	if flips == 0 {
+		t.Fatal("the report read back holds no flipped row")
+	}
+	for _, c := range []struct{ name, old, new, want string }{
+		{"flip row outside the rows", `"row": 2,`, `"row": 7,`, "partial.decode: flip row 7"},
+		{"more parted rows than rows", `"parted": 0,`, `"parted": 5,`, "partial.decode: 4 rows, vocabulary 80, 5 parted"},
+		{"masks beyond the logits", `"masked": 64,`, `"masked": 300,`, "partial.decode: 4 rows, vocabulary 80, 0 parted, 0 flips, 256 logits, 300 masked"},
+	} {
+		forged := bytes.Replace(data, []byte(c.old), []byte(c.new), 1)
+		if bytes.Equal(forged, data) {
+			t.Fatalf("%s: %q is not in the report", c.name, c.old)
+		}
+		if _, err := ReadCompareJSON(bytes.NewReader(forged)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want it to say %q", c.name, err, c.want)
+		}
+	}
 }

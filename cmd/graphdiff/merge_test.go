@@ -1,8 +1,10 @@
 package main
 
 import (
+	"archive/zip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,6 +68,26 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 		dir = filepath.Join("../../testdata/userloops", dir)
 		cases = append(cases, tc{filepath.Base(dir), []string{filepath.Join(dir, "eager"), filepath.Join(dir, "graph")}})
 	}
+	// decoding: tokens beside their logits, judged by the near-tie rule
+	// with every earlier step of each sequence (a parted sequence is left
+	// out from then on), masked vocabularies left out of the norms
+	decoding, err := filepath.Glob("../../testdata/decode/*/graph")
+	if err != nil || len(decoding) < 6 {
+		t.Fatalf("decode: %v, %d found", err, len(decoding))
+	}
+	for _, dir := range []string{"kv_decoder_bf16_ok", "kv_decoder_autocast_ok", "kv_decoder_stale_token", "kv_decoder_uninit_pad"} {
+		decoding = append(decoding, filepath.Join("../../testdata/userloops/kv_decoder", dir, "graph"))
+	}
+	for _, graph := range decoding {
+		dir := filepath.Dir(graph)
+		cases = append(cases, tc{filepath.Base(dir), []string{filepath.Join(dir, "eager"), graph}})
+	}
+	// the same as one .npy file per tensor (a directory per step)
+	npy := t.TempDir()
+	for _, run := range []string{"eager", "graph"} {
+		npzToTree(t, filepath.Join("../../testdata/decode/near_tie_ok", run), filepath.Join(npy, run))
+	}
+	cases = append(cases, tc{"near_tie_npy", []string{filepath.Join(npy, "eager"), filepath.Join(npy, "graph")}})
 	broken := brokenRun(t)
 	cases = append(cases,
 		tc{"missing_extra", []string{"../../testdata/runs/tree", "../../testdata/runs/flat"}},
@@ -349,5 +371,41 @@ func TestMergeDistrustsShards(t *testing.T) {
 				t.Errorf("exit %d, want %d with %q:\n%s%s", code, tc.code, tc.want, stdout, stderr)
 			}
 		})
+	}
+}
+
+// npzToTree writes the members of each gen_<k>.npz in dir (numpy's .npy
+// bytes, as np.savez stored them) to out/step_<k>/<member>.npy.
+func npzToTree(t *testing.T, dir, out string) {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "gen_*.npz"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("%s: %v, %d archives", dir, err, len(paths))
+	}
+	for _, p := range paths {
+		step := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "gen_"), ".npz")
+		zr, err := zip.OpenReader(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range zr.File {
+			r, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := io.ReadAll(r)
+			r.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			target := filepath.Join(out, "step_"+step, f.Name)
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(target, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		zr.Close()
 	}
 }

@@ -14,4 +14,8 @@ gd compare --format json testdata/bad/not_npy_member.npz testdata/bad/not_npy_me
 # the two shards of a failing comparison, which FuzzMerge merges
 gd compare --format json --shard 1/2 $s/stale_input/eager $s/stale_input/graph > $out/stale_input_shard1of2.json
 gd compare --format json --shard 2/2 $s/stale_input/eager $s/stale_input/graph > $out/stale_input_shard2of2.json
+# the two shards of a decoding with near ties and a masked vocabulary (partial.decode, partial.masked)
+d=testdata/decode/masked_vocab_ok
+gd compare --format json --shard 1/2 $d/eager $d/graph > $out/masked_vocab_shard1of2.json
+gd compare --format json --shard 2/2 $d/eager $d/graph > $out/masked_vocab_shard2of2.json
 exit 0
