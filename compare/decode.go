@@ -58,6 +58,28 @@ type Decode struct {
 	// (a float32 whose low 16 bits are zero, or bfloat16 stored): logits
 	// of a bfloat16 model saved as float32 round at bfloat16's epsilon.
 	BFloat16 bool
+	// TokensA and TokensB are every row's token in each run, parted rows
+	// included; LogitsA and LogitsB every row's logits as a fingerprint
+	// (RowPrint): what the step put out, which a diagnosis compares
+	// across steps (the next step's input is this step's token).
+	TokensA, TokensB []int64
+	LogitsA, LogitsB []uint64
+}
+
+// RowPrint is the fingerprint of a row of logits: FNV-1a (64 bits) of the
+// values' float64 bits, in order. Rows that are equal bit for bit have
+// equal prints; unequal rows, equal prints with probability 2^-64.
+func RowPrint(row []float64) uint64 {
+	h := uint64(14695981039346656037)
+	for _, x := range row {
+		b := math.Float64bits(x)
+		for range 8 {
+			h ^= b & 0xff
+			h *= 1099511628211
+			b >>= 8
+		}
+	}
+	return h
 }
 
 // MeasureDecode reads a DecodeJob's four tensors whole (a step of
@@ -86,8 +108,12 @@ func MeasureDecode(j DecodeJob) (*Decode, error) {
 		return nil, fmt.Errorf("decode step: %d and %d tokens, %d and %d logits, %d rows parted: shapes that do not pair", len(ta), len(tb), len(la), len(lb), len(j.Parted))
 	}
 	v := len(la) / rows
-	d := &Decode{Rows: rows, Vocab: v, BFloat16: fitsBFloat16(j.LogA, la) && fitsBFloat16(j.LogB, lb)}
+	d := &Decode{Rows: rows, Vocab: v, BFloat16: fitsBFloat16(j.LogA, la) && fitsBFloat16(j.LogB, lb),
+		TokensA: ta, TokensB: tb, LogitsA: make([]uint64, rows), LogitsB: make([]uint64, rows)}
 	d.logits = newUnmaskedSums(j.LogA.DType, j.Tolerance)
+	for r := range rows {
+		d.LogitsA[r], d.LogitsB[r] = RowPrint(la[r*v:(r+1)*v]), RowPrint(lb[r*v:(r+1)*v])
+	}
 	for r := range rows {
 		if j.Parted != nil && j.Parted[r] {
 			d.Parted++

@@ -27,7 +27,10 @@ graph's kernels as a constant at capture; later changes never reach it.`,
 	Signature: `The difference is proportional: gradients or parameter updates equal the
 eager ones times a factor other than 1 (cosine ≈ 1), starting at the step
 where the scalar first changes; with only losses dumped, the losses differ by
-a drifting factor.`,
+a drifting factor. In decoding (logits and tokens per position), a position
+or step counter frozen at capture makes each replay's logits depend on its
+input token alone: two steps whose previous tokens are equal put out equal
+logits.`,
 	Confirm: `Log the scalar on both sides; in the graphed run, put it in a tensor and
 check whether the kernels read it.`,
 	Fix: `Keep changing scalars in device tensors updated in place (lr_tensor.fill_(lr));
@@ -52,6 +55,9 @@ func capturedScalar(f *facts) *Cause {
 		return nil
 	}
 	if c := stateScalar(f); c != nil {
+		return c
+	}
+	if c := decodePosition(f); c != nil {
 		return c
 	}
 	if sf := f.firstScale(); sf != nil {

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"cmp"
+	"github.com/graphdiff/graphdiff/compare"
 	"math"
 	"runtime"
 	"slices"
@@ -88,7 +89,9 @@ func takeSamples(p *Plan, heads Heads) *sampleSet {
 		for j, m := range ms {
 			h := headOf(i, j) // the zero Head of a pair without one adds nothing
 			if n, same := h.sides(); same {
+				from := len(a)
 				a, b = h.appendTo(a, b, min(m.want, n))
+				unmask(a[from:], b[from:], p.cs[m.i].MaskFloor)
 			}
 		}
 		va[i], vb[i] = a, b
@@ -107,6 +110,19 @@ func takeSamples(p *Plan, heads Heads) *sampleSet {
 	}
 	sort.Ints(s.steps)
 	return s
+}
+
+// unmask sets to 0 in both a and b the values equal in both at floor or
+// more in magnitude (masks; see Candidate.MaskFloor); floor 0 sets none.
+func unmask(a, b vec, floor float64) {
+	if floor <= 0 {
+		return
+	}
+	for i, x := range a {
+		if x == b[i] && math.Abs(x) >= floor {
+			a[i], b[i] = 0, 0
+		}
+	}
 }
 
 // Head is the leading values, in storage order, of both sides of a pair
@@ -205,6 +221,12 @@ type Candidate struct {
 	// it could be read (or is not read yet), and both sides have the same
 	// layout (shape, storage order, real or complex).
 	Sampled bool
+	// MaskFloor is compare.MaskFloor of the pair's dtype when both sides
+	// are real floating point of one dtype, else 0: a sampled value equal
+	// in both runs at that magnitude or more is a mask (a padded
+	// vocabulary's torch.finfo(dtype).min) and is sampled as 0 in both,
+	// as the comparison leaves it out of the norms (compare.Unmasked).
+	MaskFloor float64
 }
 
 // CandidateOf describes a finished pair for planning.
@@ -222,6 +244,9 @@ func NewCandidate(step int, kind loaders.Kind, name string, a, b *loaders.Meta) 
 	if a != nil && b != nil && sameLayout(a, b) {
 		c.Sampled = true
 		c.Values = a.Len() * int64(a.DType.Components())
+		if a.DType == b.DType && a.DType.IsFloat() && a.DType.Components() == 1 {
+			c.MaskFloor = compare.MaskFloor(a.DType)
+		}
 	}
 	return c
 }

@@ -80,3 +80,20 @@ func stepName(step int) string {
 	}
 	return fmt.Sprintf("step %d", step)
 }
+
+// outputKinds returns the sampled kinds that hold what the model put out:
+// outputs, and, in a run with neither gradients nor parameters (inference:
+// logits and tokens per decoding step), tensors of no kind word.
+func (f *facts) outputKinds() []loaders.Kind {
+	out := []loaders.Kind{loaders.KindOutput}
+	if f.inference() {
+		out = append(out, loaders.KindTensor)
+	}
+	return out
+}
+
+// inference reports whether the runs sampled no gradients, parameters or
+// losses: what they dumped is what a model put out.
+func (f *facts) inference() bool {
+	return !f.s.kinds[loaders.KindGrad] && !f.s.kinds[loaders.KindParam] && !f.s.kinds[kindBuffer] && !f.s.kinds[loaders.KindLoss]
+}

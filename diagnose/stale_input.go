@@ -63,7 +63,12 @@ func staleInput(f *facts) *Cause {
 	if f.explained(GradAccumulation) >= 0.6 {
 		gradN = 0
 	}
-	outRep, outN := f.repeat(loaders.KindOutput, 0.05)
+	outRep, outN := math.NaN(), 0
+	for _, kind := range f.outputKinds() {
+		if r, n := f.repeat(kind, 0.05); n > outN {
+			outRep, outN = r, n
+		}
+	}
 	grads := gradN >= 2 && gradRep < repeatRatio
 	outs := outN >= 2 && outRep < repeatRatio
 	below, belowN := f.lossBelow()
@@ -97,7 +102,11 @@ func staleInput(f *facts) *Cause {
 	if conf == 0 {
 		return nil
 	}
-	ev.add("%s", f.missing(loaders.KindGrad, loaders.KindOutput))
+	if f.inference() {
+		ev.add("not dumped, and would decide it: the inputs as the graph read them (its static token or input tensor after each replay)")
+	} else {
+		ev.add("%s", f.missing(loaders.KindGrad, loaders.KindOutput))
+	}
 	return &Cause{ID: StaleInput, Confidence: conf, Evidence: ev}
 }
 

@@ -261,6 +261,12 @@ type DecodeJSON struct {
 	LogitsCount int64            `json:"logits_count"`
 	Masked      int64            `json:"masked"`
 	BFloat16    bool             `json:"bfloat16"`
+	// TokensA, TokensB: every row's token in each run; LogitsA, LogitsB:
+	// every row's logits' fingerprint (compare.RowPrint), in hexadecimal.
+	TokensA []int64  `json:"tokens_a"`
+	TokensB []int64  `json:"tokens_b"`
+	LogitsA []string `json:"logits_a"`
+	LogitsB []string `json:"logits_b"`
 }
 
 // DecodeFlipJSON is one compare.Flip.
@@ -640,7 +646,8 @@ func (s *pairScratch) tensorJSON(t *judge.TensorResult, partial bool) TensorJSON
 		out.Partial.Masked = t.Masked
 		if d := t.Decode; d != nil {
 			dj := &DecodeJSON{Rows: d.Rows, Vocab: d.Vocab, Parted: d.Parted, Flips: []DecodeFlipJSON{},
-				LogitsCount: d.LogitsCount, Masked: d.Masked, BFloat16: d.BFloat16}
+				LogitsCount: d.LogitsCount, Masked: d.Masked, BFloat16: d.BFloat16,
+				TokensA: d.TokensA, TokensB: d.TokensB, LogitsA: prints(d.LogitsA), LogitsB: prints(d.LogitsB)}
 			for _, f := range d.Flips {
 				dj.Flips = append(dj.Flips, DecodeFlipJSON{Row: f.Row, TokenA: f.TokenA, TokenB: f.TokenB,
 					GapA: Float(f.GapA), GapB: Float(f.GapB), Scale: Float(f.Scale)})
@@ -764,4 +771,14 @@ func marshalPairs(ts []*judge.TensorResult, partial bool, write func(k int, b []
 		default:
 		}
 	}
+}
+
+// prints writes row fingerprints in hexadecimal (JSON numbers lose
+// integers past 2^53).
+func prints(ps []uint64) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = strconv.FormatUint(p, 16)
+	}
+	return out
 }

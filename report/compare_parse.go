@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 
 	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/judge"
@@ -307,7 +308,23 @@ func decodeOf(d *DecodeJSON, count int64) (*compare.Decode, error) {
 	if count != int64(d.Rows) && count != int64(d.Rows)*int64(d.Vocab) {
 		return nil, fmt.Errorf("%d rows of %d tokens do not make the pair's %d elements", d.Rows, d.Vocab, count)
 	}
-	out := &compare.Decode{Rows: d.Rows, Vocab: d.Vocab, Parted: d.Parted, LogitsCount: d.LogitsCount, Masked: d.Masked, BFloat16: d.BFloat16}
+	if len(d.TokensA) != d.Rows || len(d.TokensB) != d.Rows || len(d.LogitsA) != d.Rows || len(d.LogitsB) != d.Rows {
+		return nil, fmt.Errorf("%d rows with %d and %d tokens, %d and %d logits' prints", d.Rows, len(d.TokensA), len(d.TokensB), len(d.LogitsA), len(d.LogitsB))
+	}
+	out := &compare.Decode{Rows: d.Rows, Vocab: d.Vocab, Parted: d.Parted, LogitsCount: d.LogitsCount, Masked: d.Masked, BFloat16: d.BFloat16,
+		TokensA: d.TokensA, TokensB: d.TokensB}
+	for _, side := range []struct {
+		in  []string
+		out *[]uint64
+	}{{d.LogitsA, &out.LogitsA}, {d.LogitsB, &out.LogitsB}} {
+		for _, h := range side.in {
+			p, err := strconv.ParseUint(h, 16, 64)
+			if err != nil {
+				return nil, fmt.Errorf("logits' print %q: not a 64-bit hexadecimal number", h)
+			}
+			*side.out = append(*side.out, p)
+		}
+	}
 	for i, f := range d.Flips {
 		if f.Row < 0 || f.Row >= d.Rows || (i > 0 && f.Row <= d.Flips[i-1].Row) {
 			return nil, fmt.Errorf("flip row %d out of order or outside %d rows", f.Row, d.Rows)

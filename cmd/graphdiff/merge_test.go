@@ -75,7 +75,7 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 	if err != nil || len(decoding) < 6 {
 		t.Fatalf("decode: %v, %d found", err, len(decoding))
 	}
-	for _, dir := range []string{"kv_decoder_bf16_ok", "kv_decoder_autocast_ok", "kv_decoder_stale_token", "kv_decoder_uninit_pad"} {
+	for _, dir := range []string{"kv_decoder_bf16_ok", "kv_decoder_autocast_ok", "kv_decoder_stale_token", "kv_decoder_uninit_pad", "kv_decoder_captured_pos"} {
 		decoding = append(decoding, filepath.Join("../../testdata/userloops/kv_decoder", dir, "graph"))
 	}
 	for _, graph := range decoding {
