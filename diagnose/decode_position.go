@@ -1,7 +1,10 @@
 package diagnose
 
 import (
+	"fmt"
 	"slices"
+
+	"gonum.org/v1/gonum/mathext"
 
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
@@ -119,4 +122,55 @@ func decodePosition(f *facts) *Cause {
 		return &Cause{ID: CapturedScalar, Confidence: 0.9, Evidence: ev}
 	}
 	return nil
+}
+
+// tokenRepeats counts, in one run of a decoding (b: the compared run),
+// the rows of the steps after the first divergent one whose token equals
+// the row's token at the dumped step before, and how many rows were
+// looked at.
+func (d decodeRun) tokenRepeats(b bool, div int) (repeats, n int) {
+	for i := 1; i < len(d.steps); i++ {
+		if d.steps[i] <= div {
+			continue
+		}
+		now, before := d.at[d.steps[i]].Decode, d.at[d.steps[i-1]].Decode
+		x, y := now.TokensA, before.TokensA
+		if b {
+			x, y = now.TokensB, before.TokensB
+		}
+		for r := range min(len(x), len(y)) {
+			n++
+			if x[r] == y[r] {
+				repeats++
+			}
+		}
+	}
+	return repeats, n
+}
+
+// decodeRepeats: a decoding fed one input token at every step (an input
+// rebound instead of copied) repeats itself: its greedy token equals the
+// step before's far more often than the reference run's. The prediction
+// fits where, over the rows of the steps after the first divergent one,
+// the compared run repeats k of n times and a run repeating at the
+// reference's rate p = (k_A + 1)/(n_A + 2) would do so with probability
+// Pr[Binomial(n, p) ≥ k] < StateChance (the same 10⁻⁶ as a state fit's).
+// It returns the evidence, or "" where the prediction does not fit.
+func (f *facts) decodeRepeats() string {
+	for _, d := range f.decodeRuns() {
+		kB, nB := d.tokenRepeats(true, f.div)
+		kA, nA := d.tokenRepeats(false, f.div)
+		if nB == 0 || kB == 0 {
+			continue
+		}
+		p := float64(kA+1) / float64(nA+2)
+		// Pr[Binomial(n, p) ≥ k] = I_p(k, n − k + 1), the regularized
+		// incomplete beta function, exact in the far tail
+		chance := mathext.RegIncBeta(float64(kB), float64(nB-kB+1), p)
+		if chance < judge.StateChance && float64(kB)/float64(nB) > p {
+			return fmt.Sprintf("%s: the graphed run's greedy token repeats the step before's in %d of %d rows after step %d, the eager run's in %d of %d (at the eager rate, %s by chance): fed one token, a decoder repeats itself",
+				d.name, kB, nB, f.div, kA, nA, g(chance))
+		}
+	}
+	return ""
 }

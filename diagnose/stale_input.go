@@ -43,7 +43,10 @@ first batch.`,
 //   - loss below: the graphed loss is below the eager one at ≥ 80% of at
 //     least 3 steps (a model fitting one batch);
 //   - zeros: the gradients' zero pattern repeats in the graph and varies
-//     in eager (ReLU models only).
+//     in eager (ReLU models only);
+//   - token repeats: in a decoding, the graph's greedy token repeats the
+//     step before's beyond what the eager run's rate makes likely
+//     (decodeRepeats): fed one token, a decoder repeats itself.
 //
 // Values that never change at all are output_aliasing (a kind it found is
 // not read), and accumulated gradients change little too, so that signal
@@ -71,6 +74,10 @@ func staleInput(f *facts) *Cause {
 	}
 	grads := gradN >= 2 && gradRep < repeatRatio
 	outs := outN >= 2 && outRep < repeatRatio
+	repeats := ""
+	if f.explained(OutputAliasing) < 0.6 {
+		repeats = f.decodeRepeats()
+	}
 	below, belowN := f.lossBelow()
 	lossFits := belowN >= 3 && below >= 0.8
 	zeros := f.zeroRepeats(&ev)
@@ -80,18 +87,23 @@ func staleInput(f *facts) *Cause {
 	if outs {
 		ev.add("outputs change from step to step %s as much in the graphed run as in the eager run (median over %d steps)", g(outRep)+"×", outN)
 	}
+	if repeats != "" {
+		ev.add("%s", repeats)
+	}
 	if lossFits {
 		ev.add("the graphed loss is below the eager one at %.0f%% of the %d steps after step %d: a model fitting one batch", 100*below, belowN, f.div)
 	}
 	conf := 0.0
 	switch {
+	case outs && repeats != "":
+		conf = 0.9
 	case grads && (outs || lossFits || zeros):
 		conf = 0.9
 	case grads:
 		conf = 0.8
 	case outs && (lossFits || zeros):
 		conf = 0.85
-	case outs:
+	case outs, repeats != "":
 		conf = 0.75
 	case zeros:
 		conf = 0.6

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 
+	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 )
 
@@ -17,14 +18,16 @@ var uninitializedMemoryCause = Explanation{
 is read before it is written: the graph computes on whatever the memory held.`,
 	Signature: `The runs differ from the very first step, before any replay-order bug could
 act; values may be NaN, Inf or huge where the eager run has none, or come
-from an unrelated tensor.`,
+from an unrelated tensor. In an output (logits), fewer elements than one row
+differ: a row computed from another input would differ whole.`,
 	Confirm: `Run the graphed code with torch.use_deterministic_algorithms(True) (which
 fills torch.empty with NaN) or compute-sanitizer --tool initcheck.`,
 	Fix: `Initialise buffers (torch.zeros, or fill_ before use); do not read tensors
 freed before capture; keep tensors the graph uses alive.`,
 }
 
-// uninitializedMemory: NaN/Inf or huge values only in the graphed run, or
+// uninitializedMemory: NaN/Inf or huge values only in the graphed run, a
+// region of an output smaller than one row differing (smallRegion), or
 // a difference already at the first step, which no replay-order bug can
 // cause — unless it is one only a baseline can judge (needsBaseline: the
 // gradients' direction kept, within ten times their limit), which values
@@ -51,6 +54,10 @@ func uninitializedMemory(f *facts) *Cause {
 			}
 		}
 	}
+	if line := f.smallRegion(); line != "" {
+		conf = max(conf, 0.75)
+		ev.add("%s", line)
+	}
 	if f.div != loaders.NoStep && f.div == f.firstStep && f.explained(OutputAliasing, DynamicShape, GradsZeroNotNone, CallablesAccumulation) < 0.6 &&
 		needsBaseline(f) == nil { // values read from unwritten memory are unrelated to the eager ones, not a rounding's distance off
 		conf = max(conf, 0.7)
@@ -65,3 +72,31 @@ func uninitializedMemory(f *facts) *Cause {
 	}
 	return &Cause{ID: UninitializedMemory, Confidence: conf, Evidence: ev}
 }
+
+// smallRegion: in a run that dumped only what a model put out, an output
+// of two or more dimensions that fails at the first divergent step with
+// fewer elements beyond its tolerance than one row (its last dimension)
+// holds. Each row of a dense layer's output (a sequence's logits) is
+// computed from that row's state, so anything that changes what the graph
+// reads (an input, a position, a scale) changes whole rows; values that
+// differ in less than a row come from memory read element by element — a
+// bias or mask buffer read before it was written, or after it was freed.
+// It returns the evidence, or "".
+func (f *facts) smallRegion() string {
+	if f.div == loaders.NoStep || !f.inference() {
+		return ""
+	}
+	for _, t := range f.r.Tensors {
+		m := t.Metrics
+		if t.Step != f.div || t.Status != judge.StatusMismatch || m == nil || t.A == nil || !t.A.DType.IsFloat() || len(t.A.Shape) < 2 {
+			continue
+		}
+		row := int64(t.A.Shape[len(t.A.Shape)-1])
+		if m.Mismatched > 0 && m.Mismatched < row {
+			return fmt.Sprintf("%s at step %d: %s beyond rounding, fewer than one row of %d: a row computed from another input differs whole; a region this small is values left in or read from memory (a bias or mask buffer read before it is written, or after it was freed)",
+				t.Name, t.Step, fmt.Sprintf("%d %s", m.Mismatched, plural(int(m.Mismatched), "element differs", "elements differ")), row)
+		}
+	}
+	return ""
+}
+
