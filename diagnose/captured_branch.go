@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/graphdiff/graphdiff/loaders"
@@ -73,9 +74,17 @@ func capturedBranch(f *facts) *Cause {
 	if bitwise {
 		conf = 0.75
 	}
-	if a, b := f.s.get(f.s.a, f.div, loaders.KindGrad), f.s.get(f.s.b, f.div, loaders.KindGrad); a != nil {
+	a, b := f.s.get(f.s.a, f.div, loaders.KindGrad), f.s.get(f.s.b, f.div, loaders.KindGrad)
+	switch {
+	case a != nil && f.lossTermOnly():
+		// the loss changed and the gradients did not: a term of the loss
+		// whose gradient is small, switched by a branch or weighted by a
+		// number frozen at capture — the losses alone cannot tell which
+		conf = min(conf, 0.5)
+		ev.add("the gradients at step %d agree within their limit (cosine %.4f, norm ratio %s) while the loss differs: a term of the loss changed, switched by a branch or weighted by a Python number frozen at capture (captured_scalar); not dumped, and would tell them apart: the loss's terms apart, or the weight the graphed step read", f.div, cosine(a, b), g(norm(b)/norm(a)))
+	case a != nil:
 		ev.add("the gradients at step %d are not a scale of the eager ones (cosine %.4f, norm ratio %s), so not a changed scalar", f.div, cosine(a, b), g(norm(b)/norm(a)))
-	} else {
+	default:
 		conf -= 0.15
 		ev.add("%s (to tell a branch from a scalar that changed at step %d)", f.missing(loaders.KindGrad, loaders.KindParam), f.div)
 	}
@@ -86,4 +95,12 @@ func capturedBranch(f *facts) *Cause {
 		ev.add("not dumped, and would tell a branch from a batch of another size at step %d (dynamic_shape): inputs or outputs", f.div)
 	}
 	return &Cause{ID: CapturedBranch, Confidence: conf, Evidence: ev}
+}
+
+// lossTermOnly reports whether, at the first divergent step, the loss
+// failed while the gradients (dumped) did not: a term of the loss whose
+// gradient is small changed.
+func (f *facts) lossTermOnly() bool {
+	return f.s.get(f.s.a, f.div, loaders.KindGrad) != nil && !slices.Contains(f.diverged[loaders.KindGrad], f.div) &&
+		slices.Contains(f.diverged[loaders.KindLoss], f.div)
 }

@@ -48,3 +48,28 @@ func TestDecodingCauses(t *testing.T) {
 		})
 	}
 }
+
+// TestLossTermCauses diagnoses the two MoE runs whose aux-loss term the
+// graph keeps after eager changes it (eager drops it at step 1005; eager
+// lowers its weight there): the gradients agree, the loss does not, and
+// the dumps cannot tell a branch from a weight frozen at capture. Both
+// are named at one confidence, with the dump that would decide.
+func TestLossTermCauses(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"moe_aux_branch_captured", "moe_aux_weight_captured"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join("..", "testdata", "userloops", "moe", name)
+			_, rep := diagnoseDirs(t, filepath.Join(dir, "eager"), filepath.Join(dir, "graph"))
+			if len(rep.Causes) < 2 || rep.Causes[0].ID != "captured_branch" || rep.Causes[1].ID != "captured_scalar" ||
+				rep.Causes[0].Confidence != rep.Causes[1].Confidence {
+				t.Fatalf("causes %+v, want captured_branch and captured_scalar at one confidence", rep.Causes)
+			}
+			for _, c := range rep.Causes[:2] {
+				if ev := strings.Join(c.Evidence, "\n"); !strings.Contains(ev, "the loss's terms apart") {
+					t.Errorf("%s: evidence does not name the dump that decides:\n%s", c.ID, ev)
+				}
+			}
+		})
+	}
+}

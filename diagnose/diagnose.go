@@ -115,9 +115,18 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 // out against them, with the dump that would decide: a break after
 // several agreeing steps (captured_branch) is also what a batch of
 // another size gives (dynamic_shape) when neither inputs nor outputs were
-// dumped, whose shapes would show it.
+// dumped, whose shapes would show it; and where only the loss broke, its
+// gradients agreeing, a loss weight frozen at capture (captured_scalar)
+// changes the same term, which the loss's terms dumped apart would show.
 func (f *facts) alternatives(cs []Cause) []Cause {
 	i := slices.IndexFunc(cs, func(c Cause) bool { return c.ID == CapturedBranch })
+	if i >= 0 && f.found[CapturedScalar] == 0 && f.lossTermOnly() {
+		// a loss term switched by a branch, or weighted by a number
+		// frozen at capture: the same losses and gradients
+		cs = slices.Insert(cs, i+1, Cause{ID: CapturedScalar, Confidence: cs[i].Confidence,
+			Evidence: []string{fmt.Sprintf("a loss weight frozen at capture changes the same term of the loss at step %d, its gradient as small; not dumped, and would tell them apart: the loss's terms apart, or the weight the graphed step read", f.div)},
+			Fix:      fixOf(CapturedScalar)})
+	}
 	if i < 0 || f.found[DynamicShape] > 0 || f.s.kinds[loaders.KindInput] || f.s.kinds[loaders.KindOutput] {
 		return cs
 	}

@@ -99,4 +99,3 @@ func (f *facts) smallRegion() string {
 	}
 	return ""
 }
-
