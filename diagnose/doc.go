@@ -38,6 +38,13 @@
 // The verdict is not changed by warnings; graphdiff compare --strict fails
 // on them.
 //
+// Decoding dumps (logits and tokens per position, no gradients) are read
+// through the decoding each step measured (judge.Pair.Decode: every row's
+// tokens and logits' fingerprints), whose predictions are tested across
+// steps in decode_position.go: logits that depend on the input token
+// alone (a position frozen at capture), tokens that repeat (one input
+// token fed at every step).
+//
 // Diagnose reads no file: the pipeline (package check) reads the leading
 // values PlanSamples names and hands them over as Heads. Each cause lives
 // in a file of its own (its ID, its explanation and its detector; helpers
