@@ -38,6 +38,10 @@ type Report struct {
 	// (needs_baseline). They do not change the verdict (see graphdiff
 	// compare --strict).
 	Warnings []Cause
+	// Unexplained is set on a failing comparison for which no cause was
+	// named: where the runs part, what could still explain it and the
+	// dumps that would tell.
+	Unexplained *Unexplained
 }
 
 // facts is what the detectors share.
@@ -108,6 +112,9 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 	rep.Causes = f.run(detectors()...)
 	rep.Causes = f.alternatives(rep.Causes)
 	rep.Warnings = f.run(needsBaseline)
+	if len(rep.Causes) == 0 {
+		rep.Unexplained = f.unexplained()
+	}
 	return rep
 }
 

@@ -18,6 +18,10 @@ type Comparison struct {
 	// Causes are the likely causes, highest confidence first; Warnings the
 	// structured differences found inside the thresholds.
 	Causes, Warnings []diagnose.Cause
+	// Unexplained is set on a failing comparison no cause was named for:
+	// where the runs part, what could still explain it and the dumps that
+	// would tell.
+	Unexplained *diagnose.Unexplained
 	// Curve is the analysis of the runs' loss curves, nil when they hold
 	// none.
 	Curve *curve.Result

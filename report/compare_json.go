@@ -66,17 +66,20 @@ import (
 // null (the cosine of a zero vector with a non-zero one) and an infinite
 // one is the string "inf" or "-inf" (max_rel where the reference is 0).
 type CompareJSON struct {
-	Verdict          string          `json:"verdict"`
-	A                string          `json:"a"`
-	B                string          `json:"b"`
-	FirstDivergence  *DivergenceJSON `json:"first_divergence"`
-	Causes           []CauseJSON     `json:"causes"`
-	Warnings         []CauseJSON     `json:"warnings"`
-	Summary          SummaryJSON     `json:"summary"`
-	Tensors          []TensorJSON    `json:"tensors"`
-	Ignored          []NameStepJSON  `json:"ignored"`
-	Errors           []ErrorJSON     `json:"errors"`
-	StoppedAfterStep *int            `json:"stopped_after_step"`
+	Verdict         string          `json:"verdict"`
+	A               string          `json:"a"`
+	B               string          `json:"b"`
+	FirstDivergence *DivergenceJSON `json:"first_divergence"`
+	Causes          []CauseJSON     `json:"causes"`
+	Warnings        []CauseJSON     `json:"warnings"`
+	// Unexplained is set on a failing comparison no cause was named for
+	// (diagnose.Unexplained).
+	Unexplained      *UnexplainedJSON `json:"unexplained,omitempty"`
+	Summary          SummaryJSON      `json:"summary"`
+	Tensors          []TensorJSON     `json:"tensors"`
+	Ignored          []NameStepJSON   `json:"ignored"`
+	Errors           []ErrorJSON      `json:"errors"`
+	StoppedAfterStep *int             `json:"stopped_after_step"`
 	// NothingCompared says what was empty when no pair was compared (the
 	// verdict is then "error").
 	NothingCompared string     `json:"nothing_compared,omitempty"`
@@ -196,6 +199,18 @@ type StateFitJSON struct {
 	Explained Float  `json:"explained"`
 	Chance    Float  `json:"chance"`
 	Limit     Float  `json:"limit"`
+}
+
+// UnexplainedJSON is diagnose.Unexplained: where the runs part (step,
+// the pair first departing, and where: "first dumped step", "first
+// replay" or "later"), the causes that part runs there in ways the dumps
+// cannot test, and the dumps that would tell.
+type UnexplainedJSON struct {
+	Step        int      `json:"step"`
+	Name        string   `json:"name"`
+	Where       string   `json:"where"`
+	Candidates  []string `json:"candidates"`
+	WouldDecide []string `json:"would_decide"`
 }
 
 // FlipJSON is a row of a decoding step whose tokens differ
@@ -449,6 +464,10 @@ func compareJSONHead(r *outcome.Comparison) CompareJSON {
 		Tensors: []TensorJSON{}, Ignored: []NameStepJSON{}, Errors: errorsJSON(r.AllErrors()),
 		StoppedAfterStep: r.StoppedAfterStep,
 		NothingCompared:  r.NothingCompared,
+	}
+	if u := r.Unexplained; u != nil {
+		out.Unexplained = &UnexplainedJSON{Step: u.Step, Name: u.Name, Where: u.Where,
+			Candidates: append([]string{}, u.Candidates...), WouldDecide: append([]string{}, u.Dumps...)}
 	}
 	if d := r.FirstDivergence; d != nil {
 		out.FirstDivergence = &DivergenceJSON{Step: stepPtr(d.Step), Tensor: d.Name, Kind: string(d.Kind), Reasons: d.Reasons}

@@ -24,6 +24,13 @@ func compareMarkdown(w io.Writer, r *outcome.Comparison) error {
 	if d := r.FirstDivergence; d != nil {
 		fmt.Fprintf(w, "**First divergence:** `%s` (%s): %s\n\n", mdCode(where(d.Step, d.Name)), d.Kind, mdEscape(strings.Join(d.Reasons, "; ")))
 	}
+	if len(r.Causes) == 0 && r.Unexplained != nil && r.FirstDivergence != nil {
+		fmt.Fprintf(w, "**Likely cause:** none of the known causes fits how the runs part at `%s`\n\n", mdCode(where(r.FirstDivergence.Step, r.FirstDivergence.Name)))
+		for _, l := range unexplainedLines(r.Unexplained) {
+			fmt.Fprintf(w, "- %s\n", mdEscape(l))
+		}
+		fmt.Fprintln(w)
+	}
 	for i, c := range r.Causes {
 		if i == 0 {
 			title := ""

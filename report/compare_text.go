@@ -76,6 +76,9 @@ func compareText(w io.Writer, r *outcome.Comparison, o TextOptions) error {
 	if failed {
 		if len(r.Causes) == 0 && r.FirstDivergence != nil {
 			fmt.Fprintf(w, "\nlikely cause: none of the known causes fits how the runs part at %s (graphdiff explain lists them)\n", where(r.FirstDivergence.Step, r.FirstDivergence.Name))
+			for _, l := range unexplainedLines(r.Unexplained) {
+				fmt.Fprintf(w, "  - %s\n", l)
+			}
 		}
 		causesText(w, "likely cause", r.Causes, o)
 		causesText(w, "warning", r.Warnings, o)
@@ -556,4 +559,26 @@ func firstDTypeChange(r *judge.Result) string {
 		}
 	}
 	return ""
+}
+
+// unexplainedLines says, for a failure no cause was named for, what still
+// parts runs where these did and which dumps would tell (nil for none).
+func unexplainedLines(u *diagnose.Unexplained) []string {
+	if u == nil {
+		return nil
+	}
+	var out []string
+	if len(u.Candidates) > 0 {
+		where := map[string]string{"first dumped step": "the first dumped step", "first replay": "the first replay after the first dumped step",
+			"later": "a break after agreeing steps"}[u.Where]
+		verb := "parts"
+		if len(u.Candidates) > 1 {
+			verb = "part"
+		}
+		out = append(out, fmt.Sprintf("%s is %s, where %s also %s runs, in ways these dumps cannot test", stepWords(u.Step), where, words.List(u.Candidates), verb))
+	}
+	for _, d := range u.Dumps {
+		out = append(out, "would tell: "+d)
+	}
+	return out
 }

@@ -27,11 +27,15 @@ type htmlPage struct {
 	Lines    []string // headline facts
 	Causes   []htmlCause
 	Warnings []htmlCause
-	Tensors  []htmlTensor
-	Errors   []string
-	Curve    *htmlCurve
-	Heatmap  *heatmap
-	StepSVG  template.HTML // largest error per step, by kind
+	// Unexplained: where a failure no cause was named for parts the runs,
+	// and unexplainedLines.
+	Unexplained     string
+	UnexplainedText []string
+	Tensors         []htmlTensor
+	Errors          []string
+	Curve           *htmlCurve
+	Heatmap         *heatmap
+	StepSVG         template.HTML // largest error per step, by kind
 }
 
 type htmlCause struct {
@@ -124,6 +128,9 @@ func compareHTML(w io.Writer, r *outcome.Comparison) error {
 		p.Lines = append([]string{"First divergence: " + where(d.Step, d.Name) + " (" + string(d.Kind) + "): " + strings.Join(d.Reasons, "; ")}, p.Lines...)
 	}
 	p.Causes, p.Warnings = htmlCauses(r.Causes), htmlCauses(r.Warnings)
+	if len(r.Causes) == 0 && r.Unexplained != nil && r.FirstDivergence != nil {
+		p.Unexplained, p.UnexplainedText = where(r.FirstDivergence.Step, r.FirstDivergence.Name), unexplainedLines(r.Unexplained)
+	}
 	for _, t := range worstFirst(r.Tensors) { // every pair: the table sorts and filters
 		row := htmlTensor{Step: stepCell(t.Step), Name: t.Name, Kind: string(t.Kind), Status: string(t.Status),
 			DType: dtypeCell(t), RelL2: "-", Mismatched: "-", MaxAbs: "-", Why: strings.Join(t.Reasons, "; "), Failed: t.Failed(),
@@ -220,6 +227,10 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <header><span class="badge {{if .Pass}}pass{{else}}fail{{end}}">{{.Verdict}}</span><h1>{{.Title}}</h1></header>
 <p class="sub">{{.Subtitle}}</p>
 {{if .Lines}}<div class="card">{{range .Lines}}<p>{{.}}</p>{{end}}</div>{{end}}
+{{if .Unexplained}}<div class="card cause">
+<h3>Likely cause: none of the known causes fits how the runs part at {{.Unexplained}}</h3>
+<ul>{{range .UnexplainedText}}<li>{{.}}</li>{{end}}</ul>
+</div>{{end}}
 {{range $i, $c := .Causes}}<div class="card cause">
 <h3>{{if eq $i 0}}Likely cause{{else}}Also possible{{end}}: <span class="id">{{$c.ID}}</span> <span class="conf">— {{$c.Title}} (confidence {{$c.Confidence}})</span></h3>
 <ul>{{range $c.Evidence}}<li>{{.}}</li>{{end}}</ul>

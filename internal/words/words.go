@@ -1,7 +1,10 @@
 // Package words holds the small helpers that put numbers into English.
 package words
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Plural says "1 tensor" or "3 tensors".
 func Plural(n int, word string) string {
@@ -14,4 +17,15 @@ func Noun(n int, word string) string {
 		return word
 	}
 	return word + "s"
+}
+
+// List joins items as English does: "a", "a and b", "a, b and c".
+func List(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }

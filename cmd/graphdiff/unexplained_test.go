@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestUnexplainedFailure compares a correct run that only a baseline can
+// pass (TF32 through BatchNorm, dumps after the recipe's warm-up) without
+// its baseline: it fails at its first dumped step, no cause's prediction
+// fits, and the answer says so, with what still parts runs there and the
+// dumps that would tell, in text and JSON.
+func TestUnexplainedFailure(t *testing.T) {
+	t.Parallel()
+	dir := "../../testdata/userloops/resnet_bn/resnet_bn_convbias_state_dict_ok/"
+	code, out, stderr := run("compare", dir+"eager", dir+"graph")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"likely cause: none of the known causes fits how the runs part at step 3, grads/bn.bias",
+		"  - step 3 is the first dumped step, where uninitialized_memory also parts runs, in ways these dumps cannot test",
+		"  - would tell: a baseline, the reference run from weights one ULP apart (--baseline)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	_, js, _ := run("compare", "--format", "json", dir+"eager", dir+"graph")
+	var rep struct {
+		Causes      []json.RawMessage `json:"causes"`
+		Unexplained *struct {
+			Step        int      `json:"step"`
+			Where       string   `json:"where"`
+			Candidates  []string `json:"candidates"`
+			WouldDecide []string `json:"would_decide"`
+		} `json:"unexplained"`
+	}
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if u := rep.Unexplained; len(rep.Causes) != 0 || u == nil || u.Step != 3 || u.Where != "first dumped step" ||
+		strings.Join(u.Candidates, ",") != "uninitialized_memory" || len(u.WouldDecide) != 3 {
+		t.Errorf("causes %d, unexplained %+v", len(rep.Causes), rep.Unexplained)
+	}
+	// with its baseline it passes, and nothing is left to explain
+	_, js, _ = run("compare", "--format", "json", "--baseline", dir+"baseline", dir+"eager", dir+"graph")
+	if strings.Contains(js, `"unexplained"`) {
+		t.Errorf("a passing comparison has an unexplained answer")
+	}
+}

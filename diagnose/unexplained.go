@@ -1,0 +1,63 @@
+package diagnose
+
+import (
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// Unexplained is the answer for a failing comparison no cause's prediction
+// fits: where the runs part, the causes that part there the same way and
+// that these dumps cannot test, and the dumps that would.
+type Unexplained struct {
+	// Step is the first divergent step; Name the pair that first departs
+	// there ("" when none was named).
+	Step int
+	Name string
+	// Where is how the break sits in the dumped steps: "first dumped
+	// step", "first replay" (the step after the first dumped one, where a
+	// value fixed at capture first acts) or "later".
+	Where string
+	// Candidates are the cause IDs that break there and whose prediction
+	// these dumps cannot test; Dumps are the dumps that would, each a
+	// phrase ("the inputs as the graph read them at two replays").
+	Candidates, Dumps []string
+}
+
+// unexplained returns the Unexplained answer of a failing comparison whose
+// detectors named nothing: by where the break sits, the causes that break
+// there and what would tell them apart. A candidate whose deciding dump
+// is present (inputs for a stale or late input, say) was tested and did
+// not fit, and is left out.
+func (f *facts) unexplained() *Unexplained {
+	if f.div == loaders.NoStep || f.r.FirstDivergence == nil {
+		return nil
+	}
+	u := &Unexplained{Step: f.div, Name: f.r.FirstDivergence.Name}
+	inputs := f.s.kinds[loaders.KindInput]
+	add := func(cause, dump string, tested bool) {
+		if !tested {
+			u.Candidates = append(u.Candidates, cause)
+			if dump != "" {
+				u.Dumps = append(u.Dumps, dump)
+			}
+		}
+	}
+	switch p, ok := f.s.prev(f.div); {
+	case f.div == f.firstStep:
+		u.Where = "first dumped step"
+		add(UninitializedMemory, "compute-sanitizer --tool initcheck, or torch.use_deterministic_algorithms(True) (torch.empty filled with NaN)", false)
+		u.Dumps = append(u.Dumps, "a baseline, the reference run from weights one ULP apart (--baseline): rounding amplified by training parts runs the same way",
+			"dumps from the first training step: a bug acting before the dumps began parts them the same way")
+	case ok && p == f.firstStep:
+		u.Where = "first replay"
+		add(FrozenRNG, "the random tensors (dropout masks, noise) at two steps", false)
+		add(StaleInput, "the inputs as the graph read them at two replays", inputs)
+		add(InputLag, "", inputs)
+		add(CapturedScalar, "the Python numbers the step reads (learning rate, loss weights, a drawn timestep or mixing factor) at two steps", false)
+	default:
+		u.Where = "later"
+		add(CapturedBranch, "the loss's terms apart, or the value the branch tests, at the steps around the break", false)
+		add(DynamicShape, "the inputs or outputs, whose shapes would show a batch of another size", inputs || f.s.kinds[loaders.KindOutput])
+		add(CapturedScalar, "the Python numbers the step reads at the steps around the break", false)
+	}
+	return u
+}
