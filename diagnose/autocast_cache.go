@@ -29,6 +29,11 @@ around capture (torch.cuda.make_graphed_callables requires it).`,
 // autocastCache: under autocast, the runs agree at the capture step and
 // break at the first replay after it (the step after the first dumped
 // step), drifting apart while staying strongly correlated.
+//
+// Prediction: the graph's forward reads the bfloat16 casts of the
+// weights made at capture, so from the first replay its numbers are
+// eager's computed from weights that stopped moving: strongly correlated
+// with eager's and drifting away as the weights move.
 func autocastCache(f *facts) *Cause {
 	compute, stored := f.r.Precision.Compute, f.storedFloat()
 	if compute == loaders.Invalid || stored == loaders.Invalid || tolerances.Epsilon(compute) <= tolerances.Epsilon(stored) {

@@ -43,6 +43,10 @@ replay.`,
 // previous step's gradient added: grad_accumulation) were not found. The
 // difference is then in the backward. 0.8 when it is at the first step
 // (nothing the replays carry over can be involved), 0.65 later.
+//
+// Prediction: the graphed backward adds to gradients the eager backward
+// writes afresh (make_graphed_callables with micro-batch accumulation), so
+// the forward is eager's, bit for bit, and only gradients differ.
 func callablesAccumulation(f *facts) *Cause {
 	if f.div == loaders.NoStep || f.explained(GradAccumulation, CapturedScalar, GradsZeroNotNone, DynamicShape, OutputAliasing) >= 0.6 {
 		return nil

@@ -33,6 +33,12 @@ a Bernoulli mask drawn with torch's generator inside the graph).`,
 
 // capturedBranch: several steps agree exactly, then the runs break apart at
 // one step by a difference that is not a scale factor.
+//
+// Prediction: the graph computes the branch taken at capture; where eager
+// takes the other one, the graph computes another function: the runs
+// agree until that step and then break by a difference that is no scale
+// of eager's (a scale is captured_scalar), in the loss's level and the
+// gradients alike (only the loss, for a term whose gradient is small).
 func capturedBranch(f *facts) *Cause {
 	if f.div == loaders.NoStep || len(f.s.steps) == 0 || f.explained(CapturedScalar, OutputAliasing, DynamicShape, GradsZeroNotNone) >= 0.6 {
 		return nil

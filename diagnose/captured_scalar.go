@@ -50,6 +50,12 @@ tensors; never branch on or multiply by Python numbers that change.`,
 // 0.9; gradients close to a scale but with a residual above that limit is
 // a value acting inside the network, where a Python number frozen there
 // and a reassigned tensor (reassigned_tensor) cannot be told apart: 0.5.
+//
+// Prediction: a Python number read by the captured step keeps its value
+// from capture, so where it acts the graph's numbers are eager's times a
+// factor: updates (a learning rate), gradients (a loss weight), derived
+// state (a momentum, a decay), or, in decoding, logits that depend on the
+// input token alone (a position).
 func capturedScalar(f *facts) *Cause {
 	if f.div == loaders.NoStep {
 		return nil

@@ -26,6 +26,11 @@ shape with masking, or drop the last incomplete batch (drop_last=True).`,
 }
 
 // dynamicShape: pairs whose shapes differ between the runs.
+//
+// Prediction: a batch of another size reaches the graph as the captured
+// shape (padded, cut, or a tail that never changes), so what is dumped of
+// it differs in shape, or, without inputs and outputs, the runs break at
+// that step as a branch would (captured_branch lists it).
 func dynamicShape(f *facts) *Cause {
 	var ev evidence
 	var ks []int

@@ -30,6 +30,13 @@ CPU-generated noise into captured code; use torch's graph-safe RNG ops.`,
 
 // frozenRNG: the runs agree at the capture step and differ from the first
 // replay on, with none of the more specific signatures.
+//
+// Prediction: the graph replays the random values drawn at capture (a
+// dropout mask, noise, a mixing factor drawn in Python), so its step k is
+// eager's step k computed with the capture step's draws. The dumps of
+// losses, gradients and parameters cannot test that without the random
+// tensors: this cause is named by elimination (0.55), and its evidence
+// names the dump that would confirm it.
 func frozenRNG(f *facts) *Cause {
 	if f.div == loaders.NoStep || f.div == f.firstStep || f.explained(InputLag, StaleInput, GradAccumulation, CapturedScalar,
 		OutputAliasing, DynamicShape, AutocastCache, CapturedBranch, UninitializedMemory, GradsZeroNotNone,

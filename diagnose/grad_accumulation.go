@@ -33,6 +33,9 @@ whole-network example does; or zero them inside the captured step
 // gradients are taken at other parameters and the increments drift from
 // eager's gradients; the first step it can be tested at is where the
 // parameters have moved apart least.
+//
+// Prediction: the captured backward adds into gradients nobody zeroes, so
+// graph grad[k] = graph grad[k−1] + the step's own gradient.
 func gradAccumulation(f *facts) *Cause {
 	if !f.s.kinds[loaders.KindGrad] {
 		return nil

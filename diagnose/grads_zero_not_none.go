@@ -41,6 +41,11 @@ decay.`,
 // whole signature (0.9); parameters alone 0.8 (an optimizer moved what eager
 // skipped, for another reason as well); extra gradients alone 0.6 (they
 // may only be dumped differently), saying that parameters would decide.
+//
+// Prediction: the graph allocates every gradient, so parameters eager
+// leaves without one (None, skipped by the optimizer) get zeros that
+// weight decay and momentum still move: gradients only the graph has, and
+// parameters only the graph moves.
 func gradsZeroNotNone(f *facts) *Cause {
 	extra := map[string]bool{}
 	for _, t := range f.r.Tensors {

@@ -23,6 +23,10 @@ the host buffer is reused.`,
 }
 
 // inputLag: graph step k matches eager step k−1 better than eager step k.
+//
+// Prediction: the graph reads the batch of the step before (the copy into
+// the static input happens after the replay), so its step k is eager's
+// step k−1: B_k ≈ A_{k−1}, much closer than B_k to A_k.
 // Strongly (0.9) when, at two or more diverged steps, the graph is several
 // times closer to the previous eager step; moderately (0.65) when it is
 // several times closer at the first divergence and merely closer at 80% of

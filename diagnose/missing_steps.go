@@ -32,6 +32,9 @@ the common steps only (remove the extra steps from the longer run's dump).`,
 // shapes differ only in their first dimension (a loss curve of another
 // length); 0.7 when other pairs fail too, which the other detectors then
 // explain.
+//
+// Prediction: one run stopped (or was cut) early: whole steps exist in one
+// run only, and what both hold agrees.
 func missingSteps(f *facts) *Cause {
 	type tally struct{ pairs, missing, extra int }
 	bySteps := map[int]*tally{}

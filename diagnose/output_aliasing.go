@@ -26,6 +26,10 @@ or .item() for scalars) before calling g.replay() again.`,
 
 // outputAliasing: some kind other than inputs whose graphed values are
 // finite and identical at every step while the eager ones change.
+//
+// Prediction: what was kept is a reference to a static buffer the next
+// replay overwrites, so every kept step holds the last replay's values:
+// B_k = B_last for all k, and B_last ≈ A_last.
 func outputAliasing(f *facts) *Cause {
 	if len(f.s.steps) < 3 {
 		return nil

@@ -45,6 +45,11 @@ as long as the graph is replayed.`,
 // gradients dumped and no such buffer, the value is no module buffer
 // (captured_scalar leads): 0.5. Without them: 0.5, saying which dump would
 // decide.
+//
+// Prediction: a tensor the forward reads was replaced by a new object
+// after capture, so the graph keeps reading the old one: its numbers are
+// eager's with one value held, close to a scale of eager's, while a buffer
+// the user sets each step changes in both runs alike.
 func reassignedTensor(f *facts) *Cause {
 	if f.div == loaders.NoStep || f.explained(AutocastCache, InputLag, StaleInput, GradAccumulation, OutputAliasing, DynamicShape) >= 0.6 {
 		return nil

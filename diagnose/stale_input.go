@@ -53,6 +53,11 @@ first batch.`,
 // is left out when grad_accumulation was found. Gradients that change as much as eager's do not rule a
 // stale input out: targets copied in place while the inputs are stale
 // still move them.
+//
+// Prediction: the graph reads the static input it was captured with, so
+// from the first replay it computes on one batch (one token, in
+// decoding): its step-to-step changes come from its parameters (or its
+// state) alone, not from new data.
 func staleInput(f *facts) *Cause {
 	if f.div == loaders.NoStep {
 		return nil

@@ -32,6 +32,11 @@ freed before capture; keep tensors the graph uses alive.`,
 // cause — unless it is one only a baseline can judge (needsBaseline: the
 // gradients' direction kept, within ten times their limit), which values
 // read from unwritten memory, unrelated to the eager ones, are not.
+//
+// Prediction: the graph reads memory nobody wrote (or that was freed), so
+// some of its values are unrelated to eager's: NaN, Inf or huge where
+// eager has none, a region of an output smaller than one row, or a
+// difference already at the first step, before any replay could act.
 func uninitializedMemory(f *facts) *Cause {
 	var ev evidence
 	conf := 0.0
