@@ -109,7 +109,7 @@ type pairKey struct {
 //
 // A decoding step is judged with every earlier step of its sequences (a
 // sequence that parted is left out from then on; measureDecodes), so the
-// pairs that may be a decoding step's tokens or logits (decodingGroup)
+// pairs that may be a decoding step's tokens or logits (decodingGroups)
 // are held by the shard of their directory, at every step, not each by
 // its own step and name.
 func pairRuns(a, b *loaders.Run, shard loaders.Shard) pairing {

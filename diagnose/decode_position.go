@@ -56,10 +56,12 @@ func (f *facts) decodeRuns() []decodeRun {
 // run, else the reference), the pairs of steps s < t of one row, both
 // with a measured step before them, whose previous tokens (their inputs,
 // in greedy decoding) are equal: how many of those pairs put out logits
-// equal bit for bit, and how many such pairs there are. A step's input is
+// equal bit for bit, and how many such pairs there are; moved counts the
+// pairs whose previous tokens differ and whose logits differ too (the
+// output is no constant). A step's input is
 // taken to be the token of the dumped step before it, as greedy decoding
 // dumped at every position has it.
-func (d decodeRun) sameInputSameOutput(b bool) (equal, pairs int) {
+func (d decodeRun) sameInputSameOutput(b bool) (equal, pairs, moved int) {
 	tok := func(k int) []int64 {
 		if b {
 			return d.at[k].Decode.TokensB
@@ -83,16 +85,19 @@ func (d decodeRun) sameInputSameOutput(b bool) (equal, pairs int) {
 			ps, pt := tok(d.steps[i-1]), tok(d.steps[j-1])
 			os, ot := out(s), out(t)
 			for r := range min(len(ps), len(pt), len(os), len(ot)) {
-				if ps[r] == pt[r] {
+				switch {
+				case ps[r] == pt[r]:
 					pairs++
 					if os[r] == ot[r] {
 						equal++
 					}
+				case os[r] != ot[r]:
+					moved++
 				}
 			}
 		}
 	}
-	return equal, pairs
+	return equal, pairs, moved
 }
 
 // decodePosition: a position or step counter frozen at capture in a
@@ -103,14 +108,19 @@ func (d decodeRun) sameInputSameOutput(b bool) (equal, pairs int) {
 // bit for bit. A correct decoding (the eager run) moves on: equal inputs
 // at two positions give other logits. The prediction fits when at least
 // two such pairs of steps exist in the graphed run and every one puts out
-// equal logits, while no pair of the eager run does. A stale input token
+// equal logits, while its logits do change where its previous tokens
+// differ (values that never change, output_aliasing, repeat for any
+// input) and no pair of the eager run puts out equal logits. A stale input token
 // (stale_input) predicts the opposite: one input at every step, logits
 // that differ with the position.
 func decodePosition(f *facts) *Cause {
+	if f.explained(OutputAliasing) >= 0.6 {
+		return nil // values that never change repeat for any input
+	}
 	for _, d := range f.decodeRuns() {
-		eqB, nB := d.sameInputSameOutput(true)
-		eqA, nA := d.sameInputSameOutput(false)
-		if nB < 2 || eqB != nB || eqA > 0 {
+		eqB, nB, movedB := d.sameInputSameOutput(true)
+		eqA, nA, _ := d.sameInputSameOutput(false)
+		if nB < 2 || eqB != nB || movedB == 0 || eqA > 0 {
 			continue
 		}
 		var ev evidence

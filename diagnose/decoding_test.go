@@ -15,25 +15,28 @@ func TestDecodingCauses(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		dir, cause, evidence string
+		not                  string // a cause that must not be named at all
 	}{
 		// logits appended by reference and saved after the loop, with a
 		// padded vocabulary masked at float32's min: the masks would swamp
 		// the samples' norms and hide that every step equals the last
-		{"userloops/kv_decoder/kv_decoder_output_aliasing", "output_aliasing", "identical at all 12 steps"},
+		// (values that never change repeat for any input token: no frozen
+		// position)
+		{"userloops/kv_decoder/kv_decoder_output_aliasing", "output_aliasing", "identical at all 12 steps", "captured_scalar"},
 		// the decode position a Python int in the captured step: each
 		// replay's logits depend on its input token alone
-		{"userloops/kv_decoder/kv_decoder_captured_pos", "captured_scalar", "(24 of 24 such pairs of steps)"},
+		{"userloops/kv_decoder/kv_decoder_captured_pos", "captured_scalar", "(24 of 24 such pairs of steps)", ""},
 		// the input token rebound instead of copied: the graph's logits
 		// change little from step to step, fed one token
-		{"userloops/kv_decoder/kv_decoder_stale_token", "stale_input", "outputs change from step to step 0.181×"},
+		{"userloops/kv_decoder/kv_decoder_stale_token", "stale_input", "outputs change from step to step 0.181×", ""},
 		// the same in a recurrent decoder, whose state moves on: its
 		// logits change 0.6× as much, but its tokens repeat
-		{"decode/stale_token", "stale_input", "repeats the step before's in 9 of 24 rows after step 7, the eager run's in 0 of 24"},
+		{"decode/stale_token", "stale_input", "repeats the step before's in 9 of 24 rows after step 7, the eager run's in 0 of 24", ""},
 		// one logit of one sequence off by 1.0, and the smallest logit of
 		// a padded row lowered by 2.0 with the logits alone dumped: less
 		// than a row differs
-		{"decode/far_flip", "uninitialized_memory", "6 elements differ beyond rounding, fewer than one row of 64"},
-		{"decode/masked_logits_only", "uninitialized_memory", "1 element differs beyond rounding, fewer than one row of 80"},
+		{"decode/far_flip", "uninitialized_memory", "6 elements differ beyond rounding, fewer than one row of 64", ""},
+		{"decode/masked_logits_only", "uninitialized_memory", "1 element differs beyond rounding, fewer than one row of 80", ""},
 	} {
 		t.Run(filepath.Base(c.dir), func(t *testing.T) {
 			t.Parallel()
@@ -44,6 +47,11 @@ func TestDecodingCauses(t *testing.T) {
 			}
 			if ev := strings.Join(rep.Causes[0].Evidence, "\n"); !strings.Contains(ev, c.evidence) {
 				t.Errorf("evidence does not say %q:\n%s", c.evidence, ev)
+			}
+			for _, other := range rep.Causes {
+				if c.not != "" && other.ID == c.not {
+					t.Errorf("%s named too: %+v", c.not, other)
+				}
 			}
 		})
 	}
