@@ -18,7 +18,8 @@ type decodePair struct{ tok, logits int }
 // pairs by position), each token pair with its logits, both outputs or
 // tensors of no kind word (decoded): an integer pair
 // of shape S and a real floating-point pair in the same directory of the
-// name (path.Dir) of shape S×V, V ≥ 2, both C-ordered in both runs. A
+// name (path.Dir) of shape S×V, V ≥ 2, dimensions of size 1 aside
+// (decodeShapes), both C-ordered in both runs. A
 // token pair with several such logits takes the one whose name holds
 // "logit", else none.
 func (st *stepper) decodePairs(ms []member, pairs []judge.Pair) []decodePair {
@@ -34,9 +35,7 @@ func (st *stepper) decodePairs(ms []member, pairs []judge.Pair) []decodePair {
 				l.B.DType.Components() != 1 || path.Dir(l.Name) != dir || !cOrder(st.entries[ms[j].i]) {
 				continue
 			}
-			ls := l.A.Shape
-			if len(ls) == len(shape)+1 && slices.Equal(ls[:len(shape)], shape) && ls[len(shape)] >= 2 &&
-				slices.Equal(l.B.Shape, ls) && slices.Equal(t.B.Shape, shape) {
+			if decodeShapes(shape, l.A.Shape) && slices.Equal(l.B.Shape, l.A.Shape) && slices.Equal(t.B.Shape, shape) {
 				cands = append(cands, j)
 			}
 		}
@@ -80,8 +79,7 @@ func decodingGroups(pairs []loaders.Pair) map[pairKey]string {
 	for k, ts := range tokens {
 		for _, t := range ts {
 			for _, l := range logits[k] {
-				ls := l.A.Shape
-				if len(ls) == len(t.A.Shape)+1 && slices.Equal(ls[:len(t.A.Shape)], t.A.Shape) && ls[len(ls)-1] >= 2 {
+				if decodeShapes(t.A.Shape, l.A.Shape) {
 					out[pairKey{t.Step, t.Name}] = k.dir
 					out[pairKey{l.Step, l.Name}] = k.dir
 				}
@@ -89,6 +87,20 @@ func decodingGroups(pairs []loaders.Pair) map[pairKey]string {
 		}
 	}
 	return out
+}
+
+// decodeShapes reports whether tokens of shape tok and logits of shape lg
+// are one decoding step: lg is tok's rows times a vocabulary V ≥ 2 (its
+// last dimension), the dimensions of size 1 of either left out (tokens
+// [B] beside logits [B, 1, V], as a causal LM's decode step gives them, or
+// [B, 1] beside [B, V]). Both stored in C order, row r of the tokens is
+// then row r of the logits read as [rows, V].
+func decodeShapes(tok, lg []int) bool {
+	if len(lg) == 0 || lg[len(lg)-1] < 2 {
+		return false
+	}
+	squeeze := func(s []int) []int { return slices.DeleteFunc(slices.Clone(s), func(n int) bool { return n == 1 }) }
+	return slices.Equal(squeeze(tok), squeeze(lg[:len(lg)-1]))
 }
 
 // decoded reports whether tensors of kind k may be a decoding step's

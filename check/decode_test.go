@@ -128,3 +128,28 @@ func TestMasksWithoutTokens(t *testing.T) {
 		t.Fatalf("verdict %s, first divergence %+v", r.Verdict, fd)
 	}
 }
+
+// TestDecodeShapes pairs tokens with logits of their rows and a
+// vocabulary, dimensions of size 1 aside, and nothing else.
+func TestDecodeShapes(t *testing.T) {
+	for _, c := range []struct {
+		tok, lg []int
+		want    bool
+	}{
+		{[]int{4}, []int{4, 64}, true},
+		{[]int{4}, []int{4, 1, 64}, true},    // a causal LM's logits of one position
+		{[]int{4, 1}, []int{4, 64}, true},    // next_tokens[:, None]
+		{[]int{4, 1}, []int{4, 1, 64}, true}, // both kept
+		{[]int{}, []int{64}, true},           // one sequence
+		{[]int{1}, []int{1, 64}, true},
+		{[]int{4}, []int{4, 1}, false},  // a vocabulary of one
+		{[]int{4}, []int{64, 4}, false}, // rows last
+		{[]int{4}, []int{2, 2, 64}, false},
+		{[]int{4}, []int{}, false},
+		{[]int{2, 3}, []int{3, 2, 8}, false},
+	} {
+		if got := decodeShapes(c.tok, c.lg); got != c.want {
+			t.Errorf("decodeShapes(%v, %v) = %v, want %v", c.tok, c.lg, got, c.want)
+		}
+	}
+}

@@ -32,6 +32,8 @@ func TestDecodingCauses(t *testing.T) {
 		// the same in a recurrent decoder, whose state moves on: its
 		// logits change 0.6× as much, but its tokens repeat
 		{"decode/stale_token", "stale_input", "repeats the step before's in 9 of 24 rows after step 7, the eager run's in 0 of 24", ""},
+		// the same with tokens [4] beside logits [4, 1, 64]
+		{"decode/stale_token_keepdim", "stale_input", "repeats the step before's in 9 of 24 rows after step 7", ""},
 		// one logit of one sequence off by 1.0, and the smallest logit of
 		// a padded row lowered by 2.0 with the logits alone dumped: less
 		// than a row differs

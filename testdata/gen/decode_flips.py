@@ -37,6 +37,9 @@ Scenarios (a label.json each, harness `decode`, family `decode`):
                   whole tensor.
   masked_logits_only the same bug with the logits alone dumped, both runs
                   with the reference's arithmetic (equal until the bug).
+  near_tie_keepdim_ok, stale_token_keepdim
+                  near_tie_ok and stale_token with the shapes a causal
+                  LM's decode step gives: tokens [B], logits [B, 1, V].
 
 Each run writes gen_<t>.npz per position with `logits` (float32 holding
 bfloat16 values, [4, V]) and `tokens` (int64, [4]), as np.savez does.
@@ -103,9 +106,14 @@ def decode(split, bug=None, prompt_seed=11, pad=False):
     return steps
 
 
-def write(run, d, tokens=True):
+def write(run, d, tokens=True, keepdim=False):
+    """keepdim stores the shapes a causal LM's decode step gives: logits
+    [B, 1, V] (model(...).logits of one position) beside tokens [B]
+    (logits[:, -1].argmax(-1))."""
     os.makedirs(d, exist_ok=True)
     for t, (lg, tok) in enumerate(run):
+        if keepdim:
+            lg = lg[:, None, :]
         if tokens:
             np.savez(os.path.join(d, "gen_%03d.npz" % t), logits=lg, tokens=tok)
         else:
@@ -134,11 +142,15 @@ def main(root):
         # logits only, both runs with one arithmetic: equal until the bug
         "masked_logits_only": (eager_pad, decode(False, "low_logit", pad=True), eager_pad, "fail",
                                ["uninitialized_memory"]),
+        # the shapes a causal LM's decode step gives: tokens [B], logits [B, 1, V]
+        "near_tie_keepdim_ok": (eager, twin, None, "pass", []),
+        "stale_token_keepdim": (eager, decode(True, "stale_token"), twin, "fail", ["stale_input"]),
     }
     for name, (eager, graph, ref, verdict, causes) in scen.items():
         d = os.path.join(root, name)
-        write(eager, os.path.join(d, "eager"), tokens=name != "masked_logits_only")
-        write(graph, os.path.join(d, "graph"), tokens=name != "masked_logits_only")
+        keep = "keepdim" in name
+        write(eager, os.path.join(d, "eager"), tokens=name != "masked_logits_only", keepdim=keep)
+        write(graph, os.path.join(d, "graph"), tokens=name != "masked_logits_only", keepdim=keep)
         step = None if ref is None else first_diff(graph, ref)
         note = ("greedy decoding of %d sequences, bf16 logits; graph sums the output projection in two halves "
                 "(rounding only); tokens first differ between eager and graph at step %d" % (B, flips[0]))
@@ -147,6 +159,8 @@ def main(root):
                     "output projection in one matmul" % B)
         if name.startswith("masked"):
             note += "; the vocabulary padded by %d positions filled with bfloat16's min (-3.39e38)" % PAD
+        if keep:
+            note += "; tokens stored [%d] and logits [%d, 1, %d], as a causal LM's decode step gives them" % (B, B, V)
         if ref is not None:
             note += "; bug %s, first differs from its twin at step %d" % (name, step)
         lab = {"harness": "decode", "family": "decode", "kind": "compare", "a": "eager", "b": "graph",
