@@ -130,26 +130,34 @@ func TestMasksWithoutTokens(t *testing.T) {
 }
 
 // TestDecodeShapes pairs tokens with logits of their rows and a
-// vocabulary, dimensions of size 1 aside, and nothing else.
+// vocabulary, dimensions of size 1 aside, or with the rows' sequences so
+// far (the step's token last), and nothing else.
 func TestDecodeShapes(t *testing.T) {
 	for _, c := range []struct {
 		tok, lg []int
-		want    bool
+		width   int // 0: no pair
 	}{
-		{[]int{4}, []int{4, 64}, true},
-		{[]int{4}, []int{4, 1, 64}, true},    // a causal LM's logits of one position
-		{[]int{4, 1}, []int{4, 64}, true},    // next_tokens[:, None]
-		{[]int{4, 1}, []int{4, 1, 64}, true}, // both kept
-		{[]int{}, []int{64}, true},           // one sequence
-		{[]int{1}, []int{1, 64}, true},
-		{[]int{4}, []int{4, 1}, false},  // a vocabulary of one
-		{[]int{4}, []int{64, 4}, false}, // rows last
-		{[]int{4}, []int{2, 2, 64}, false},
-		{[]int{4}, []int{}, false},
-		{[]int{2, 3}, []int{3, 2, 8}, false},
+		{[]int{4}, []int{4, 64}, 1},
+		{[]int{4}, []int{4, 1, 64}, 1},    // a causal LM's logits of one position
+		{[]int{4, 1}, []int{4, 64}, 1},    // next_tokens[:, None]
+		{[]int{4, 1}, []int{4, 1, 64}, 1}, // both kept
+		{[]int{}, []int{64}, 1},           // one sequence
+		{[]int{1}, []int{1, 64}, 1},
+		{[]int{4, 9}, []int{4, 64}, 9},    // the generated ids so far
+		{[]int{4, 9}, []int{4, 1, 64}, 9}, // beside one position's logits
+		{[]int{4, 9}, []int{4, 9, 64}, 1}, // every position's logits: 36 rows
+		{[]int{4}, []int{4, 1}, 0},        // a vocabulary of one
+		{[]int{4}, []int{64, 4}, 0},       // rows last
+		{[]int{4}, []int{2, 2, 64}, 0},
+		{[]int{4}, []int{}, 0},
+		{[]int{2, 3}, []int{3, 2, 8}, 0},
 	} {
-		if got := decodeShapes(c.tok, c.lg); got != c.want {
-			t.Errorf("decodeShapes(%v, %v) = %v, want %v", c.tok, c.lg, got, c.want)
+		width, ok := decodeShapes(c.tok, c.lg)
+		if !ok {
+			width = 0
+		}
+		if width != c.width {
+			t.Errorf("decodeShapes(%v, %v) = %d, %v; want width %d", c.tok, c.lg, width, ok, c.width)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/tolerances"
@@ -16,6 +17,10 @@ import (
 // that parted at an earlier step, which are left out.
 type DecodeJob struct {
 	TokA, TokB, LogA, LogB *loaders.Tensor
+	// Width is how many tokens each row holds: 1, or the sequence so far
+	// with the step's token last (0 is 1). A row whose earlier tokens
+	// differ between the runs is a flip no near tie explains.
+	Width int
 	// Parted marks, by row, the sequences left out; nil for none.
 	Parted []bool
 	// Tolerance is the logits' elementwise tolerance (LogitsMismatched).
@@ -103,9 +108,19 @@ func MeasureDecode(j DecodeJob) (*Decode, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows := len(ta)
-	if rows == 0 || len(tb) != rows || len(la) != len(lb) || len(la)%rows != 0 || (j.Parted != nil && len(j.Parted) != rows) {
-		return nil, fmt.Errorf("decode step: %d and %d tokens, %d and %d logits, %d rows parted: shapes that do not pair", len(ta), len(tb), len(la), len(lb), len(j.Parted))
+	w := max(j.Width, 1)
+	rows := len(ta) / w
+	if rows == 0 || len(ta)%w != 0 || len(tb) != len(ta) || len(la) != len(lb) || len(la)%rows != 0 || (j.Parted != nil && len(j.Parted) != rows) {
+		return nil, fmt.Errorf("decode step: %d and %d tokens of %d a row, %d and %d logits, %d rows parted: shapes that do not pair", len(ta), len(tb), w, len(la), len(lb), len(j.Parted))
+	}
+	// each row's earlier tokens agree, or the row flipped before its step
+	history := make([]bool, rows)
+	if w > 1 {
+		for r := range rows {
+			history[r] = !slices.Equal(ta[r*w:r*w+w-1], tb[r*w:r*w+w-1])
+			ta[r], tb[r] = ta[r*w+w-1], tb[r*w+w-1]
+		}
+		ta, tb = ta[:rows], tb[:rows]
 	}
 	v := len(la) / rows
 	d := &Decode{Rows: rows, Vocab: v, BFloat16: fitsBFloat16(j.LogA, la) && fitsBFloat16(j.LogB, lb),
@@ -121,11 +136,11 @@ func MeasureDecode(j DecodeJob) (*Decode, error) {
 		}
 		ra, rb := la[r*v:(r+1)*v], lb[r*v:(r+1)*v]
 		d.logits.add(ra, rb)
-		if ta[r] == tb[r] {
+		if ta[r] == tb[r] && !history[r] {
 			continue
 		}
 		f := Flip{Row: r, TokenA: ta[r], TokenB: tb[r], GapA: math.Inf(1), GapB: math.Inf(1), Scale: math.Inf(1)}
-		if in(f.TokenA, v) && in(f.TokenB, v) {
+		if in(f.TokenA, v) && in(f.TokenB, v) && !history[r] {
 			a, b := f.TokenA, f.TokenB
 			f.GapA, f.GapB = ra[a]-ra[b], rb[b]-rb[a]
 			f.Scale = max(math.Abs(ra[a]), math.Abs(ra[b]), math.Abs(rb[a]), math.Abs(rb[b]))

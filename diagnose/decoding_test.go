@@ -39,6 +39,8 @@ func TestDecodingCauses(t *testing.T) {
 		// than a row differs
 		{"decode/far_flip", "uninitialized_memory", "6 elements differ beyond rounding, fewer than one row of 64", ""},
 		{"decode/masked_logits_only", "uninitialized_memory", "1 element differs beyond rounding, fewer than one row of 80", ""},
+		// the ids generated so far dumped whole at each step
+		{"decode/far_flip_sequence", "uninitialized_memory", "6 elements differ beyond rounding, fewer than one row of 64", ""},
 	} {
 		t.Run(filepath.Base(c.dir), func(t *testing.T) {
 			t.Parallel()

@@ -40,6 +40,10 @@ Scenarios (a label.json each, harness `decode`, family `decode`):
   near_tie_keepdim_ok, stale_token_keepdim
                   near_tie_ok and stale_token with the shapes a causal
                   LM's decode step gives: tokens [B], logits [B, 1, V].
+  near_tie_sequence_ok, far_flip_sequence
+                  near_tie_ok and far_flip with the ids generated so far
+                  dumped whole at each step ([B, PROMPT + t + 1], the
+                  prompt first and the step's token last).
 
 Each run writes gen_<t>.npz per position with `logits` (float32 holding
 bfloat16 values, [4, V]) and `tokens` (int64, [4]), as np.savez does.
@@ -75,10 +79,14 @@ def logits_of(h, out, split):
 PAD = 16  # masked vocabulary positions of the padded scenarios
 
 
+def prompt_ids(prompt_seed=11):
+    g = torch.Generator().manual_seed(prompt_seed)
+    return torch.randint(0, V, (B, PROMPT), generator=g)
+
+
 def decode(split, bug=None, prompt_seed=11, pad=False):
     emb, rec, out = model()
-    g = torch.Generator().manual_seed(prompt_seed)
-    prompt = torch.randint(0, V, (B, PROMPT), generator=g)
+    prompt = prompt_ids(prompt_seed)
     h = torch.zeros(B, D)
     for t in range(PROMPT):
         h = torch.tanh(h @ rec + emb[prompt[:, t]])
@@ -106,14 +114,18 @@ def decode(split, bug=None, prompt_seed=11, pad=False):
     return steps
 
 
-def write(run, d, tokens=True, keepdim=False):
+def write(run, d, tokens=True, keepdim=False, sequence=None):
     """keepdim stores the shapes a causal LM's decode step gives: logits
     [B, 1, V] (model(...).logits of one position) beside tokens [B]
     (logits[:, -1].argmax(-1))."""
     os.makedirs(d, exist_ok=True)
+    ids = sequence  # with sequence (the prompt, [B, PROMPT]): the ids generated so far, the step's last
     for t, (lg, tok) in enumerate(run):
         if keepdim:
             lg = lg[:, None, :]
+        if ids is not None:
+            ids = np.concatenate([ids, tok[:, None]], axis=1)
+            tok = ids
         if tokens:
             np.savez(os.path.join(d, "gen_%03d.npz" % t), logits=lg, tokens=tok)
         else:
@@ -145,12 +157,16 @@ def main(root):
         # the shapes a causal LM's decode step gives: tokens [B], logits [B, 1, V]
         "near_tie_keepdim_ok": (eager, twin, None, "pass", []),
         "stale_token_keepdim": (eager, decode(True, "stale_token"), twin, "fail", ["stale_input"]),
+        # the ids generated so far dumped whole at each step ([B, PROMPT + t + 1]) beside its logits
+        "near_tie_sequence_ok": (eager, twin, None, "pass", []),
+        "far_flip_sequence": (eager, decode(True, "far_flip"), twin, "fail", ["uninitialized_memory"]),
     }
     for name, (eager, graph, ref, verdict, causes) in scen.items():
         d = os.path.join(root, name)
         keep = "keepdim" in name
-        write(eager, os.path.join(d, "eager"), tokens=name != "masked_logits_only", keepdim=keep)
-        write(graph, os.path.join(d, "graph"), tokens=name != "masked_logits_only", keepdim=keep)
+        seq = prompt_ids().numpy().astype(np.int64) if "sequence" in name else None
+        write(eager, os.path.join(d, "eager"), tokens=name != "masked_logits_only", keepdim=keep, sequence=seq)
+        write(graph, os.path.join(d, "graph"), tokens=name != "masked_logits_only", keepdim=keep, sequence=seq)
         step = None if ref is None else first_diff(graph, ref)
         note = ("greedy decoding of %d sequences, bf16 logits; graph sums the output projection in two halves "
                 "(rounding only); tokens first differ between eager and graph at step %d" % (B, flips[0]))
@@ -161,6 +177,8 @@ def main(root):
             note += "; the vocabulary padded by %d positions filled with bfloat16's min (-3.39e38)" % PAD
         if keep:
             note += "; tokens stored [%d] and logits [%d, 1, %d], as a causal LM's decode step gives them" % (B, B, V)
+        if seq is not None:
+            note += "; tokens stored as the ids so far, [%d, %d + t + 1] at step t (the prompt first, the step's token last)" % (B, PROMPT)
         if ref is not None:
             note += "; bug %s, first differs from its twin at step %d" % (name, step)
         lab = {"harness": "decode", "family": "decode", "kind": "compare", "a": "eager", "b": "graph",
