@@ -305,8 +305,8 @@ func decodeOf(d *DecodeJSON, count int64) (*compare.Decode, error) {
 		return nil, fmt.Errorf("%d rows, vocabulary %d, %d parted, %d flips, %d logits, %d masked",
 			d.Rows, d.Vocab, d.Parted, len(d.Flips), d.LogitsCount, d.Masked)
 	}
-	if count != int64(d.Rows) && count != int64(d.Rows)*int64(d.Vocab) {
-		return nil, fmt.Errorf("%d rows of %d tokens do not make the pair's %d elements", d.Rows, d.Vocab, count)
+	if count%int64(d.Rows) != 0 {
+		return nil, fmt.Errorf("%d rows do not divide the pair's %d elements", d.Rows, count)
 	}
 	if len(d.TokensA) != d.Rows || len(d.TokensB) != d.Rows || len(d.LogitsA) != d.Rows || len(d.LogitsB) != d.Rows {
 		return nil, fmt.Errorf("%d rows with %d and %d tokens, %d and %d logits' prints", d.Rows, len(d.TokensA), len(d.TokensB), len(d.LogitsA), len(d.LogitsB))
