@@ -35,7 +35,7 @@ func (st *stepper) decodePairs(ms []member, pairs []judge.Pair) []decodePair {
 				l.B.DType.Components() != 1 || path.Dir(l.Name) != dir || !cOrder(st.entries[ms[j].i]) {
 				continue
 			}
-			if _, ok := decodeShapes(shape, l.A.Shape); ok && slices.Equal(l.B.Shape, l.A.Shape) && slices.Equal(t.B.Shape, shape) {
+			if _, _, ok := decodeShapes(shape, l.A.Shape); ok && slices.Equal(l.B.Shape, l.A.Shape) && slices.Equal(t.B.Shape, shape) {
 				cands = append(cands, j)
 			}
 		}
@@ -79,7 +79,7 @@ func decodingGroups(pairs []loaders.Pair) map[pairKey]string {
 	for k, ts := range tokens {
 		for _, t := range ts {
 			for _, l := range logits[k] {
-				if _, ok := decodeShapes(t.A.Shape, l.A.Shape); ok {
+				if _, _, ok := decodeShapes(t.A.Shape, l.A.Shape); ok {
 					out[pairKey{t.Step, t.Name}] = k.dir
 					out[pairKey{l.Step, l.Name}] = k.dir
 				}
@@ -96,21 +96,25 @@ func decodingGroups(pairs []loaders.Pair) map[pairKey]string {
 // [B, 1, V], as a causal LM's decode step gives them, or [B, 1] beside
 // [B, V]): width 1; or the tokens hold each row's sequence so far, the
 // step's token last ([B, t] beside [B, V], the generated ids dumped
-// whole): width t. Both stored in C order, row r of the tokens is then
-// row r of the logits read as [rows, V].
-func decodeShapes(tok, lg []int) (width int, ok bool) {
+// whole): width t; or one token per row beside every position's logits
+// ([B] beside [B, T, V], a forward without a cache), the step's the last
+// position's: positions T. Both stored in C order, row r of the tokens is
+// then row r of the logits read as [rows, positions, V].
+func decodeShapes(tok, lg []int) (width, positions int, ok bool) {
 	if len(lg) == 0 || lg[len(lg)-1] < 2 {
-		return 0, false
+		return 0, 0, false
 	}
 	squeeze := func(s []int) []int { return slices.DeleteFunc(slices.Clone(s), func(n int) bool { return n == 1 }) }
 	rows := squeeze(lg[:len(lg)-1])
-	switch {
+	switch n := len(lg); {
 	case slices.Equal(squeeze(tok), rows):
-		return 1, true
+		return 1, 1, true
 	case len(tok) >= 1 && tok[len(tok)-1] >= 2 && slices.Equal(squeeze(tok[:len(tok)-1]), rows):
-		return tok[len(tok)-1], true
+		return tok[len(tok)-1], 1, true
+	case n >= 2 && lg[n-2] >= 2 && slices.Equal(squeeze(tok), squeeze(lg[:n-2])):
+		return 1, lg[n-2], true // a whole sequence's logits, [B, T, V], beside one token per row
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // decoded reports whether tensors of kind k may be a decoding step's
@@ -141,9 +145,9 @@ func (st *stepper) measureDecodes(ms []member, pairs []judge.Pair) []decodePair 
 		if t.Metrics.Mismatched == 0 && !slices.Contains(parted, true) && !compare.HasMasks(l.Metrics, el.a.DType) {
 			continue
 		}
-		width, _ := decodeShapes(t.A.Shape, l.A.Shape)
+		width, positions, _ := decodeShapes(t.A.Shape, l.A.Shape)
 		d, err := compare.MeasureDecode(compare.DecodeJob{TokA: et.a.Tensor, TokB: et.b.Tensor, LogA: el.a.Tensor, LogB: el.b.Tensor,
-			Width: width, Parted: parted, Tolerance: l.Settings.Tolerance})
+			Width: width, Positions: positions, Parted: parted, Tolerance: l.Settings.Tolerance})
 		if err != nil {
 			continue
 		}

@@ -146,18 +146,30 @@ func TestDecodeShapes(t *testing.T) {
 		{[]int{4, 9}, []int{4, 64}, 9},    // the generated ids so far
 		{[]int{4, 9}, []int{4, 1, 64}, 9}, // beside one position's logits
 		{[]int{4, 9}, []int{4, 9, 64}, 1}, // every position's logits: 36 rows
+		{[]int{4}, []int{4, 9, 64}, 1},    // a whole sequence's logits, the last position the step's
 		{[]int{4}, []int{4, 1}, 0},        // a vocabulary of one
 		{[]int{4}, []int{64, 4}, 0},       // rows last
-		{[]int{4}, []int{2, 2, 64}, 0},
+		{[]int{3}, []int{2, 2, 64}, 0},
 		{[]int{4}, []int{}, 0},
 		{[]int{2, 3}, []int{3, 2, 8}, 0},
 	} {
-		width, ok := decodeShapes(c.tok, c.lg)
+		width, _, ok := decodeShapes(c.tok, c.lg)
 		if !ok {
 			width = 0
 		}
 		if width != c.width {
 			t.Errorf("decodeShapes(%v, %v) = %d, %v; want width %d", c.tok, c.lg, width, ok, c.width)
 		}
+	}
+}
+
+// TestDecodeShapesPositions reads the step's logits at the last position
+// of a whole sequence's logits.
+func TestDecodeShapesPositions(t *testing.T) {
+	if w, p, ok := decodeShapes([]int{4}, []int{4, 9, 64}); !ok || w != 1 || p != 9 {
+		t.Errorf("decodeShapes([4], [4 9 64]) = %d, %d, %v; want 1, 9, true", w, p, ok)
+	}
+	if w, p, ok := decodeShapes([]int{4}, []int{4, 64}); !ok || w != 1 || p != 1 {
+		t.Errorf("decodeShapes([4], [4 64]) = %d, %d, %v; want 1, 1, true", w, p, ok)
 	}
 }

@@ -21,6 +21,11 @@ type DecodeJob struct {
 	// with the step's token last (0 is 1). A row whose earlier tokens
 	// differ between the runs is a flip no near tie explains.
 	Width int
+	// Positions is how many positions' logits each row holds, the step's
+	// last (0 is 1): the logits of a whole sequence, [B, T, V], beside
+	// one token per row. The near tie is read at the last position; the
+	// logits' sums cover every position of the rows that had not parted.
+	Positions int
 	// Parted marks, by row, the sequences left out; nil for none.
 	Parted []bool
 	// Tolerance is the logits' elementwise tolerance (LogitsMismatched).
@@ -122,20 +127,26 @@ func MeasureDecode(j DecodeJob) (*Decode, error) {
 		}
 		ta, tb = ta[:rows], tb[:rows]
 	}
-	v := len(la) / rows
+	span, p := len(la)/rows, max(j.Positions, 1) // a row's logits, and its positions
+	if span%p != 0 {
+		return nil, fmt.Errorf("decode step: rows of %d logits are no %d positions", span, p)
+	}
+	v := span / p
+	// step returns row r's logits at its last position: the step's
+	step := func(l []float64, r int) []float64 { return l[(r+1)*span-v : (r+1)*span] }
 	d := &Decode{Rows: rows, Vocab: v, BFloat16: fitsBFloat16(j.LogA, la) && fitsBFloat16(j.LogB, lb),
 		TokensA: ta, TokensB: tb, LogitsA: make([]uint64, rows), LogitsB: make([]uint64, rows)}
 	d.logits = newUnmaskedSums(j.LogA.DType, j.Tolerance)
 	for r := range rows {
-		d.LogitsA[r], d.LogitsB[r] = RowPrint(la[r*v:(r+1)*v]), RowPrint(lb[r*v:(r+1)*v])
+		d.LogitsA[r], d.LogitsB[r] = RowPrint(step(la, r)), RowPrint(step(lb, r))
 	}
 	for r := range rows {
 		if j.Parted != nil && j.Parted[r] {
 			d.Parted++
 			continue
 		}
-		ra, rb := la[r*v:(r+1)*v], lb[r*v:(r+1)*v]
-		d.logits.add(ra, rb)
+		d.logits.add(la[r*span:(r+1)*span], lb[r*span:(r+1)*span])
+		ra, rb := step(la, r), step(lb, r)
 		if ta[r] == tb[r] && !history[r] {
 			continue
 		}

@@ -300,8 +300,10 @@ func elements(shape []int) (int64, bool) {
 // count elements, checked: rows, vocabulary and counts that a decoding
 // step of that pair can have, flips on distinct rows in order.
 func decodeOf(d *DecodeJSON, count int64) (*compare.Decode, error) {
+	// (how many logits were measured the token pair cannot bound: every
+	// position's count, for a whole sequence's logits)
 	if d.Rows < 1 || d.Vocab < 2 || d.Parted < 0 || d.Parted > d.Rows || len(d.Flips) > d.Rows-d.Parted ||
-		d.LogitsCount < 0 || d.Masked < 0 || d.Masked > d.LogitsCount || d.LogitsCount > int64(d.Rows)*int64(d.Vocab) {
+		d.LogitsCount < 0 || d.Masked < 0 || d.Masked > d.LogitsCount {
 		return nil, fmt.Errorf("%d rows, vocabulary %d, %d parted, %d flips, %d logits, %d masked",
 			d.Rows, d.Vocab, d.Parted, len(d.Flips), d.LogitsCount, d.Masked)
 	}

@@ -40,6 +40,9 @@ Scenarios (a label.json each, harness `decode`, family `decode`):
   near_tie_keepdim_ok, stale_token_keepdim
                   near_tie_ok and stale_token with the shapes a causal
                   LM's decode step gives: tokens [B], logits [B, 1, V].
+  near_tie_all_positions_ok
+                  near_tie_ok with every position's logits so far dumped
+                  at each step ([B, t + 1, V]: a forward without a cache).
   near_tie_sequence_ok, far_flip_sequence
                   near_tie_ok and far_flip with the ids generated so far
                   dumped whole at each step ([B, PROMPT + t + 1], the
@@ -114,13 +117,17 @@ def decode(split, bug=None, prompt_seed=11, pad=False):
     return steps
 
 
-def write(run, d, tokens=True, keepdim=False, sequence=None):
+def write(run, d, tokens=True, keepdim=False, sequence=None, history=None):
     """keepdim stores the shapes a causal LM's decode step gives: logits
     [B, 1, V] (model(...).logits of one position) beside tokens [B]
     (logits[:, -1].argmax(-1))."""
     os.makedirs(d, exist_ok=True)
     ids = sequence  # with sequence (the prompt, [B, PROMPT]): the ids generated so far, the step's last
+    seen = None  # with history: every position's logits so far, [B, t + 1, V], the step's last
     for t, (lg, tok) in enumerate(run):
+        if history:
+            seen = lg[:, None, :] if seen is None else np.concatenate([seen, lg[:, None, :]], axis=1)
+            lg = seen
         if keepdim:
             lg = lg[:, None, :]
         if ids is not None:
@@ -160,13 +167,16 @@ def main(root):
         # the ids generated so far dumped whole at each step ([B, PROMPT + t + 1]) beside its logits
         "near_tie_sequence_ok": (eager, twin, None, "pass", []),
         "far_flip_sequence": (eager, decode(True, "far_flip"), twin, "fail", ["uninitialized_memory"]),
+        # every position's logits so far ([B, t + 1, V], a forward without a cache) beside the step's tokens
+        "near_tie_all_positions_ok": (eager, twin, None, "pass", []),
     }
     for name, (eager, graph, ref, verdict, causes) in scen.items():
         d = os.path.join(root, name)
         keep = "keepdim" in name
         seq = prompt_ids().numpy().astype(np.int64) if "sequence" in name else None
-        write(eager, os.path.join(d, "eager"), tokens=name != "masked_logits_only", keepdim=keep, sequence=seq)
-        write(graph, os.path.join(d, "graph"), tokens=name != "masked_logits_only", keepdim=keep, sequence=seq)
+        hist = "all_positions" in name
+        write(eager, os.path.join(d, "eager"), tokens=name != "masked_logits_only", keepdim=keep, sequence=seq, history=hist)
+        write(graph, os.path.join(d, "graph"), tokens=name != "masked_logits_only", keepdim=keep, sequence=seq, history=hist)
         step = None if ref is None else first_diff(graph, ref)
         note = ("greedy decoding of %d sequences, bf16 logits; graph sums the output projection in two halves "
                 "(rounding only); tokens first differ between eager and graph at step %d" % (B, flips[0]))
@@ -177,6 +187,8 @@ def main(root):
             note += "; the vocabulary padded by %d positions filled with bfloat16's min (-3.39e38)" % PAD
         if keep:
             note += "; tokens stored [%d] and logits [%d, 1, %d], as a causal LM's decode step gives them" % (B, B, V)
+        if hist:
+            note += "; logits stored for every position so far, [%d, t + 1, %d] at step t, beside the step's tokens" % (B, V)
         if seq is not None:
             note += "; tokens stored as the ids so far, [%d, %d + t + 1] at step t (the prompt first, the step's token last)" % (B, PROMPT)
         if ref is not None:
