@@ -11,8 +11,8 @@ import (
 )
 
 // decodePair is a decoding step's token pair and its logits pair, by
-// position in the step's members.
-type decodePair struct{ tok, logits int }
+// position in the step's members, with their layout (decodeShapes).
+type decodePair struct{ tok, logits, width, positions int }
 
 // decodePairs finds, among the compared pairs of a step (members ms,
 // pairs by position), each token pair with its logits, both outputs or
@@ -43,7 +43,8 @@ func (st *stepper) decodePairs(ms []member, pairs []judge.Pair) []decodePair {
 			cands = slices.DeleteFunc(cands, func(j int) bool { return !strings.Contains(strings.ToLower(path.Base(pairs[j].Name)), "logit") })
 		}
 		if len(cands) == 1 {
-			out = append(out, decodePair{k, cands[0]})
+			w, p, _ := decodeShapes(shape, pairs[cands[0]].A.Shape)
+			out = append(out, decodePair{k, cands[0], w, p})
 		}
 	}
 	return out
@@ -145,9 +146,8 @@ func (st *stepper) measureDecodes(ms []member, pairs []judge.Pair) []decodePair 
 		if t.Metrics.Mismatched == 0 && !slices.Contains(parted, true) && !compare.HasMasks(l.Metrics, el.a.DType) {
 			continue
 		}
-		width, positions, _ := decodeShapes(t.A.Shape, l.A.Shape)
 		d, err := compare.MeasureDecode(compare.DecodeJob{TokA: et.a.Tensor, TokB: et.b.Tensor, LogA: el.a.Tensor, LogB: el.b.Tensor,
-			Width: width, Positions: positions, Parted: parted, Tolerance: l.Settings.Tolerance})
+			Width: dp.width, Positions: dp.positions, Parted: parted, Tolerance: l.Settings.Tolerance})
 		if err != nil {
 			continue
 		}

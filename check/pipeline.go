@@ -171,12 +171,8 @@ func loadBoth(pathA, pathB string, lo loaders.Options, deferred bool) (a, b *loa
 func finish(r *judge.Result, plan *diagnose.Plan, heads diagnose.Heads, cv *curve.Result, strict bool) *outcome.Comparison {
 	diag := diagnose.DiagnosePlanned(r, plan, heads)
 	r, causes := applyStrict(r, diag, strict)
-	c := &outcome.Comparison{Result: r, Causes: causes, Warnings: diag.Warnings, Curve: cv, Strict: strict,
-		Baseline: judge.Baseline(r)}
-	if len(causes) == 0 {
-		c.Unexplained = diag.Unexplained
-	}
-	return c
+	return &outcome.Comparison{Result: r, Causes: causes, Warnings: diag.Warnings, Unexplained: diag.Unexplained, Curve: cv,
+		Strict: strict, Baseline: judge.Baseline(r)}
 }
 
 // applyStrict returns the result and the causes a comparison reports:

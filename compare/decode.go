@@ -1,8 +1,10 @@
 package compare
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"slices"
@@ -77,19 +79,17 @@ type Decode struct {
 }
 
 // RowPrint is the fingerprint of a row of logits: FNV-1a (64 bits) of the
-// values' float64 bits, in order. Rows that are equal bit for bit have
-// equal prints; unequal rows, equal prints with probability 2^-64.
+// values' float64 bits, little-endian, in order. Rows that are equal bit
+// for bit have equal prints; unequal rows, equal prints with probability
+// 2^-64.
 func RowPrint(row []float64) uint64 {
-	h := uint64(14695981039346656037)
+	b := make([]byte, 0, 8*len(row))
 	for _, x := range row {
-		b := math.Float64bits(x)
-		for range 8 {
-			h ^= b & 0xff
-			h *= 1099511628211
-			b >>= 8
-		}
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 	}
-	return h
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
 }
 
 // MeasureDecode reads a DecodeJob's four tensors whole (a step of
@@ -120,12 +120,14 @@ func MeasureDecode(j DecodeJob) (*Decode, error) {
 	}
 	// each row's earlier tokens agree, or the row flipped before its step
 	history := make([]bool, rows)
-	if w > 1 {
+	if w > 1 { // the step's tokens are the rows' last
+		sa, sb := make([]int64, rows), make([]int64, rows)
 		for r := range rows {
-			history[r] = !slices.Equal(ta[r*w:r*w+w-1], tb[r*w:r*w+w-1])
-			ta[r], tb[r] = ta[r*w+w-1], tb[r*w+w-1]
+			row, last := r*w, r*w+w-1
+			history[r] = !slices.Equal(ta[row:last], tb[row:last])
+			sa[r], sb[r] = ta[last], tb[last]
 		}
-		ta, tb = ta[:rows], tb[:rows]
+		ta, tb = sa, sb
 	}
 	span, p := len(la)/rows, max(j.Positions, 1) // a row's logits, and its positions
 	if span%p != 0 {

@@ -2,88 +2,72 @@ package diagnose
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"gonum.org/v1/gonum/mathext"
 
+	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 )
 
-// decodeRun is one decoding's steps as check measured them (the token
-// pair's judge.Pair.Decode at each step that was measured), in step
-// order.
+// decodeRun is one decoding's steps from the first divergent one on, as
+// check measured them (the token pair's judge.Pair.Decode), in step
+// order: by run (runA, runB) and step, every row's token and its
+// logits' fingerprint (compare.RowPrint).
 type decodeRun struct {
-	name  string
-	steps []int
-	at    map[int]*judge.TensorResult
+	name   string
+	steps  []int
+	tokens [2][][]int64
+	prints [2][][]uint64
 }
 
+// The runs a decodeRun holds: A the reference, B the compared one.
+const (
+	runA = 0
+	runB = 1
+)
+
 // decodeRuns returns the decodings of the comparison, one per token pair
-// name, each with the steps from the first divergent one on that carry
-// every row's tokens and logits' prints (compare.Decode).
+// name, in name order.
 func (f *facts) decodeRuns() []decodeRun {
-	byName := map[string]*decodeRun{}
-	var names []string
+	byName := map[string]map[int]*compare.Decode{}
 	for _, t := range f.r.Tensors {
-		d := t.Decode
-		if d == nil || t.A == nil || !t.A.DType.IsInteger() || t.Step == loaders.NoStep || t.Step < f.div ||
-			len(d.TokensA) != d.Rows || len(d.TokensB) != d.Rows || len(d.LogitsA) != d.Rows || len(d.LogitsB) != d.Rows {
+		if t.Decode == nil || t.A == nil || !t.A.DType.IsInteger() || t.Step == loaders.NoStep || t.Step < f.div {
 			continue
 		}
-		run, ok := byName[t.Name]
-		if !ok {
-			run = &decodeRun{name: t.Name, at: map[int]*judge.TensorResult{}}
-			byName[t.Name] = run
-			names = append(names, t.Name)
+		if byName[t.Name] == nil {
+			byName[t.Name] = map[int]*compare.Decode{}
 		}
-		if _, dup := run.at[t.Step]; !dup {
-			run.steps = append(run.steps, t.Step)
-			run.at[t.Step] = t
-		}
+		byName[t.Name][t.Step] = t.Decode
 	}
-	slices.Sort(names)
-	out := make([]decodeRun, 0, len(names))
-	for _, n := range names {
-		r := byName[n]
-		slices.Sort(r.steps)
-		out = append(out, *r)
+	var out []decodeRun
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		d := decodeRun{name: name, steps: slices.Sorted(maps.Keys(byName[name]))}
+		for _, k := range d.steps {
+			m := byName[name][k]
+			d.tokens[runA], d.tokens[runB] = append(d.tokens[runA], m.TokensA), append(d.tokens[runB], m.TokensB)
+			d.prints[runA], d.prints[runB] = append(d.prints[runA], m.LogitsA), append(d.prints[runB], m.LogitsB)
+		}
+		out = append(out, d)
 	}
 	return out
 }
 
-// sameInputSameOutput counts, in one run of a decoding (b: the compared
-// run, else the reference), the pairs of steps s < t of one row, both
-// with a measured step before them, whose previous tokens (their inputs,
-// in greedy decoding) are equal: how many of those pairs put out logits
-// equal bit for bit, and how many such pairs there are; moved counts the
-// pairs whose previous tokens differ and whose logits differ too (the
-// output is no constant). A step's input is
-// taken to be the token of the dumped step before it, as greedy decoding
-// dumped at every position has it.
-func (d decodeRun) sameInputSameOutput(b bool) (equal, pairs, moved int) {
-	tok := func(k int) []int64 {
-		if b {
-			return d.at[k].Decode.TokensB
-		}
-		return d.at[k].Decode.TokensA
-	}
-	out := func(k int) []uint64 {
-		if b {
-			return d.at[k].Decode.LogitsB
-		}
-		return d.at[k].Decode.LogitsA
-	}
-	// steps whose previous dumped step is measured too
-	var ks []int
+// sameInputSameOutput counts, in one run of a decoding, the pairs of
+// steps s < t of one row, each with a measured step before it, whose
+// previous tokens (their inputs, in greedy decoding) are equal: how many
+// of those pairs put out logits equal bit for bit, and how many such
+// pairs there are; moved counts the pairs whose previous tokens differ
+// and whose logits differ too (the output is no constant). A step's input
+// is taken to be the token of the dumped step before it, as greedy
+// decoding dumped at every position has it.
+func (d decodeRun) sameInputSameOutput(run int) (equal, pairs, moved int) {
+	tok, out := d.tokens[run], d.prints[run]
 	for i := 1; i < len(d.steps); i++ {
-		ks = append(ks, i)
-	}
-	for x, i := range ks {
-		for _, j := range ks[x+1:] {
-			s, t := d.steps[i], d.steps[j]
-			ps, pt := tok(d.steps[i-1]), tok(d.steps[j-1])
-			os, ot := out(s), out(t)
+		for j := i + 1; j < len(d.steps); j++ {
+			ps, pt, os, ot := tok[i-1], tok[j-1], out[i], out[j]
 			for r := range min(len(ps), len(pt), len(os), len(ot)) {
 				switch {
 				case ps[r] == pt[r]:
@@ -118,8 +102,8 @@ func decodePosition(f *facts) *Cause {
 		return nil // values that never change repeat for any input
 	}
 	for _, d := range f.decodeRuns() {
-		eqB, nB, movedB := d.sameInputSameOutput(true)
-		eqA, nA, _ := d.sameInputSameOutput(false)
+		eqB, nB, movedB := d.sameInputSameOutput(runB)
+		eqA, nA, _ := d.sameInputSameOutput(runA)
 		if nB < 2 || eqB != nB || movedB == 0 || eqA > 0 {
 			continue
 		}
@@ -134,23 +118,18 @@ func decodePosition(f *facts) *Cause {
 	return nil
 }
 
-// tokenRepeats counts, in one run of a decoding (b: the compared run),
-// the rows of the steps after the first divergent one whose token equals
-// the row's token at the dumped step before, and how many rows were
-// looked at.
-func (d decodeRun) tokenRepeats(b bool, div int) (repeats, n int) {
+// tokenRepeats counts, in one run of a decoding, the rows of the steps
+// after the first divergent one whose token equals the row's token at the
+// dumped step before, and how many rows were looked at.
+func (d decodeRun) tokenRepeats(run, div int) (repeats, n int) {
+	tok := d.tokens[run]
 	for i := 1; i < len(d.steps); i++ {
 		if d.steps[i] <= div {
 			continue
 		}
-		now, before := d.at[d.steps[i]].Decode, d.at[d.steps[i-1]].Decode
-		x, y := now.TokensA, before.TokensA
-		if b {
-			x, y = now.TokensB, before.TokensB
-		}
-		for r := range min(len(x), len(y)) {
+		for r := range min(len(tok[i]), len(tok[i-1])) {
 			n++
-			if x[r] == y[r] {
+			if tok[i][r] == tok[i-1][r] {
 				repeats++
 			}
 		}
@@ -168,8 +147,8 @@ func (d decodeRun) tokenRepeats(b bool, div int) (repeats, n int) {
 // It returns the evidence, or "" where the prediction does not fit.
 func (f *facts) decodeRepeats() string {
 	for _, d := range f.decodeRuns() {
-		kB, nB := d.tokenRepeats(true, f.div)
-		kA, nA := d.tokenRepeats(false, f.div)
+		kB, nB := d.tokenRepeats(runB, f.div)
+		kA, nA := d.tokenRepeats(runA, f.div)
 		if nB == 0 || kB == 0 {
 			continue
 		}

@@ -12,14 +12,32 @@ type Unexplained struct {
 	// there ("" when none was named).
 	Step int
 	Name string
-	// Where is how the break sits in the dumped steps: "first dumped
-	// step", "first replay" (the step after the first dumped one, where a
-	// value fixed at capture first acts) or "later".
+	// Where is how the break sits in the dumped steps: FirstDumped,
+	// FirstReplay (the step after the first dumped one, where a value
+	// fixed at capture first acts) or Later.
 	Where string
 	// Candidates are the cause IDs that break there and whose prediction
 	// these dumps cannot test; Dumps are the dumps that would, each a
 	// phrase ("the inputs as the graph read them at two replays").
 	Candidates, Dumps []string
+}
+
+// Where a break sits (Unexplained.Where).
+const (
+	FirstDumped = "first dumped step"
+	FirstReplay = "first replay"
+	Later       = "later"
+)
+
+// WhereWords says where the break sits, in words.
+func (u *Unexplained) WhereWords() string {
+	switch u.Where {
+	case FirstDumped:
+		return "the first dumped step"
+	case FirstReplay:
+		return "the first replay after the first dumped step"
+	}
+	return "a break after agreeing steps"
 }
 
 // unexplained returns the Unexplained answer of a failing comparison whose
@@ -43,18 +61,18 @@ func (f *facts) unexplained() *Unexplained {
 	}
 	switch p, ok := f.s.prev(f.div); {
 	case f.div == f.firstStep:
-		u.Where = "first dumped step"
+		u.Where = FirstDumped
 		add(UninitializedMemory, "compute-sanitizer --tool initcheck, or torch.use_deterministic_algorithms(True) (torch.empty filled with NaN)", false)
 		u.Dumps = append(u.Dumps, "a baseline, the reference run from weights one ULP apart (--baseline): rounding amplified by training parts runs the same way",
 			"dumps from the first training step: a bug acting before the dumps began parts them the same way")
 	case ok && p == f.firstStep:
-		u.Where = "first replay"
+		u.Where = FirstReplay
 		add(FrozenRNG, "the random tensors (dropout masks, noise) at two steps", false)
 		add(StaleInput, "the inputs as the graph read them at two replays", inputs)
 		add(InputLag, "", inputs)
 		add(CapturedScalar, "the Python numbers the step reads (learning rate, loss weights, a drawn timestep or mixing factor) at two steps", false)
 	default:
-		u.Where = "later"
+		u.Where = Later
 		add(CapturedBranch, "the loss's terms apart, or the value the branch tests, at the steps around the break", false)
 		add(DynamicShape, "the inputs or outputs, whose shapes would show a batch of another size", inputs || f.s.kinds[loaders.KindOutput])
 		add(CapturedScalar, "the Python numbers the step reads at the steps around the break", false)

@@ -315,17 +315,12 @@ func decodeOf(d *DecodeJSON, count int64) (*compare.Decode, error) {
 	}
 	out := &compare.Decode{Rows: d.Rows, Vocab: d.Vocab, Parted: d.Parted, LogitsCount: d.LogitsCount, Masked: d.Masked, BFloat16: d.BFloat16,
 		TokensA: d.TokensA, TokensB: d.TokensB}
-	for _, side := range []struct {
-		in  []string
-		out *[]uint64
-	}{{d.LogitsA, &out.LogitsA}, {d.LogitsB, &out.LogitsB}} {
-		for _, h := range side.in {
-			p, err := strconv.ParseUint(h, 16, 64)
-			if err != nil {
-				return nil, fmt.Errorf("logits' print %q: not a 64-bit hexadecimal number", h)
-			}
-			*side.out = append(*side.out, p)
-		}
+	var err error
+	if out.LogitsA, err = parsePrints(d.LogitsA); err != nil {
+		return nil, err
+	}
+	if out.LogitsB, err = parsePrints(d.LogitsB); err != nil {
+		return nil, err
 	}
 	for i, f := range d.Flips {
 		if f.Row < 0 || f.Row >= d.Rows || (i > 0 && f.Row <= d.Flips[i-1].Row) {
@@ -333,6 +328,19 @@ func decodeOf(d *DecodeJSON, count int64) (*compare.Decode, error) {
 		}
 		out.Flips = append(out.Flips, compare.Flip{Row: f.Row, TokenA: f.TokenA, TokenB: f.TokenB,
 			GapA: float64(f.GapA), GapB: float64(f.GapB), Scale: float64(f.Scale)})
+	}
+	return out, nil
+}
+
+// parsePrints reads row fingerprints written in hexadecimal (prints).
+func parsePrints(hex []string) ([]uint64, error) {
+	out := make([]uint64, len(hex))
+	for i, h := range hex {
+		p, err := strconv.ParseUint(h, 16, 64)
+		if err != nil {
+			return nil, fmt.Errorf("logits' print %q: not a 64-bit hexadecimal number", h)
+		}
+		out[i] = p
 	}
 	return out, nil
 }

@@ -569,13 +569,11 @@ func unexplainedLines(u *diagnose.Unexplained) []string {
 	}
 	var out []string
 	if len(u.Candidates) > 0 {
-		where := map[string]string{"first dumped step": "the first dumped step", "first replay": "the first replay after the first dumped step",
-			"later": "a break after agreeing steps"}[u.Where]
 		verb := "parts"
 		if len(u.Candidates) > 1 {
 			verb = "part"
 		}
-		out = append(out, fmt.Sprintf("%s is %s, where %s also %s runs, in ways these dumps cannot test", stepWords(u.Step), where, words.List(u.Candidates), verb))
+		out = append(out, fmt.Sprintf("%s is %s, where %s also %s runs, in ways these dumps cannot test", stepWords(u.Step), u.WhereWords(), words.List(u.Candidates), verb))
 	}
 	for _, d := range u.Dumps {
 		out = append(out, "would tell: "+d)

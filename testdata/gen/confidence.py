@@ -16,22 +16,12 @@ for the top causes and for every cause named. A cause on a correct run
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from calibrate import scenarios  # noqa: E402
+from calibrate import run, scenarios  # noqa: E402
 
 NOT_BUGS = {"precision_noise", "noise_drift", "needs_baseline"}
-
-
-def report(binary, d, lab):
-    cmd = [binary, "compare", os.path.join(d, lab.get("a", "eager")), os.path.join(d, lab.get("b", "graph")),
-           "--format", "json"]
-    if lab.get("compute_dtype"):
-        cmd += ["--compute-dtype", lab["compute_dtype"]]
-    cmd += [a if a.startswith("-") else os.path.join(d, a) for a in lab.get("args", [])]
-    return json.loads(subprocess.run(cmd, capture_output=True, text=True).stdout)
 
 
 def bucket(c):
@@ -50,7 +40,7 @@ def main():
         lab = json.load(open(os.path.join(d, "label.json")))
         if lab.get("kind", "compare") != "compare" or lab.get("hard"):
             continue
-        causes = [c for c in report(binary, d, lab).get("causes") or [] if c["id"] not in NOT_BUGS]
+        causes = [c for c in run(binary, d, lab).get("causes") or [] if c["id"] not in NOT_BUGS]
         if lab["verdict"] == "pass":
             on_correct += len(causes)
             continue
