@@ -39,6 +39,9 @@ a Bernoulli mask drawn with torch's generator inside the graph).`,
 // agree until that step and then break by a difference that is no scale
 // of eager's (a scale is captured_scalar), in the loss's level and the
 // gradients alike (only the loss, for a term whose gradient is small).
+// Inference dumps (outputs alone) cannot test it: a decoding step that
+// reads a cache rebuilt after capture, or a number frozen at capture,
+// breaks the same way, so there it is not named.
 func capturedBranch(f *facts) *Cause {
 	if f.div == loaders.NoStep || len(f.s.steps) == 0 || f.explained(CapturedScalar, OutputAliasing, DynamicShape, GradsZeroNotNone) >= 0.6 {
 		return nil
@@ -51,6 +54,12 @@ func capturedBranch(f *facts) *Cause {
 	}
 	if len(before) < 2 {
 		return nil // a break right after capture is more likely something the capture froze
+	}
+	if f.inference() {
+		// outputs alone cannot tell another function from the same one
+		// reading another cache (a cache rebuilt after capture) or a
+		// number frozen at capture: the unexplained answer lists them
+		return nil
 	}
 	bitwise := true
 	for _, k := range before {

@@ -134,7 +134,7 @@ func (f *facts) alternatives(cs []Cause) []Cause {
 			Evidence: []string{fmt.Sprintf("a loss weight frozen at capture changes the same term of the loss at step %d, its gradient as small; not dumped, and would tell them apart: the loss's terms apart, or the weight the graphed step read", f.div)},
 			Fix:      fixOf(CapturedScalar)})
 	}
-	if i < 0 || f.found[DynamicShape] > 0 || f.s.kinds[loaders.KindInput] || f.s.kinds[loaders.KindOutput] {
+	if i < 0 || f.found[DynamicShape] > 0 || f.s.kinds[loaders.KindInput] || f.s.kinds[loaders.KindOutput] || f.inference() {
 		return cs
 	}
 	return append(cs, Cause{ID: DynamicShape, Confidence: math.Round(100*max(0.1, cs[i].Confidence-0.15)) / 100,

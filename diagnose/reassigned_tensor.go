@@ -16,8 +16,9 @@ var reassignedTensorCause = Explanation{
 	Title: "a tensor attribute reassigned after capture",
 	What: `The graph reads tensors by address. Replacing a tensor the graph reads with a
 new one (model.temperature = torch.tensor(t), self.mask = new_mask,
-optimizer.param_groups[0]["lr"] = torch.tensor(lr)) leaves the graph reading
-the old block. Once nothing references it, the caching allocator frees the
+optimizer.param_groups[0]["lr"] = torch.tensor(lr), a KV cache made anew for
+the next generation, cache = torch.zeros_like(cache), where cache.zero_()
+was meant) leaves the graph reading the old block. Once nothing references it, the caching allocator frees the
 block and may hand it to the next allocation: the graph then reads the old
 value, another tensor's data, or whatever the block holds at replay.`,
 	Signature: `The runs agree up to the first replay after the value changes; from then on
@@ -25,7 +26,10 @@ the forward's numbers (loss, outputs, gradients) differ, close to a scale of
 the eager ones but not exactly one (the value acts inside the network),
 while the inputs agree. A Python number frozen at capture inside the
 forward leaves the same mark (captured_scalar); a value read from freed
-memory may also jump from step to step.`,
+memory may also jump from step to step. A decoding whose cache was made
+anew agrees through the first generation and parts, every sequence at
+once, at the first step of the next: outputs alone cannot tell that from a
+branch or a number frozen at capture, and the answer says so.`,
 	Confirm: `Search the training loop for assignments to attributes the captured code
 reads (module buffers, tensors in closures, optimizer param_group entries);
 print their data_ptr() at capture and at a later step: it changed.`,

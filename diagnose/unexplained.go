@@ -73,8 +73,15 @@ func (f *facts) unexplained() *Unexplained {
 		add(CapturedScalar, "the Python numbers the step reads (learning rate, loss weights, a drawn timestep or mixing factor) at two steps", false)
 	default:
 		u.Where = Later
-		add(CapturedBranch, "the loss's terms apart, or the value the branch tests, at the steps around the break", false)
-		add(DynamicShape, "the inputs or outputs, whose shapes would show a batch of another size", inputs || f.s.kinds[loaders.KindOutput])
+		if f.inference() {
+			add(ReassignedTensor, "the cache and buffers the graph reads, their data_ptr() at capture and at the break (a cache rebuilt after capture has moved)", false)
+		}
+		branch := "the loss's terms apart, or the value the branch tests, at the steps around the break"
+		if f.inference() {
+			branch = "the value the branch tests, at the steps around the break"
+		}
+		add(CapturedBranch, branch, false)
+		add(DynamicShape, "the inputs or outputs, whose shapes would show a batch of another size", inputs || f.s.kinds[loaders.KindOutput] || f.inference())
 		add(CapturedScalar, "the Python numbers the step reads at the steps around the break", false)
 	}
 	return u

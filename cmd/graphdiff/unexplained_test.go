@@ -50,3 +50,31 @@ func TestUnexplainedFailure(t *testing.T) {
 		t.Errorf("a passing comparison has an unexplained answer")
 	}
 }
+
+// TestUnexplainedDecoding compares a greedy decoding whose second
+// generation's KV cache was made anew (cache = torch.zeros_like(cache))
+// where it should have been zeroed, the first generation's graph replayed
+// on the old one: the runs agree through the first generation and part
+// at the second's first step. Outputs alone cannot tell a rebuilt cache
+// from a branch or a number frozen at capture: no cause is named, and the
+// answer lists them with the dump that would find a cache rebuilt.
+func TestUnexplainedDecoding(t *testing.T) {
+	t.Parallel()
+	dir := "../../testdata/userloops/kv_decoder/kv_decoder_cache_rebuilt/"
+	code, out, stderr := run("compare", dir+"eager", dir+"graph")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"likely cause: none of the known causes fits how the runs part at step 30, pos/logits",
+		"  - step 30 is a break after agreeing steps, where reassigned_tensor, captured_branch and captured_scalar also part runs",
+		"  - would tell: the cache and buffers the graph reads, their data_ptr() at capture and at the break",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "dynamic_shape") || strings.Contains(out, "loss's terms") {
+		t.Errorf("the answer names what the outputs' shapes rule out, or a loss that was not dumped:\n%s", out)
+	}
+}

@@ -139,6 +139,7 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   kv_decoder_stale_token            BUG static_tok = next_tok instead of copy_
   kv_decoder_captured_pos           BUG the decode position a Python int in the captured step
   kv_decoder_uninit_pad             BUG the padded logits buffer from torch.empty
+  kv_decoder_cache_rebuilt          BUG two generations; kc = torch.zeros_like(kc) before the second
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -534,8 +535,9 @@ def batch_decoder(k, n=BATCH):
     return seq[:, :-1].contiguous(), seq[:, 1:].contiguous()
 
 
-def decode_prompts():
-    return _progressions(_gen(0, 6), 4, 6, KVDecoder.V, (1, 2, 3, 4, 7))
+def decode_prompts(gen=0):
+    """Generation gen's prompts: 4 progressions of 6 tokens."""
+    return _progressions(_gen(gen, 6), 4, 6, KVDecoder.V, (1, 2, 3, 4, 7))
 
 
 # --------------------------------------------------------------------------
@@ -646,6 +648,7 @@ class Sc:
     noise: str = "device"        # unet: noise from the default generator, or numpy via a pinned buffer
     partial_at: int | None = None  # an epoch's last batch (6 rows) at this step
     pos_kind: str = "tensor"     # decoder: position a device tensor or a Python int
+    gens: int = 1                # decoder: generations, the cache emptied between them
     recapture: bool = False      # correct runs that capture again when a captured Python value changes
     onset: int | None = None     # the step at which the bug's cause first acts (for a check only)
     curve: bool = False          # keep the loss of every step only (a loss-curve pair, --curves)
@@ -663,7 +666,7 @@ CPU_FP32 = {"unet_gn": "its ConvTranspose2d gives a wrong shape in bf16 and Grou
 # bugs the --cpu simulation cannot show as they are: host work inside the
 # captured step runs again at each simulated replay, and torch.empty on the
 # CPU is the heap's memory, not the graph pool's
-REAL_GRAPH_ONLY = {"cpu_noise", "uninit_combine", "uninit_pad"}
+REAL_GRAPH_ONLY = {"cpu_noise", "uninit_combine", "uninit_pad", "cache_rebuilt"}
 
 RECAPTURE_FIX = {"captured_lr", "bn_momentum", "ema_decay", "aux_weight", "aux_branch", "mixup_lambda",
                  "python_timestep", "captured_pos"}
@@ -796,6 +799,9 @@ def scenarios() -> list[Sc]:
           bug="captured_pos", causes=("captured_scalar",), pos_kind="int", style="decode_st", n=12),
         S("kv_decoder_uninit_pad", "kv_decoder", "the padded logits buffer from torch.empty", bug="uninit_pad",
           causes=("uninitialized_memory",), style="decode_pt", n=12),
+        S("kv_decoder_cache_rebuilt", "kv_decoder", "two generations; the cache rebuilt (kc = torch.zeros_like(kc)) "
+          "instead of zeroed before the second, the first one's graph replayed", bug="cache_rebuilt",
+          causes=("reassigned_tensor",), style="decode_pt", n=12, gens=2),
     ]
 
 
@@ -1451,73 +1457,86 @@ def run_train(sc, env, mode, bugged, nudge=False):
 def run_decode(sc, env, mode, bugged):
     """Greedy decoding with a static KV cache: the prompt is prefilled eagerly
     (token by token), then each decode step runs eagerly or as a replay of
-    one captured decode step. Dumps per decode position: logits, tokens."""
+    one captured decode step. Dumps per decode position: logits, tokens.
+    With sc.gens > 1 the same batch decodes again from other prompts, the
+    cache emptied between generations and the graph of the first one
+    replayed; generation g's position t is dumped as step TMAX·g + t."""
     bug = sc.bug if bugged and mode != "eager" else None
     set_tf32(env, sc.prec == "tf32")
     torch.manual_seed(SEED_INIT)
     model = KVDecoder()
     model.load_state_dict(load_ckpt(env, "kv_decoder")["model"])
     model.to(device=env.dev, dtype=model_dtype(sc)).eval()
-    prompts = decode_prompts().to(env.dev)
-    b, p = prompts.shape
+    b, p = decode_prompts(0).shape
     kc = torch.zeros(b, KVDecoder.TMAX, KVDecoder.D, dtype=model_dtype(sc), device=env.dev)
     vc = torch.zeros_like(kc)
     hp = Hyper(sc, 0.0)
     refs = ("logits", "tokens") if sc.bug == "output_aliasing" and (mode == "eager" or bugged) else ()
     sink = Sink(refs)
 
-    def one(tok, pos, uninit=False):
+    def one(tok, pos, uninit=False):  # reads the cache the names kc, vc hold now
         with amp(sc, env):
             return model.step(tok, pos if sc.pos_kind == "tensor" else hp.pos, kc, vc, uninit)
 
     steps = range(p, p + sc.n)
+    graph = None
     with torch.no_grad():
         pos = torch.zeros((), dtype=torch.long, device=env.dev)
-        for t in range(p):  # prefill
-            hp.pos = t
-            pos.fill_(t)
-            _, nxt = one(prompts[:, t].contiguous(), pos)
-        tok = nxt.clone()
-        if mode == "eager":
-            for t in steps:
+        for gen in range(sc.gens):
+            if gen > 0:
+                if bug == "cache_rebuilt":  # BUG: a new cache; the graph keeps the first one
+                    kc, vc = torch.zeros_like(kc), torch.zeros_like(vc)
+                else:
+                    kc.zero_()
+                    vc.zero_()
+            prompts = decode_prompts(gen).to(env.dev)
+            for t in range(p):  # prefill
                 hp.pos = t
                 pos.fill_(t)
-                logits, nxt = one(tok, pos)
-                sink.add(t, {"logits": logits, "tokens": nxt})
-                tok = nxt
-            return sink.finish()
-        uninit = bug == "uninit_pad"
-
-        def fn(tk, ps):
-            return one(tk, ps, uninit)
-
-        static_tok, static_pos = tok.clone(), torch.full((), p, dtype=torch.long, device=env.dev)
-        hp.pos = p
-        ctx, join = side_stream(env)
-        with ctx:
-            for _ in range(WARMUP):  # rewrites the cache at position p with the same values
-                fn(static_tok, static_pos)
-        join()
-        recapture = sc.twin_recaptures and bug is None
-
-        def take_graph():
-            return capture(env, fn, (static_tok, static_pos), hp, model, None, None, [kc, vc], train=False,
-                           freeze_lr=False), captured_key(sc, hp, model, None)
-
-        graph, key = take_graph()
-        for t in steps:
-            hp.pos = t
-            if t > p:
-                if bug == "stale_input":
-                    static_tok = tok  # BUG: rebinds the name; the graph reads the first token forever
-                else:
-                    static_tok.copy_(tok)
-                static_pos.fill_(t)
-            if recapture and captured_key(sc, hp, model, None) != key:
-                graph, key = take_graph()
-            logits, nxt = graph.replay()
-            sink.add(t, {"logits": logits, "tokens": nxt})
+                _, nxt = one(prompts[:, t].contiguous(), pos)
             tok = nxt.clone()
+            at = KVDecoder.TMAX * gen
+            if mode == "eager":
+                for t in steps:
+                    hp.pos = t
+                    pos.fill_(t)
+                    logits, nxt = one(tok, pos)
+                    sink.add(at + t, {"logits": logits, "tokens": nxt})
+                    tok = nxt
+                continue
+            uninit = bug == "uninit_pad"
+
+            def fn(tk, ps):
+                return one(tk, ps, uninit)
+
+            if graph is None:
+                static_tok, static_pos = tok.clone(), torch.full((), p, dtype=torch.long, device=env.dev)
+                hp.pos = p
+                ctx, join = side_stream(env)
+                with ctx:
+                    for _ in range(WARMUP):  # rewrites the cache at position p with the same values
+                        fn(static_tok, static_pos)
+                join()
+                recapture = sc.twin_recaptures and bug is None
+
+                def take_graph():
+                    return capture(env, fn, (static_tok, static_pos), hp, model, None, None, [kc, vc], train=False,
+                                   freeze_lr=False), captured_key(sc, hp, model, None)
+
+                graph, key = take_graph()
+            for t in steps:
+                hp.pos = t
+                if t > p or gen > 0:
+                    if bug == "stale_input":
+                        static_tok = tok  # BUG: rebinds the name; the graph reads the first token forever
+                    else:
+                        static_tok.copy_(tok)
+                    static_pos.fill_(t)
+                if recapture and captured_key(sc, hp, model, None) != key:
+                    graph, key = take_graph()
+                logits, nxt = graph.replay()
+                sink.add(at + t, {"logits": logits, "tokens": nxt})
+                tok = nxt.clone()
     return sink.finish()
 
 
