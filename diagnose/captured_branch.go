@@ -85,6 +85,9 @@ func capturedBranch(f *facts) *Cause {
 		agree = "agree bit for bit"
 	}
 	ev.add("steps %s %s; step %d breaks: %s", steps(before), agree, f.div, strings.Join(f.r.FirstDivergence.Reasons, "; "))
+	if next, kind, r, one := f.oneStepBreak(); kind != "" && !one {
+		ev.add("at step %d the %s still differ by %s of the break's difference: the graph keeps computing another function", next, kindWord(kind), g(r))
+	}
 	conf := 0.6
 	if bitwise {
 		conf = 0.75

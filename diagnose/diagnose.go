@@ -62,6 +62,9 @@ type facts struct {
 	// them made (scaleOf).
 	scales []*scaleFinding
 	scaled int
+	// oneStep is set when dynamic_shape was named for a break at one
+	// step only, without the shapes (oneStepShape).
+	oneStep bool
 }
 
 // Diagnose looks at a whole comparison — all steps, all tensors, and
@@ -126,6 +129,12 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 // gradients agreeing, a loss weight frozen at capture (captured_scalar)
 // changes the same term, which the loss's terms dumped apart would show.
 func (f *facts) alternatives(cs []Cause) []Cause {
+	if f.oneStep && f.found[CapturedBranch] == 0 {
+		// a branch eager took the other way at that step alone
+		cs = append(cs, Cause{ID: CapturedBranch, Confidence: 0.3,
+			Evidence: []string{fmt.Sprintf("a Python if that eager took the other way at step %d alone breaks the runs there the same way; not dumped, and would tell them apart: inputs or outputs (their shapes), or the value the branch tests", f.div)},
+			Fix:      fixOf(CapturedBranch)})
+	}
 	i := slices.IndexFunc(cs, func(c Cause) bool { return c.ID == CapturedBranch })
 	if i >= 0 && f.found[CapturedScalar] == 0 && f.lossTermOnly() {
 		// a loss term switched by a branch, or weighted by a number

@@ -488,6 +488,15 @@ func (s *sampleSet) prev(k int) (int, bool) {
 	return s.steps[i-1], true
 }
 
+// next returns the sampled step after k, and whether there is one.
+func (s *sampleSet) next(k int) (int, bool) {
+	i := sort.SearchInts(s.steps, k+1)
+	if i >= len(s.steps) {
+		return 0, false
+	}
+	return s.steps[i], true
+}
+
 // Vector arithmetic over finite values. Each function skips positions where
 // either value is NaN or ±Inf.
 
