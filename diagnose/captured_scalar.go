@@ -85,7 +85,13 @@ func capturedScalar(f *facts) *Cause {
 		if !f.s.kinds[loaders.KindGrad] {
 			ev.add("%s", f.missing(loaders.KindGrad))
 		}
-		return &Cause{ID: CapturedScalar, Confidence: conf, Evidence: ev}
+		var fs fitSet
+		fs.add(sf.fit)
+		what, of := "graph = λ·eager", "the gradients' difference from eager"
+		if sf.kind == loaders.KindParam {
+			of = "the parameter updates' difference from eager"
+		}
+		return fs.set(&Cause{ID: CapturedScalar, Confidence: conf, Evidence: ev}, what, of)
 	}
 	if f.s.kinds[loaders.KindGrad] || f.s.kinds[loaders.KindParam] {
 		return nil
@@ -136,8 +142,11 @@ func stateScalar(f *facts) *Cause {
 			more = fmt.Sprintf(" (and %d more state tensors, factors %s to %s)", len(s.State)-1, g(1+lo.Beta), g(1+hi.Beta))
 		}
 		ev.add("at step %d the updates of %s are %s× the eager ones%s, a factor that explains %s of their difference, while %s", f.div, fit.Name, g(1+fit.Beta), more, g(fit.Explained), f.gradsAgree(f.div))
+		// Explained is the share of the update difference's square the
+		// factor explains; its residual's norm is √(1 − Explained) of it
 		ev.add("a scalar that acts on derived state alone, held at capture: a BatchNorm momentum (the factor is new/old) or an EMA decay (the factor is (1 − new)/(1 − old)) changed from Python after capture")
-		return &Cause{ID: CapturedScalar, Confidence: 0.9, Evidence: ev}
+		fs := fitSet{1 - math.Sqrt(1-fit.Explained)}
+		return fs.set(&Cause{ID: CapturedScalar, Confidence: 0.9, Evidence: ev}, "state update = (1 + β)·eager's", "the state updates' difference from eager")
 	}
 	return nil
 }
@@ -188,6 +197,9 @@ type scaleFinding struct {
 	// whole): a scale up to rounding.
 	residual, limit float64
 	exact           bool
+	// fit is how much of the difference the best scale of the eager
+	// values removes (fitOf with P = λ·A, λ = A·B / A·A).
+	fit float64
 }
 
 func (sf *scaleFinding) String() string {
@@ -207,7 +219,8 @@ func (sf *scaleFinding) String() string {
 func (f *facts) scaleAt(k int, off func(loaders.Kind) float64) *scaleFinding {
 	if a, b := f.s.get(f.s.a, k, loaders.KindGrad), f.s.get(f.s.b, k, loaders.KindGrad); a != nil && relL2(a, b) > 0 {
 		if ok, c, r := proportional(a, b, off(loaders.KindGrad)); ok {
-			sf := &scaleFinding{step: k, kind: loaders.KindGrad, ratio: r, cos: c, residual: math.Sqrt(max(0, 1-c*c)), limit: f.gradLimit(k)}
+			sf := &scaleFinding{step: k, kind: loaders.KindGrad, ratio: r, cos: c, residual: math.Sqrt(max(0, 1-c*c)), limit: f.gradLimit(k),
+				fit: fitOf(a, b, scaled(a, b))}
 			sf.exact = sf.residual <= sf.limit
 			return sf
 		}
@@ -225,7 +238,7 @@ func (f *facts) scaleAt(k int, off func(loaders.Kind) float64) *scaleFinding {
 			return nil
 		}
 		if ok, c, r := proportional(ua, ub, off(loaders.KindParam)); ok {
-			return &scaleFinding{step: k, kind: loaders.KindParam, ratio: r, cos: c}
+			return &scaleFinding{step: k, kind: loaders.KindParam, ratio: r, cos: c, fit: fitOf(ua, ub, scaled(ua, ub))}
 		}
 	}
 	return nil

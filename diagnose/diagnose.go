@@ -23,6 +23,16 @@ type Cause struct {
 	Evidence []string
 	// Fix is the remedy, in one paragraph.
 	Fix string
+	// Fit is how much of the graphed run's difference from the eager one
+	// the cause's prediction P of the graphed values B removes, against
+	// the null "the graph is eager plus rounding" (P = A): the median over
+	// the steps it was tested at, from the first divergent one on, of
+	// 1 − ‖B − P‖ / ‖B − A‖ (see fitOf). FitSteps is how many steps; 0
+	// where the dumps gave no numbers to test the prediction on (a cause
+	// named by a shape, by what is left, or by a pattern of equal bits),
+	// and Fit is then 0.
+	Fit      float64
+	FitSteps int
 }
 
 // Report is what diagnosis found.
@@ -178,13 +188,16 @@ func numbersFailed(r *judge.Result) bool {
 type detector func(f *facts) *Cause
 
 // run applies detectors in order and returns what they found, highest
-// confidence first (ties keep detector order).
+// confidence first (ties keep detector order). A cause whose prediction
+// was tested on numbers and removes none of the graphed run's difference
+// from eager (Fit ≤ 0: no better than "eager plus rounding") is not
+// named, however its signature looked.
 func (f *facts) run(ds ...detector) []Cause {
 	var out []Cause
 	for _, d := range ds {
 		c := d(f)
-		if c == nil || c.Confidence <= 0 {
-			continue
+		if c == nil || c.Confidence <= 0 || c.FitSteps > 0 && c.Fit <= 0 {
+			continue // not found, or its prediction explains nothing rounding does not
 		}
 		c.Confidence = math.Round(min(c.Confidence, 1)*100) / 100
 		c.Fix = fixOf(c.ID)

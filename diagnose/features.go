@@ -569,6 +569,18 @@ func sub(x, y vec) vec {
 	return out
 }
 
+// add returns x+y, nil when their lengths differ.
+func add(x, y vec) vec {
+	if len(x) != len(y) {
+		return nil
+	}
+	out := make(vec, len(x))
+	for i := range x {
+		out[i] = x[i] + y[i]
+	}
+	return out
+}
+
 // zeroJaccard returns the Jaccard index of the positions where x and y are
 // exactly zero, and the fraction of zeros in x; NaN index when neither has
 // a zero.

@@ -38,3 +38,31 @@ func TestFrozenRNGQuotesItsTests(t *testing.T) {
 		})
 	}
 }
+
+// TestFitNamesOnlyWhatFits checks causes against their predictions on
+// labelled runs: an input lag's prediction (graph step k = eager step k−1)
+// removes most of the gradients' difference and says so; a stale batch,
+// whose signature (the graph's loss below eager's) a reassigned buffer's
+// run shows too, is not named there, since its prediction (the graph's
+// values do not change with the batch) removes nothing.
+func TestFitNamesOnlyWhatFits(t *testing.T) {
+	t.Parallel()
+	d := filepath.Join("..", "testdata", "corpus", "gpt2", "gpt2_input_lag")
+	_, rep := diagnoseDirs(t, filepath.Join(d, "eager"), filepath.Join(d, "graph"))
+	if len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.InputLag || rep.Causes[0].FitSteps != 7 || rep.Causes[0].Fit < 0.7 {
+		t.Fatalf("causes %+v, want input_lag first with a fit of at least 0.7 over 7 steps", rep.Causes)
+	}
+	if ev := strings.Join(rep.Causes[0].Evidence, "\n"); !strings.Contains(ev, "the prediction graph[k] = eager[k−1] removes 81% of the gradients' difference from eager (median of 7 steps") {
+		t.Errorf("evidence does not state the fit:\n%s", ev)
+	}
+	d = filepath.Join("..", "testdata", "corpus", "embed", "embed_reassigned_buffer")
+	_, rep = diagnoseDirs(t, filepath.Join(d, "eager"), filepath.Join(d, "graph"))
+	for _, c := range rep.Causes {
+		if c.ID == diagnose.StaleInput {
+			t.Errorf("stale_input named with fit %.2f over %d steps", c.Fit, c.FitSteps)
+		}
+	}
+	if len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.ReassignedTensor {
+		t.Errorf("causes %+v, want reassigned_tensor first", rep.Causes)
+	}
+}

@@ -43,6 +43,7 @@ func gradAccumulation(f *facts) *Cause {
 	hits, tried, firstHit := 0, 0, false
 	var ev evidence
 	var ratios []string
+	var fs fitSet
 	for _, k := range f.diverged[loaders.KindGrad] {
 		p, ok := f.s.prev(k)
 		a, b, bp := f.s.get(f.s.a, k, loaders.KindGrad), f.s.get(f.s.b, k, loaders.KindGrad), f.s.get(f.s.b, p, loaders.KindGrad)
@@ -50,6 +51,7 @@ func gradAccumulation(f *facts) *Cause {
 			continue
 		}
 		tried++
+		fs.add(fitOf(a, b, add(bp, a))) // the prediction: B[k] = B[k−1] + A[k]
 		acc, same := relL2(a, sub(b, bp)), relL2(a, b)
 		if acc < accRatio*same {
 			firstHit = firstHit || tried == 1
@@ -68,5 +70,5 @@ func gradAccumulation(f *facts) *Cause {
 	if hits >= 2 {
 		conf = 0.92
 	}
-	return &Cause{ID: GradAccumulation, Confidence: conf, Evidence: ev}
+	return fs.set(&Cause{ID: GradAccumulation, Confidence: conf, Evidence: ev}, "graph[k] = graph[k−1] + eager[k]", "the gradients' difference from eager")
 }

@@ -41,6 +41,7 @@ func inputLag(f *facts) *Cause {
 		strong, closer, tried := 0, 0, 0
 		firstStrong := false
 		var ev evidence
+		var fs fitSet
 		for _, k := range f.divergedSteps(kind) {
 			p, ok := f.s.prev(k)
 			a, ap, b := f.s.get(f.s.a, k, kind), f.s.get(f.s.a, p, kind), f.s.get(f.s.b, k, kind)
@@ -48,6 +49,7 @@ func inputLag(f *facts) *Cause {
 				continue
 			}
 			tried++
+			fs.add(fitOf(a, b, ap)) // the prediction: B[k] = A[k−1]
 			lag, same := relL2(ap, b), relL2(a, b)
 			if lag < same {
 				closer++
@@ -63,11 +65,11 @@ func inputLag(f *facts) *Cause {
 		switch {
 		case strong >= 2 && float64(strong) >= 0.8*float64(tried):
 			ev.add("%s", f.missing(loaders.KindOutput, loaders.KindInput))
-			return &Cause{ID: InputLag, Confidence: 0.9, Evidence: ev}
+			return fs.set(&Cause{ID: InputLag, Confidence: 0.9, Evidence: ev}, "graph[k] = eager[k−1]", "the "+kindWord(kind)+"' difference from eager")
 		case best == nil && kind != loaders.KindLoss && firstStrong && tried >= 3 && float64(closer) >= 0.8*float64(tried):
 			ev.add("%s: at %d of %d diverged steps the graph is closer to the eager run's previous step than to the same step", kindWord(kind), closer, tried)
 			ev.add("%s", f.missing(loaders.KindOutput, loaders.KindInput))
-			best = &Cause{ID: InputLag, Confidence: 0.65, Evidence: ev}
+			best = fs.set(&Cause{ID: InputLag, Confidence: 0.65, Evidence: ev}, "graph[k] = eager[k−1]", "the "+kindWord(kind)+"' difference from eager")
 		}
 	}
 	return best

@@ -36,6 +36,7 @@ func outputAliasing(f *facts) *Cause {
 	}
 	last := f.s.steps[len(f.s.steps)-1]
 	var ev evidence
+	var fs fitSet
 	conf := 0.0
 	for _, kind := range kindOrder(f.s.kinds) {
 		bLast, aLast := f.s.get(f.s.b, last, kind), f.s.get(f.s.a, last, kind)
@@ -68,6 +69,11 @@ func outputAliasing(f *facts) *Cause {
 		}
 		conf = max(conf, c)
 		f.aliased[kind] = true
+		for _, k := range f.s.steps { // the prediction: B[k] = A[last]
+			if a, b := f.s.get(f.s.a, k, kind), f.s.get(f.s.b, k, kind); a != nil && b != nil {
+				fs.add(fitOf(a, b, aLast))
+			}
+		}
 		line := fmt.Sprintf("%s: the graphed run's values are identical at all %d steps while the eager ones change (by up to %s relative to the last step)",
 			kindWord(kind), n, g(eagerVaries))
 		if matchesLast {
@@ -78,5 +84,5 @@ func outputAliasing(f *facts) *Cause {
 	if conf == 0 {
 		return nil
 	}
-	return &Cause{ID: OutputAliasing, Confidence: conf, Evidence: ev}
+	return fs.set(&Cause{ID: OutputAliasing, Confidence: conf, Evidence: ev}, "graph[k] = eager[last]", "the kept values' difference from eager")
 }

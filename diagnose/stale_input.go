@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"math"
 	"sort"
 
@@ -65,7 +66,8 @@ func staleInput(f *facts) *Cause {
 	var ev evidence
 	if k, ok := f.inputsFrozen(); ok {
 		ev.add("inputs: the graphed run's are identical at every step from %d on, while the eager run's change with every batch: the graph reads one batch", k)
-		return &Cause{ID: StaleInput, Confidence: 0.95, Evidence: ev}
+		fs, of := f.staleFit()
+		return fs.set(&Cause{ID: StaleInput, Confidence: 0.95, Evidence: ev}, "graph[k] − graph[k−1] = 0 (one batch)", of)
 	}
 	gradRep, gradN := f.repeat(loaders.KindGrad, 0)
 	if f.explained(GradAccumulation) >= 0.6 {
@@ -124,7 +126,54 @@ func staleInput(f *facts) *Cause {
 	} else {
 		ev.add("%s", f.missing(loaders.KindGrad, loaders.KindOutput))
 	}
-	return &Cause{ID: StaleInput, Confidence: conf, Evidence: ev}
+	fs, of := f.staleFit()
+	return fs.set(&Cause{ID: StaleInput, Confidence: conf, Evidence: ev}, "graph[k] − graph[k−1] = 0 (one batch)", of)
+}
+
+// staleFit is stale_input's prediction tested on each step k after the
+// first divergent one: fed one batch, the graph's values change from step
+// to step only as its parameters move them, far less than eager's, which
+// see a new batch each step. It is tested where the batch acts most
+// directly, the first of: the outputs; the gradients' zero pattern (a
+// ReLU's mask is the input's); the gradients' values. On the step changes
+// ΔX[k] = X[k] − X[k−1] the prediction is ΔB = 0 and the null ΔB = ΔA,
+// fitOf(ΔA, ΔB, 0) = 1 − ‖ΔB‖ / ‖ΔB − ΔA‖; on a zero pattern, whose
+// change is 1 − J (J the Jaccard index of a run's zeros at k−1 and k),
+// 1 − (1 − J_B) / (1 − J_A).
+func (f *facts) staleFit() (fitSet, string) {
+	var fs fitSet
+	each := func(kind loaders.Kind, fit func(a, ap, b, bp vec) float64) fitSet {
+		fs = fs[:0]
+		if f.aliased[kind] {
+			return nil
+		}
+		for _, k := range f.s.steps {
+			if p, ok := f.s.prev(k); ok && k > f.div {
+				if a, ap, b, bp := f.four(kind, k, p); a != nil {
+					fs.add(fit(a, ap, b, bp))
+				}
+			}
+		}
+		return fs
+	}
+	values := func(a, ap, b, bp vec) float64 { return fitOf(sub(a, ap), sub(b, bp), make(vec, len(a))) }
+	const of = "the difference between the runs' step-to-step changes of the %s"
+	for _, kind := range f.outputKinds() {
+		if fs := each(kind, values); len(fs) > 0 {
+			return fs, fmt.Sprintf(of, kindWord(kind))
+		}
+	}
+	if fs := each(loaders.KindGrad, func(a, ap, b, bp vec) float64 {
+		jA, zA := zeroJaccard(a, ap)
+		jB, zB := zeroJaccard(b, bp)
+		if zA < 0.02 || zB < 0.02 || !(jA < 1) {
+			return math.NaN() // no zero pattern, or one eager does not change
+		}
+		return 1 - (1-jB)/(1-jA)
+	}); len(fs) > 0 {
+		return fs, fmt.Sprintf(of, "gradients' zero patterns")
+	}
+	return each(loaders.KindGrad, values), fmt.Sprintf(of, "gradients")
 }
 
 // inputsFrozen reports whether the graphed run's dumped inputs are

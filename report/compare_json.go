@@ -353,6 +353,12 @@ type CauseJSON struct {
 	Confidence float64  `json:"confidence"`
 	Evidence   []string `json:"evidence"`
 	Fix        string   `json:"fix"`
+	// Fit is how much of the graphed run's difference from the
+	// reference the cause's prediction removes (diagnose.Cause.Fit), over
+	// FitSteps steps; both absent where the prediction was not tested on
+	// numbers.
+	Fit      *float64 `json:"fit,omitempty"`
+	FitSteps int      `json:"fit_steps,omitempty"`
 }
 
 // SummaryJSON counts pairs by outcome.
@@ -507,7 +513,12 @@ func compareJSONHead(r *outcome.Comparison) CompareJSON {
 func causesJSON(cs []diagnose.Cause) []CauseJSON {
 	out := []CauseJSON{}
 	for _, c := range cs {
-		out = append(out, CauseJSON{ID: c.ID, Confidence: c.Confidence, Evidence: c.Evidence, Fix: c.Fix})
+		cj := CauseJSON{ID: c.ID, Confidence: c.Confidence, Evidence: c.Evidence, Fix: c.Fix}
+		if c.FitSteps > 0 {
+			fit := math.Round(1000*c.Fit) / 1000
+			cj.Fit, cj.FitSteps = &fit, c.FitSteps
+		}
+		out = append(out, cj)
 	}
 	return out
 }

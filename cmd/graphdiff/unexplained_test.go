@@ -78,3 +78,41 @@ func TestUnexplainedDecoding(t *testing.T) {
 		t.Errorf("the answer names what the outputs' shapes rule out, or a loss that was not dumped:\n%s", out)
 	}
 }
+
+// TestCauseFitJSON reads a cause's fit from the JSON report: present,
+// with its steps, for a prediction tested on numbers (an input lag),
+// absent for a cause the dumps cannot test (random values frozen at
+// capture).
+func TestCauseFitJSON(t *testing.T) {
+	t.Parallel()
+	type cause struct {
+		ID       string   `json:"id"`
+		Fit      *float64 `json:"fit"`
+		FitSteps int      `json:"fit_steps"`
+	}
+	for _, c := range []struct {
+		dir, id string
+		fit     bool
+	}{
+		{"corpus/gpt2/gpt2_input_lag", "input_lag", true},
+		{"corpus/mlp/mlp_frozen_rng", "frozen_rng", false},
+	} {
+		dir := "../../testdata/" + c.dir + "/"
+		_, js, stderr := run("compare", "--format", "json", dir+"eager", dir+"graph")
+		var rep struct {
+			Causes []cause `json:"causes"`
+		}
+		if err := json.Unmarshal([]byte(js), &rep); err != nil || len(rep.Causes) == 0 {
+			t.Fatalf("%s: %v %s", c.dir, err, stderr)
+		}
+		got := rep.Causes[0]
+		switch {
+		case got.ID != c.id:
+			t.Errorf("%s: top cause %s, want %s", c.dir, got.ID, c.id)
+		case c.fit && (got.Fit == nil || *got.Fit < 0.7 || *got.Fit > 1 || got.FitSteps != 7):
+			t.Errorf("%s: fit %v over %d steps, want in [0.7, 1] over 7", c.dir, got.Fit, got.FitSteps)
+		case !c.fit && (got.Fit != nil || got.FitSteps != 0):
+			t.Errorf("%s: fit %v over %d steps, want none", c.dir, *got.Fit, got.FitSteps)
+		}
+	}
+}
