@@ -8,7 +8,7 @@ For every labelled compare scenario of a bug (label.json, verdict fail,
 not hard) it runs `graphdiff compare --format json` with the label's
 arguments and reads the causes named (the top cause and those listed as
 also possible). A named cause is right when the label lists it. Causes
-are grouped by confidence (buckets of 0.1 from 0.4) and the table gives,
+are grouped by confidence (buckets of 0.1) and the table gives,
 per bucket, how many were named, how many were right and the fraction,
 for the top causes and for every cause named. A cause on a correct run
 (any but precision_noise) is counted apart: it is always wrong.
@@ -25,7 +25,7 @@ NOT_BUGS = {"precision_noise", "noise_drift", "needs_baseline"}
 
 
 def bucket(c):
-    lo = max(0.4, min(0.9, int(c * 10 + 1e-9) / 10))
+    lo = min(0.9, int(c * 10 + 1e-9) / 10)
     return f"{lo:.1f}–{lo + 0.1:.1f}" if lo < 0.9 else "0.9–1.0"
 
 
