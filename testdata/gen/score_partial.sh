@@ -4,8 +4,9 @@
 # loss, gradients and parameters alone, with inputs and outputs only making
 # them surer.
 #
-#   testdata/gen/score_partial.sh BINARY [no-io|losses-only]
+#   testdata/gen/score_partial.sh BINARY [no-io|losses-only [SCORE ARGS]]
 #
+# SCORE ARGS go to score.py (--show lists every scenario).
 # no-io (default) removes inputs and outputs; losses-only keeps only the
 # losses. The copies go to a temporary directory, removed on exit; the
 # table is ../shared/score/score.py's.
@@ -25,4 +26,4 @@ esac
 # per-kind directories, and per-kind files (safetensors, torch.save)
 find "$tmp" -depth -type d -regextype posix-extended -regex ".*/($keep)" -exec rm -rf {} +
 find "$tmp" -type f -regextype posix-extended -regex ".*/($keep)\.(safetensors|pt|npz)" -delete
-/usr/bin/python3 "$here/../shared/score/score.py" "$bin" "$tmp"
+/usr/bin/python3 "$here/../shared/score/score.py" "$bin" "$tmp" "${@:3}"
