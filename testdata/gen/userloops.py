@@ -19,13 +19,16 @@ Writes OUT/<family>/<scenario>/{eager,graph,label.json,measured.json},
 OUT/README.md (one row per scenario) and OUT/userloops.log.
 
 How the runs are made
-- Five model families the first corpus lacks: vit (patch embedding, pre-LN
+- Six model families the first corpus lacks: vit (patch embedding, pre-LN
   encoder, classification), resnet_bn (residual convs with BatchNorm, SGD
   momentum), unet_gn (a small conv UNet with GroupNorm trained as a diffusion
   denoiser, fp32 EMA weights), moe (a tiny LM whose MLP is a mixture of
   experts with top-1/top-2 routing and a load-balancing loss) and kv_decoder
   (greedy decoding of a tiny causal transformer with a static KV cache,
-  graphed per decode step; inference only).
+  graphed per decode step; inference only), and tcn (a temporal conv net
+  classifying 2-channel signals: dilated Conv1d residual blocks with
+  LayerNorm and GELU, label smoothing, SGD momentum), added after the
+  detectors it is scored with were written and not used to tune them.
 - PyTorch's whole-network capture recipe: three warm-up iterations on a side
   stream (not undone: they are training steps), optimizer.zero_grad(
   set_to_none=True), torch.cuda.graph capture of forward, backward and
@@ -140,6 +143,20 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   kv_decoder_captured_pos           BUG the decode position a Python int in the captured step
   kv_decoder_uninit_pad             BUG the padded logits buffer from torch.empty
   kv_decoder_cache_rebuilt          BUG two generations; kc = torch.zeros_like(kc) before the second
+  tcn_resume_fp32_ok                ok  resume at 600, SGD momentum, torch.save dict per step
+  tcn_resume_autocast_npz_ok        ok  resume, autocast, np.savez per step
+  tcn_resume_bf16_st_ok             ok  resume, pure bf16, safetensors per kind
+  tcn_dropout_ok                    ok  resume, dropout 0.1 (graph-safe RNG), torch.save dict
+  tcn_recipe_tf32_adamw_ok          ok  the recipe from step 0, TF32, AdamW (capturable), np.savez
+  tcn_clip_ok                       ok  resume, gradient clipping (max norm 1), safetensors per kind
+  tcn_numpy_dropout                 BUG a dropout mask drawn with numpy into a pinned buffer inside the
+                                        captured step
+  tcn_stale_input                   BUG static_x = x instead of copy_, autocast, np.savez
+  tcn_input_lag                     BUG the batch copied into the static input after the replay
+  tcn_lr_drop_captured              BUG a float lr dropped x0.1 at step 605 after capture
+  tcn_grad_accumulation             BUG no zero_grad(set_to_none=True) before capture, np.savez
+  tcn_kept_by_reference             BUG dumps written after the loop, grads and loss kept by reference
+  tcn_partial_batch                 BUG an epoch's last batch of 6 at 605 copied into static_x[:6]
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -408,6 +425,43 @@ class MoELM(nn.Module):
         return self.head(self.lnf(h)), aux
 
 
+class TCNBlock(nn.Module):
+    """A dilated causal-free Conv1d residual block: LayerNorm over channels,
+    GELU, the convolution, dropout."""
+
+    def __init__(self, c, dilation, drop):
+        super().__init__()
+        self.norm = nn.LayerNorm(c)
+        self.conv = nn.Conv1d(c, c, 3, padding=dilation, dilation=dilation)
+        self.drop = nn.Dropout(drop)
+
+    def forward(self, h):
+        a = F.gelu(self.norm(h.transpose(1, 2)).transpose(1, 2))
+        return h + self.drop(self.conv(a))
+
+
+class TCN(nn.Module):
+    """A temporal convolutional classifier of 2-channel signals of 32 steps
+    into 5 classes: a stem convolution, two dilated residual blocks, mean
+    pooling over time, a linear head. mask, when given, multiplies the
+    first block's output (a dropout mask the user draws)."""
+
+    C, T, K = 16, 32, 5
+
+    def __init__(self, drop=0.0):
+        super().__init__()
+        self.stem = nn.Conv1d(2, self.C, 3, padding=1)
+        self.block1 = TCNBlock(self.C, 2, drop)
+        self.block2 = TCNBlock(self.C, 4, drop)
+        self.head = nn.Linear(self.C, self.K)
+
+    def forward(self, x, mask=None):
+        h = self.block1(self.stem(x))
+        if mask is not None:
+            h = h * mask
+        return self.head(self.block2(h).mean(-1))
+
+
 class KVDecoder(nn.Module):
     """A one-layer causal transformer (single head) with a static KV cache.
     The vocabulary has 60 tokens; the embedding table and the logits buffer
@@ -535,6 +589,18 @@ def batch_decoder(k, n=BATCH):
     return seq[:, :-1].contiguous(), seq[:, 1:].contiguous()
 
 
+def batch_tcn(k, n=BATCH):
+    """Class c is a sine of frequency c + 1 with a random phase (channel 0)
+    and its cosine (channel 1), in noise."""
+    g = _gen(k, 7)
+    y = torch.randint(0, TCN.K, (n,), generator=g)
+    phase = 2 * math.pi * torch.rand(n, 1, generator=g)
+    t = torch.arange(TCN.T) / TCN.T
+    w = 2 * math.pi * (y.float().view(n, 1) + 1) * t + phase
+    x = torch.stack([torch.sin(w), torch.cos(w)], 1)
+    return x + 0.3 * torch.randn(n, 2, TCN.T, generator=g), y
+
+
 def decode_prompts(gen=0):
     """Generation gen's prompts: 4 progressions of 6 tokens."""
     return _progressions(_gen(gen, 6), 4, 6, KVDecoder.V, (1, 2, 3, 4, 7))
@@ -597,6 +663,17 @@ def loss_decoder(sc, net, inp, hp, aux):
     return F.cross_entropy(net(x).float().reshape(-1, KVDecoder.V), y.reshape(-1))
 
 
+def loss_tcn(sc, net, inp, hp, aux):
+    x, y = inp
+    mask = None
+    if sc.noise == "cpu":  # dropout 0.1 drawn with numpy into a pinned buffer: keep where z ≤ Φ⁻¹(0.9)
+        if aux.draw_inside:
+            aux.draw()
+        z = aux.host.to(x.device, non_blocking=True)
+        mask = ((z <= 1.2815516) / 0.9).to(x.dtype)
+    return F.cross_entropy(net(x, mask).float(), y, label_smoothing=0.1)
+
+
 FAMILIES = {
     "vit": dict(make=lambda sc: ViT(drop=sc.dropout), batch=batch_vit, loss=loss_vit, optim="adamw", lr=1e-3,
                 ckpt=1000),
@@ -607,6 +684,8 @@ FAMILIES = {
     "moe": dict(make=lambda sc: MoELM(k=sc.topk), batch=batch_moe, loss=loss_moe, optim="adam", lr=2e-3, ckpt=1000),
     "kv_decoder": dict(make=lambda sc: KVDecoder(), batch=batch_decoder, loss=loss_decoder, optim="adamw", lr=3e-3,
                        ckpt=400),
+    "tcn": dict(make=lambda sc: TCN(drop=sc.dropout), batch=batch_tcn, loss=loss_tcn, optim="sgd", lr=0.05, ckpt=600,
+                host_shape=(BATCH, TCN.C, TCN.T)),
 }
 
 
@@ -661,7 +740,8 @@ class Sc:
 
 
 # torch 1.13 on the CPU cannot run these families in bf16 (--cpu only)
-CPU_FP32 = {"unet_gn": "its ConvTranspose2d gives a wrong shape in bf16 and GroupNorm fails under CPU autocast"}
+CPU_FP32 = {"unet_gn": "its ConvTranspose2d gives a wrong shape in bf16 and GroupNorm fails under CPU autocast",
+            "tcn": "its LayerNorm fails under CPU autocast"}
 
 # bugs the --cpu simulation cannot show as they are: host work inside the
 # captured step runs again at each simulated replay, and torch.empty on the
@@ -802,6 +882,29 @@ def scenarios() -> list[Sc]:
         S("kv_decoder_cache_rebuilt", "kv_decoder", "two generations; the cache rebuilt (kc = torch.zeros_like(kc)) "
           "instead of zeroed before the second, the first one's graph replayed", bug="cache_rebuilt",
           causes=("reassigned_tensor",), style="decode_pt", n=12, gens=2),
+        # ---------------- tcn (added after the detectors it is scored with: held out)
+        S("tcn_resume_fp32_ok", "tcn", "resume at 600, SGD momentum, torch.save dict per step"),
+        S("tcn_resume_autocast_npz_ok", "tcn", "resume, autocast, np.savez per step", prec="autocast", style="npz"),
+        S("tcn_resume_bf16_st_ok", "tcn", "resume, pure bf16, safetensors per kind", prec="bf16", style="st"),
+        S("tcn_dropout_ok", "tcn", "resume, dropout 0.1 (graph-safe RNG), torch.save dict", dropout=0.1),
+        S("tcn_recipe_tf32_adamw_ok", "tcn", "the recipe from step 0, TF32, AdamW (capturable), np.savez",
+          start="scratch", prec="tf32", optim="adamw", style="npz"),
+        S("tcn_clip_ok", "tcn", "resume, gradient clipping (max norm 1), safetensors per kind", clip=True,
+          style="st"),
+        S("tcn_numpy_dropout", "tcn", "a dropout mask drawn with numpy into a pinned buffer inside the captured "
+          "step", bug="cpu_noise", causes=("frozen_rng",), noise="cpu"),
+        S("tcn_stale_input", "tcn", "static_x = x instead of copy_, autocast, np.savez", bug="stale_input",
+          causes=("stale_input",), prec="autocast", style="npz"),
+        S("tcn_input_lag", "tcn", "the batch copied into the static input after the replay, safetensors",
+          bug="input_lag", causes=("input_lag",), style="st"),
+        S("tcn_lr_drop_captured", "tcn", "a float lr dropped x0.1 at step 605 after capture", bug="captured_lr",
+          causes=("captured_scalar",), sched=("drop", 605, 0.1), onset=605),
+        S("tcn_grad_accumulation", "tcn", "no zero_grad(set_to_none=True) before capture, np.savez",
+          bug="grad_accumulation", causes=("grad_accumulation",), style="npz"),
+        S("tcn_kept_by_reference", "tcn", "dumps written after the loop, grads and loss kept by reference",
+          bug="output_aliasing", causes=("output_aliasing",)),
+        S("tcn_partial_batch", "tcn", "an epoch's last batch of 6 at 605 copied into static_x[:6], np.savez",
+          bug="dynamic_shape", causes=("dynamic_shape",), partial_at=605, style="npz", onset=605),
     ]
 
 
@@ -979,7 +1082,7 @@ class Aux:
         self.draw_inside = True
         if sc.noise == "cpu":
             self.pinned = not env.cpu
-            self.host = torch.zeros(BATCH, 1, 8, 8, pin_memory=self.pinned)
+            self.host = torch.zeros(*FAMILIES[sc.family].get("host_shape", (BATCH, 1, 8, 8)), pin_memory=self.pinned)
             self.rs = np.random.RandomState(SEED_HOST + 1)
 
     def draw(self):
