@@ -65,6 +65,7 @@ type facts struct {
 	// not match.
 	diverged map[loaders.Kind][]int
 	found    map[string]float64 // confidence of causes found so far
+	fits     map[string]float64 // fit of those found whose prediction was tested
 	// aliased are the kinds whose graphed values output_aliasing found
 	// identical at every step: no other detector reads them.
 	aliased map[loaders.Kind]bool
@@ -97,7 +98,7 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 		p = NewPlan(r.Tensors)
 	}
 	f := &facts{r: r, s: takeSamples(p, heads), failed: numbersFailed(r), div: loaders.NoStep,
-		diverged: map[loaders.Kind][]int{}, found: map[string]float64{}, aliased: map[loaders.Kind]bool{}}
+		diverged: map[loaders.Kind][]int{}, found: map[string]float64{}, fits: map[string]float64{}, aliased: map[loaders.Kind]bool{}}
 	if len(f.s.steps) > 0 {
 		f.firstStep = f.s.steps[0]
 	}
@@ -202,6 +203,9 @@ func (f *facts) run(ds ...detector) []Cause {
 		c.Confidence = math.Round(min(c.Confidence, 1)*100) / 100
 		c.Fix = fixOf(c.ID)
 		f.found[c.ID] = c.Confidence
+		if c.FitSteps > 0 {
+			f.fits[c.ID] = c.Fit
+		}
 		out = append(out, *c)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Confidence > out[j].Confidence })

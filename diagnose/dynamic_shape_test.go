@@ -1,7 +1,10 @@
 package diagnose_test
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,7 +14,7 @@ import (
 // TestOneStepBreak diagnoses two runs that agree and then break at one
 // step, neither with inputs or outputs dumped: an epoch's last batch of 6
 // rows copied into the static batch of 32 breaks one step, the next one's
-// loss differing by 0.046 of the break's (a batch of another size); a
+// gradients differing by 0.036 of the break's (a batch of another size); a
 // Python if decided at capture keeps the loss's difference from its
 // break on (a branch).
 func TestOneStepBreak(t *testing.T) {
@@ -20,7 +23,7 @@ func TestOneStepBreak(t *testing.T) {
 		dir, first, evidence string
 	}{
 		{"userloops/resnet_bn/resnet_bn_partial_batch", diagnose.DynamicShape,
-			"at step 1207 the per-step losses differ by 0.0464 of that: the graph computed another function at step 1206 alone"},
+			"at step 1207 the gradients differ by 0.0364 of that: the graph computed another function at step 1206 alone"},
 		{"corpus/mlp/mlp_captured_branch", diagnose.CapturedBranch, "step 3 breaks"},
 	} {
 		t.Run(filepath.Base(c.dir), func(t *testing.T) {
@@ -34,5 +37,56 @@ func TestOneStepBreak(t *testing.T) {
 				t.Errorf("evidence does not say %q:\n%s", c.evidence, ev)
 			}
 		})
+	}
+}
+
+// TestOneStepMargins checks oneStepRatio against every labelled run of a
+// branch decided at capture and every labelled partial batch: no branch
+// is taken for one step's batch of another size (dynamic_shape named by
+// the one-step evidence), and every partial batch is.
+func TestOneStepMargins(t *testing.T) {
+	t.Parallel()
+	labels, err := filepath.Glob(filepath.Join("..", "testdata", "*", "*", "label.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, _ := filepath.Glob(filepath.Join("..", "testdata", "*", "*", "*", "label.json"))
+	branches, partial := 0, 0
+	for _, file := range append(labels, more...) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lab struct {
+			Kind   string   `json:"kind"`
+			Causes []string `json:"causes"`
+			Note   string   `json:"note"`
+		}
+		if err := json.Unmarshal(data, &lab); err != nil {
+			t.Fatal(err)
+		}
+		isPartial := strings.Contains(lab.Note, "last batch of 6")
+		if lab.Kind != "compare" || !slices.Contains(lab.Causes, "captured_branch") && !isPartial {
+			continue
+		}
+		dir := filepath.Dir(file)
+		_, rep := diagnoseDirs(t, filepath.Join(dir, "eager"), filepath.Join(dir, "graph"))
+		oneStep := len(rep.Causes) > 0 && rep.Causes[0].ID == diagnose.DynamicShape &&
+			strings.Contains(strings.Join(rep.Causes[0].Evidence, "\n"), "alone, as a batch of another size")
+		switch {
+		case isPartial:
+			partial++
+			if !oneStep {
+				t.Errorf("%s: a partial batch not named a one-step break: %+v", dir, rep.Causes)
+			}
+		default:
+			branches++
+			if oneStep {
+				t.Errorf("%s: a branch taken for one step's batch of another size: %+v", dir, rep.Causes[0])
+			}
+		}
+	}
+	if branches < 8 || partial < 2 {
+		t.Fatalf("%d branch runs and %d partial batches labelled, want at least 8 and 2", branches, partial)
 	}
 }

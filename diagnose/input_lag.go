@@ -29,7 +29,9 @@ the host buffer is reused.`,
 // step k−1: B_k ≈ A_{k−1}, much closer than B_k to A_k.
 // Strongly (0.9) when, at two or more diverged steps, the graph is several
 // times closer to the previous eager step; moderately (0.65) when it is
-// several times closer at the first divergence and merely closer at 80% of
+// several times closer at the first diverged step that has a dumped step
+// before it (the first divergence, or the step after it when the runs
+// already differ at their first dumped step) and merely closer at 80% of
 // at least three diverged steps (the graph's own parameters drift, so with
 // fast-moving weights the match to the previous step loosens).
 func inputLag(f *facts) *Cause {
@@ -39,7 +41,7 @@ func inputLag(f *facts) *Cause {
 			continue // one buffer's last contents lag behind nothing
 		}
 		strong, closer, tried := 0, 0, 0
-		firstStrong := false
+		firstStrong := false // strong at the first step it could be tested at
 		var ev evidence
 		var fs fitSet
 		for _, k := range f.divergedSteps(kind) {
@@ -56,7 +58,7 @@ func inputLag(f *facts) *Cause {
 			}
 			if lag < lagRatio*same {
 				strong++
-				firstStrong = firstStrong || k == f.div
+				firstStrong = firstStrong || tried == 1
 				if strong <= 3 {
 					ev.add("%s at step %d: graph vs eager step %d differ by %s (relative L2), graph vs eager step %d by %s", kindWord(kind), k, p, g(lag), k, g(same))
 				}

@@ -116,7 +116,11 @@ func staleInput(f *facts) *Cause {
 		conf = 0.6
 	case lossFits:
 		conf = 0.5
-		ev.add("not dumped, and would decide it: gradients, or inputs as the graph read them (the static input tensor after the replay)")
+		if f.s.kinds[loaders.KindGrad] {
+			ev.add("not dumped, and would decide it: the inputs as the graph read them (the static input tensor after the replay)")
+		} else {
+			ev.add("not dumped, and would decide it: gradients, or inputs as the graph read them (the static input tensor after the replay)")
+		}
 	}
 	if conf == 0 {
 		return nil
@@ -211,7 +215,10 @@ func (f *facts) inputsFrozen() (int, bool) {
 // repeat returns the median over the steps after the first divergent one
 // of relL2(x_B[k−1], x_B[k]) / relL2(x_A[k−1], x_A[k]) for a kind, over the
 // steps where the eager change exceeds minEager and all four samples are
-// finite (NaN repeats nothing), and how many steps.
+// finite (NaN repeats nothing), and how many steps. Each run's change is
+// relative to its own values: a graph whose values are smaller than
+// eager's (a mixing factor frozen near 0 or 1) changes less in absolute
+// terms without repeating anything.
 func (f *facts) repeat(kind loaders.Kind, minEager float64) (float64, int) {
 	if f.aliased[kind] {
 		return math.NaN(), 0

@@ -67,20 +67,26 @@ func uninitializedMemory(f *facts) *Cause {
 	}
 	if f.div != loaders.NoStep && f.div == f.firstStep && f.explained(OutputAliasing, DynamicShape, GradsZeroNotNone, CallablesAccumulation) < 0.6 &&
 		needsBaseline(f) == nil { // values read from unwritten memory are unrelated to the eager ones, not a rounding's distance off
-		line := fmt.Sprintf("the runs differ already at step %d, the first step, before any replay-order bug could act", f.div)
-		if f.firstStep <= 1 {
+		line := ""
+		switch {
+		case f.firstStep <= 1:
 			conf = max(conf, 0.7)
-		} else {
+			line = fmt.Sprintf("the runs differ already at step %d, the first step, before any replay-order bug could act", f.div)
+		case f.explained(InputLag, StaleInput, GradAccumulation) < 0.6 && f.bestFit() < 0.5:
 			// dumps that begin mid-run: a bug that acted on the steps
 			// before them (a lag, a stale batch, accumulation) parts the
-			// runs there as well, unless its own prediction fits
+			// runs there as well; where one is found, or a cause whose
+			// prediction removes most of the difference, it explains the
+			// first dumped step too
 			conf = max(conf, 0.55)
 			line = fmt.Sprintf("the runs differ already at step %d, the first dumped step; the steps before it were not dumped, and a replay-order bug acting on them would part the runs there too", f.div)
 		}
-		if a, b := f.s.get(f.s.a, f.div, loaders.KindGrad), f.s.get(f.s.b, f.div, loaders.KindGrad); a != nil {
+		if a, b := f.s.get(f.s.a, f.div, loaders.KindGrad), f.s.get(f.s.b, f.div, loaders.KindGrad); line != "" && a != nil {
 			line += fmt.Sprintf(": gradients' cosine %.3f, norm ratio %s", cosine(a, b), g(norm(b)/norm(a)))
 		}
-		ev.add("%s", line)
+		if line != "" {
+			ev.add("%s", line)
+		}
 	}
 	if conf == 0 {
 		return nil
