@@ -66,3 +66,33 @@ func TestFitNamesOnlyWhatFits(t *testing.T) {
 		t.Errorf("causes %+v, want reassigned_tensor first", rep.Causes)
 	}
 }
+
+// TestMidRunDumps diagnoses runs whose dumps begin after the bug first
+// acted (resumed, after the recipe's warm-up), so that their first dumped
+// step already differs: the bug whose prediction fits the steps after is
+// named, and the first step's difference is not blamed on uninitialized
+// memory besides.
+func TestMidRunDumps(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ dir, cause string }{
+		{"userloops/tcn/tcn_input_lag", diagnose.InputLag},
+		{"userloops/tcn/tcn_stale_input", diagnose.StaleInput},
+		{"userloops/resnet_bn/resnet_bn_input_lag", diagnose.InputLag},
+		{"userloops/moe/moe_stale_input", diagnose.StaleInput},
+		{"userloops/moe/moe_grad_accumulation", diagnose.GradAccumulation},
+	} {
+		t.Run(filepath.Base(c.dir), func(t *testing.T) {
+			t.Parallel()
+			d := filepath.Join("..", "testdata", c.dir)
+			_, rep := diagnoseDirs(t, filepath.Join(d, "eager"), filepath.Join(d, "graph"))
+			if len(rep.Causes) == 0 || rep.Causes[0].ID != c.cause {
+				t.Fatalf("causes %+v, want %s first", rep.Causes, c.cause)
+			}
+			for _, other := range rep.Causes {
+				if other.ID == diagnose.UninitializedMemory {
+					t.Errorf("uninitialized_memory named too: %+v", other)
+				}
+			}
+		})
+	}
+}
