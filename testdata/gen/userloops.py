@@ -19,7 +19,7 @@ Writes OUT/<family>/<scenario>/{eager,graph,label.json,measured.json},
 OUT/README.md (one row per scenario) and OUT/userloops.log.
 
 How the runs are made
-- Six model families the first corpus lacks: vit (patch embedding, pre-LN
+- Seven model families the first corpus lacks: vit (patch embedding, pre-LN
   encoder, classification), resnet_bn (residual convs with BatchNorm, SGD
   momentum), unet_gn (a small conv UNet with GroupNorm trained as a diffusion
   denoiser, fp32 EMA weights), moe (a tiny LM whose MLP is a mixture of
@@ -28,7 +28,9 @@ How the runs are made
   graphed per decode step; inference only), and tcn (a temporal conv net
   classifying 2-channel signals: dilated Conv1d residual blocks with
   LayerNorm and GELU, label smoothing, SGD momentum), added after the
-  detectors it is scored with were written and not used to tune them.
+  detectors were written, and tab (categorical embeddings beside numeric
+  columns, BatchNorm1d, SiLU MLP, binary cross-entropy, AdamW), added after
+  they were revised on tcn.
 - PyTorch's whole-network capture recipe: three warm-up iterations on a side
   stream (not undone: they are training steps), optimizer.zero_grad(
   set_to_none=True), torch.cuda.graph capture of forward, backward and
@@ -157,6 +159,20 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   tcn_grad_accumulation             BUG no zero_grad(set_to_none=True) before capture, np.savez
   tcn_kept_by_reference             BUG dumps written after the loop, grads and loss kept by reference
   tcn_partial_batch                 BUG an epoch's last batch of 6 at 605 copied into static_x[:6]
+  tab_resume_fp32_ok                ok  resume at 500, AdamW, BatchNorm1d, torch.save dict per step
+  tab_resume_autocast_ok            ok  resume, autocast, safetensors per kind
+  tab_dropout_npz_ok                ok  resume, dropout 0.1 (graph-safe RNG), np.savez
+  tab_momentum_recapture_ok         ok  BatchNorm momentum 0.1 -> 0.01 at 505, graph captured again
+  tab_warmup_dumped_ok              ok  resume, warm-up dumped, np.savez
+  tab_numpy_dropout                 BUG a dropout mask drawn with numpy into a pinned buffer inside the
+                                        captured step
+  tab_stale_input                   BUG static inputs rebound instead of copied, torch.save dict
+  tab_input_lag                     BUG the batch copied into the static inputs after the replay, np.savez
+  tab_lr_drop_captured              BUG a float lr dropped x0.1 at step 505 after capture, safetensors
+  tab_momentum_after_capture        BUG bn.momentum = 0.01 set at 505 after capture
+  tab_grad_accumulation             BUG no zero_grad(set_to_none=True) before capture, autocast, safetensors
+  tab_kept_by_reference             BUG dumps written after the loop, grads and loss kept by reference
+  tab_partial_batch                 BUG an epoch's last batch of 6 at 505 copied into the static inputs[:6]
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -462,6 +478,32 @@ class TCN(nn.Module):
         return self.head(self.block2(h).mean(-1))
 
 
+class Tabular(nn.Module):
+    """A tabular classifier: 3 categorical columns through embeddings (6
+    each) beside 8 numeric ones, BatchNorm1d, two SiLU layers with dropout,
+    one logit (binary). mask, when given, multiplies the first hidden
+    layer (a dropout mask the user draws)."""
+
+    CATS, NUM, H = (7, 11, 5), 8, 32
+
+    def __init__(self, drop=0.0):
+        super().__init__()
+        self.emb = nn.ModuleList([nn.Embedding(n, 6) for n in self.CATS])
+        self.bn = nn.BatchNorm1d(6 * len(self.CATS) + self.NUM)
+        self.fc1 = nn.Linear(6 * len(self.CATS) + self.NUM, self.H)
+        self.fc2 = nn.Linear(self.H, self.H)
+        self.out = nn.Linear(self.H, 1)
+        self.drop = nn.Dropout(drop)
+
+    def forward(self, cat, num, mask=None):
+        e = torch.cat([m(cat[:, i]) for i, m in enumerate(self.emb)] + [num], 1)
+        h = F.silu(self.fc1(self.bn(e)))
+        if mask is not None:
+            h = h * mask
+        h = self.drop(F.silu(self.fc2(self.drop(h))))
+        return self.out(h).squeeze(-1)
+
+
 class KVDecoder(nn.Module):
     """A one-layer causal transformer (single head) with a static KV cache.
     The vocabulary has 60 tokens; the embedding table and the logits buffer
@@ -601,6 +643,19 @@ def batch_tcn(k, n=BATCH):
     return x + 0.3 * torch.randn(n, 2, TCN.T, generator=g), y
 
 
+def batch_tab(k, n=BATCH):
+    """The label is 1 where a fixed linear score of the numeric columns plus
+    a per-category offset is positive (5% of labels flipped)."""
+    g = _gen(k, 8)
+    w = torch.linspace(-1, 1, Tabular.NUM)
+    cat = torch.stack([torch.randint(0, c, (n,), generator=g) for c in Tabular.CATS], 1)
+    num = torch.randn(n, Tabular.NUM, generator=g)
+    score = num @ w + 0.3 * (cat[:, 0] % 3 - 1).float() - 0.2 * (cat[:, 1] % 2).float()
+    y = (score > 0).float()
+    flip = torch.rand(n, generator=g) < 0.05
+    return cat, num, torch.where(flip, 1 - y, y)
+
+
 def decode_prompts(gen=0):
     """Generation gen's prompts: 4 progressions of 6 tokens."""
     return _progressions(_gen(gen, 6), 4, 6, KVDecoder.V, (1, 2, 3, 4, 7))
@@ -674,6 +729,17 @@ def loss_tcn(sc, net, inp, hp, aux):
     return F.cross_entropy(net(x, mask).float(), y, label_smoothing=0.1)
 
 
+def loss_tab(sc, net, inp, hp, aux):
+    cat, num, y = inp
+    mask = None
+    if sc.noise == "cpu":  # dropout 0.1 drawn with numpy into a pinned buffer: keep where z ≤ Φ⁻¹(0.9)
+        if aux.draw_inside:
+            aux.draw()
+        z = aux.host.to(num.device, non_blocking=True)
+        mask = ((z <= 1.2815516) / 0.9).to(num.dtype)
+    return F.binary_cross_entropy_with_logits(net(cat, num, mask).float(), y.float())
+
+
 FAMILIES = {
     "vit": dict(make=lambda sc: ViT(drop=sc.dropout), batch=batch_vit, loss=loss_vit, optim="adamw", lr=1e-3,
                 ckpt=1000),
@@ -686,6 +752,8 @@ FAMILIES = {
                        ckpt=400),
     "tcn": dict(make=lambda sc: TCN(drop=sc.dropout), batch=batch_tcn, loss=loss_tcn, optim="sgd", lr=0.05, ckpt=600,
                 host_shape=(BATCH, TCN.C, TCN.T)),
+    "tab": dict(make=lambda sc: Tabular(drop=sc.dropout), batch=batch_tab, loss=loss_tab, optim="adamw", lr=3e-3,
+                ckpt=500, host_shape=(BATCH, Tabular.H)),
 }
 
 
@@ -905,6 +973,29 @@ def scenarios() -> list[Sc]:
           bug="output_aliasing", causes=("output_aliasing",)),
         S("tcn_partial_batch", "tcn", "an epoch's last batch of 6 at 605 copied into static_x[:6], np.savez",
           bug="dynamic_shape", causes=("dynamic_shape",), partial_at=605, style="npz", onset=605),
+        # ---------------- tab (added after the detectors were revised on tcn: held out)
+        S("tab_resume_fp32_ok", "tab", "resume at 500, AdamW, BatchNorm1d, torch.save dict per step"),
+        S("tab_resume_autocast_ok", "tab", "resume, autocast, safetensors per kind", prec="autocast", style="st"),
+        S("tab_dropout_npz_ok", "tab", "resume, dropout 0.1 (graph-safe RNG), np.savez", dropout=0.1, style="npz"),
+        S("tab_momentum_recapture_ok", "tab", "BatchNorm momentum 0.1 -> 0.01 at 505, graph captured again",
+          momentum_switch=505, recapture=True),
+        S("tab_warmup_dumped_ok", "tab", "resume, warm-up dumped, np.savez", dump_warmup=True, style="npz"),
+        S("tab_numpy_dropout", "tab", "a dropout mask drawn with numpy into a pinned buffer inside the captured step",
+          bug="cpu_noise", causes=("frozen_rng",), noise="cpu", style="st"),
+        S("tab_stale_input", "tab", "static inputs rebound instead of copied, torch.save dict", bug="stale_input",
+          causes=("stale_input",)),
+        S("tab_input_lag", "tab", "the batch copied into the static inputs after the replay, np.savez",
+          bug="input_lag", causes=("input_lag",), style="npz"),
+        S("tab_lr_drop_captured", "tab", "a float lr dropped x0.1 at step 505 after capture, safetensors",
+          bug="captured_lr", causes=("captured_scalar",), sched=("drop", 505, 0.1), style="st", onset=505),
+        S("tab_momentum_after_capture", "tab", "bn.momentum = 0.01 set at 505 after capture", bug="bn_momentum",
+          causes=("captured_scalar",), momentum_switch=505, onset=505),
+        S("tab_grad_accumulation", "tab", "no zero_grad(set_to_none=True) before capture, autocast, safetensors",
+          bug="grad_accumulation", causes=("grad_accumulation",), prec="autocast", style="st"),
+        S("tab_kept_by_reference", "tab", "dumps written after the loop, grads and loss kept by reference",
+          bug="output_aliasing", causes=("output_aliasing",)),
+        S("tab_partial_batch", "tab", "an epoch's last batch of 6 at 505 copied into the static inputs[:6]",
+          bug="dynamic_shape", causes=("dynamic_shape",), partial_at=505, onset=505),
     ]
 
 
