@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -85,8 +86,9 @@ func capturedBranch(f *facts) *Cause {
 		agree = "agree bit for bit"
 	}
 	ev.add("steps %s %s; step %d breaks: %s", steps(before), agree, f.div, strings.Join(f.r.FirstDivergence.Reasons, "; "))
-	if next, kind, r, one := f.oneStepBreak(); kind != "" && !one {
-		ev.add("at step %d the %s still differ by %s of the break's difference: the graph keeps computing another function", next, kindWord(kind), g(r))
+	if next, after, one := f.oneStepBreak(); len(after) > 0 && !one {
+		most := slices.MaxFunc(after, func(x, y afterBreak) int { return cmp.Compare(x.r1, y.r1) })
+		ev.add("at step %d the %s still differ by %s of the break's difference: the graph keeps computing another function", next, kindWord(most.kind), g(most.r1))
 	}
 	conf := 0.6
 	if bitwise {

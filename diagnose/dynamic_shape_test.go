@@ -86,7 +86,7 @@ func TestOneStepMargins(t *testing.T) {
 			}
 		}
 	}
-	if branches < 8 || partial < 2 {
-		t.Fatalf("%d branch runs and %d partial batches labelled, want at least 8 and 2", branches, partial)
+	if branches < 8 || partial < 3 {
+		t.Fatalf("%d branch runs and %d partial batches labelled, want at least 8 and 3", branches, partial)
 	}
 }
