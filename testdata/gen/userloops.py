@@ -19,7 +19,7 @@ Writes OUT/<family>/<scenario>/{eager,graph,label.json,measured.json},
 OUT/README.md (one row per scenario) and OUT/userloops.log.
 
 How the runs are made
-- Seven model families the first corpus lacks: vit (patch embedding, pre-LN
+- Eight model families the first corpus lacks: vit (patch embedding, pre-LN
   encoder, classification), resnet_bn (residual convs with BatchNorm, SGD
   momentum), unet_gn (a small conv UNet with GroupNorm trained as a diffusion
   denoiser, fp32 EMA weights), moe (a tiny LM whose MLP is a mixture of
@@ -30,7 +30,9 @@ How the runs are made
   LayerNorm and GELU, label smoothing, SGD momentum), added after the
   detectors were written, and tab (categorical embeddings beside numeric
   columns, BatchNorm1d, SiLU MLP, binary cross-entropy, AdamW), added after
-  they were revised on tcn.
+  they were revised on tcn, and vae (a variational autoencoder: Gaussian
+  latent, reparameterised sample, reconstruction plus beta times KL, Adam),
+  added after they were revised on tab.
 - PyTorch's whole-network capture recipe: three warm-up iterations on a side
   stream (not undone: they are training steps), optimizer.zero_grad(
   set_to_none=True), torch.cuda.graph capture of forward, backward and
@@ -173,6 +175,19 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   tab_grad_accumulation             BUG no zero_grad(set_to_none=True) before capture, autocast, safetensors
   tab_kept_by_reference             BUG dumps written after the loop, grads and loss kept by reference
   tab_partial_batch                 BUG an epoch's last batch of 6 at 505 copied into the static inputs[:6]
+  vae_resume_fp32_ok                ok  resume at 400, Adam, eps from the default generator, torch.save dict
+  vae_resume_autocast_ok            ok  resume, autocast, np.savez per step
+  vae_resume_bf16_ok                ok  resume, pure bf16, safetensors per kind
+  vae_beta_tensor_ok                ok  KL weight 1.0 -> 0.2 at 405 held in a device tensor
+  vae_recipe_adamw_ok               ok  the recipe from step 0, AdamW (capturable), np.savez
+  vae_warmup_dumped_ok              ok  resume, warm-up dumped, safetensors
+  vae_numpy_eps                     BUG eps drawn with numpy into a pinned buffer inside the captured step
+  vae_beta_captured                 BUG KL weight 1.0 -> 0.2 at 405 as a Python float after capture, np.savez
+  vae_stale_input                   BUG static_x = x instead of copy_, pure bf16, safetensors
+  vae_input_lag                     BUG the batch copied into the static input after the replay
+  vae_grad_accumulation             BUG no zero_grad(set_to_none=True) before capture, np.savez
+  vae_kept_by_reference             BUG dumps written after the loop, grads and loss kept by reference
+  vae_partial_batch                 BUG an epoch's last batch of 6 at 405 copied into static_x[:6]
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -504,6 +519,26 @@ class Tabular(nn.Module):
         return self.out(h).squeeze(-1)
 
 
+class VAE(nn.Module):
+    """A variational autoencoder of 16-dimensional vectors: an MLP encoder
+    to the mean and log-variance of a 4-dimensional latent, the
+    reparameterised sample mu + eps·exp(logvar / 2), an MLP decoder."""
+
+    X, Z, H = 16, 4, 32
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Linear(self.X, self.H), nn.Tanh())
+        self.mu = nn.Linear(self.H, self.Z)
+        self.logvar = nn.Linear(self.H, self.Z)
+        self.dec = nn.Sequential(nn.Linear(self.Z, self.H), nn.Tanh(), nn.Linear(self.H, self.X))
+
+    def forward(self, x, eps):
+        h = self.enc(x)
+        mu, logvar = self.mu(h), self.logvar(h)
+        return self.dec(mu + eps * torch.exp(0.5 * logvar)), mu, logvar
+
+
 class KVDecoder(nn.Module):
     """A one-layer causal transformer (single head) with a static KV cache.
     The vocabulary has 60 tokens; the embedding table and the logits buffer
@@ -656,6 +691,15 @@ def batch_tab(k, n=BATCH):
     return cat, num, torch.where(flip, 1 - y, y)
 
 
+def batch_vae(k, n=BATCH):
+    """Points near a 2-dimensional curved manifold in 16 dimensions."""
+    g = _gen(k, 9)
+    u = torch.rand(n, 2, generator=g) * 2 - 1
+    basis = torch.Generator().manual_seed(909)
+    w1, w2 = torch.randn(2, VAE.X, generator=basis), torch.randn(2, VAE.X, generator=basis)
+    return (torch.tanh(u @ w1) + 0.5 * torch.sin(2 * u @ w2) + 0.05 * torch.randn(n, VAE.X, generator=g),)
+
+
 def decode_prompts(gen=0):
     """Generation gen's prompts: 4 progressions of 6 tokens."""
     return _progressions(_gen(gen, 6), 4, 6, KVDecoder.V, (1, 2, 3, 4, 7))
@@ -740,6 +784,23 @@ def loss_tab(sc, net, inp, hp, aux):
     return F.binary_cross_entropy_with_logits(net(cat, num, mask).float(), y.float())
 
 
+def loss_vae(sc, net, inp, hp, aux):
+    """Reconstruction plus beta times the KL divergence; beta is 100 times
+    the aux weight (1.0, lowered to 0.2 where the scenario anneals it)."""
+    (x,) = inp
+    if sc.noise == "cpu":  # eps drawn with numpy into a pinned buffer
+        if aux.draw_inside:
+            aux.draw()
+        eps = aux.host.to(x.device, non_blocking=True).to(x.dtype)
+    else:
+        eps = torch.randn(x.shape[0], VAE.Z, device=x.device, dtype=x.dtype)  # the default generator: graph-safe
+    recon, mu, logvar = net(x, eps)
+    rec = F.mse_loss(recon.float(), x.float(), reduction="sum") / x.shape[0]
+    kl = -0.5 * torch.sum(1 + logvar.float() - mu.float() ** 2 - logvar.float().exp()) / x.shape[0]
+    beta = 100 * (aux.aux_w if sc.aux == "tensor" else hp.aux_w)
+    return rec + beta * kl
+
+
 FAMILIES = {
     "vit": dict(make=lambda sc: ViT(drop=sc.dropout), batch=batch_vit, loss=loss_vit, optim="adamw", lr=1e-3,
                 ckpt=1000),
@@ -754,6 +815,8 @@ FAMILIES = {
                 host_shape=(BATCH, TCN.C, TCN.T)),
     "tab": dict(make=lambda sc: Tabular(drop=sc.dropout), batch=batch_tab, loss=loss_tab, optim="adamw", lr=3e-3,
                 ckpt=500, host_shape=(BATCH, Tabular.H)),
+    "vae": dict(make=lambda sc: VAE(), batch=batch_vae, loss=loss_vae, optim="adam", lr=2e-3, ckpt=400,
+                host_shape=(BATCH, VAE.Z)),
 }
 
 
@@ -996,6 +1059,29 @@ def scenarios() -> list[Sc]:
           bug="output_aliasing", causes=("output_aliasing",)),
         S("tab_partial_batch", "tab", "an epoch's last batch of 6 at 505 copied into the static inputs[:6]",
           bug="dynamic_shape", causes=("dynamic_shape",), partial_at=505, onset=505),
+        # ---------------- vae (added after the detectors were revised on tab: held out)
+        S("vae_resume_fp32_ok", "vae", "resume at 400, Adam, eps from the default generator, torch.save dict"),
+        S("vae_resume_autocast_ok", "vae", "resume, autocast, np.savez per step", prec="autocast", style="npz"),
+        S("vae_resume_bf16_ok", "vae", "resume, pure bf16, safetensors per kind", prec="bf16", style="st"),
+        S("vae_beta_tensor_ok", "vae", "KL weight 1.0 -> 0.2 at 405 held in a device tensor", aux="tensor",
+          aux_switch=405),
+        S("vae_recipe_adamw_ok", "vae", "the recipe from step 0, AdamW (capturable), np.savez", start="scratch",
+          optim="adamw", style="npz"),
+        S("vae_warmup_dumped_ok", "vae", "resume, warm-up dumped, safetensors", dump_warmup=True, style="st"),
+        S("vae_numpy_eps", "vae", "eps drawn with numpy into a pinned buffer inside the captured step",
+          bug="cpu_noise", causes=("frozen_rng",), noise="cpu"),
+        S("vae_beta_captured", "vae", "KL weight 1.0 -> 0.2 at 405 as a Python float after capture, np.savez",
+          bug="aux_weight", causes=("captured_scalar",), aux_switch=405, style="npz", onset=405),
+        S("vae_stale_input", "vae", "static_x = x instead of copy_, pure bf16, safetensors", bug="stale_input",
+          causes=("stale_input",), prec="bf16", style="st"),
+        S("vae_input_lag", "vae", "the batch copied into the static input after the replay", bug="input_lag",
+          causes=("input_lag",)),
+        S("vae_grad_accumulation", "vae", "no zero_grad(set_to_none=True) before capture, np.savez",
+          bug="grad_accumulation", causes=("grad_accumulation",), style="npz"),
+        S("vae_kept_by_reference", "vae", "dumps written after the loop, grads and loss kept by reference",
+          bug="output_aliasing", causes=("output_aliasing",)),
+        S("vae_partial_batch", "vae", "an epoch's last batch of 6 at 405 copied into static_x[:6], safetensors",
+          bug="dynamic_shape", causes=("dynamic_shape",), partial_at=405, style="st", onset=405),
     ]
 
 
