@@ -65,7 +65,6 @@ type facts struct {
 	// not match.
 	diverged map[loaders.Kind][]int
 	found    map[string]float64 // confidence of causes found so far
-	fits     map[string]float64 // fit of those found whose prediction was tested
 	// aliased are the kinds whose graphed values output_aliasing found
 	// identical at every step: no other detector reads them.
 	aliased map[loaders.Kind]bool
@@ -98,7 +97,7 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 		p = NewPlan(r.Tensors)
 	}
 	f := &facts{r: r, s: takeSamples(p, heads), failed: numbersFailed(r), div: loaders.NoStep,
-		diverged: map[loaders.Kind][]int{}, found: map[string]float64{}, fits: map[string]float64{}, aliased: map[loaders.Kind]bool{}}
+		diverged: map[loaders.Kind][]int{}, found: map[string]float64{}, aliased: map[loaders.Kind]bool{}}
 	if len(f.s.steps) > 0 {
 		f.firstStep = f.s.steps[0]
 	}
@@ -136,9 +135,12 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 // out against them, with the dump that would decide: a break after
 // several agreeing steps (captured_branch) is also what a batch of
 // another size gives (dynamic_shape) when neither inputs nor outputs were
-// dumped, whose shapes would show it; and where only the loss broke, its
-// gradients agreeing, a loss weight frozen at capture (captured_scalar)
-// changes the same term, which the loss's terms dumped apart would show.
+// dumped, whose shapes would show it, and what a weight on one term of
+// the loss frozen at capture gives (captured_scalar, 0.15 below the
+// branch); where only the loss broke, its gradients agreeing, such a
+// weight is as likely as the branch (the loss's terms dumped apart would
+// show which). A break at one step only is a batch of another size or a
+// branch taken at that step alone.
 func (f *facts) alternatives(cs []Cause) []Cause {
 	if f.oneStep && f.found[CapturedBranch] == 0 {
 		// a branch eager took the other way at that step alone
@@ -152,6 +154,14 @@ func (f *facts) alternatives(cs []Cause) []Cause {
 		// frozen at capture: the same losses and gradients
 		cs = slices.Insert(cs, i+1, Cause{ID: CapturedScalar, Confidence: cs[i].Confidence,
 			Evidence: []string{fmt.Sprintf("a loss weight frozen at capture changes the same term of the loss at step %d, its gradient as small; not dumped, and would tell them apart: the loss's terms apart, or the weight the graphed step read", f.div)},
+			Fix:      fixOf(CapturedScalar)})
+	}
+	if i >= 0 && f.found[CapturedScalar] == 0 && !f.lossTermOnly() {
+		// a weight on one term of the loss frozen at capture changes the
+		// graph's loss and gradients by that term, as a branch that adds
+		// or drops it does
+		cs = append(cs, Cause{ID: CapturedScalar, Confidence: math.Round(100*max(0.1, cs[i].Confidence-0.15)) / 100,
+			Evidence: []string{fmt.Sprintf("a Python number frozen at capture that weights one term of the loss (a KL or auxiliary weight annealed from Python) changes the graph's loss and gradients by that term from step %d on, as a branch does; not dumped, and would tell them apart: the loss's terms apart, or the weight the graphed step read", f.div)},
 			Fix:      fixOf(CapturedScalar)})
 	}
 	if i < 0 || f.found[DynamicShape] > 0 || f.s.kinds[loaders.KindInput] || f.s.kinds[loaders.KindOutput] || f.inference() {
@@ -203,9 +213,6 @@ func (f *facts) run(ds ...detector) []Cause {
 		c.Confidence = math.Round(min(c.Confidence, 1)*100) / 100
 		c.Fix = fixOf(c.ID)
 		f.found[c.ID] = c.Confidence
-		if c.FitSteps > 0 {
-			f.fits[c.ID] = c.Fit
-		}
 		out = append(out, *c)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Confidence > out[j].Confidence })

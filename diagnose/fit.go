@@ -90,13 +90,3 @@ func scaled(a, b vec) vec {
 	}
 	return out
 }
-
-// bestFit returns the largest fit among the causes found so far whose
-// prediction was tested on numbers, 0 when none was.
-func (f *facts) bestFit() float64 {
-	best := 0.0
-	for _, fit := range f.fits {
-		best = max(best, fit)
-	}
-	return best
-}

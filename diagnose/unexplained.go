@@ -63,6 +63,12 @@ func (f *facts) unexplained() *Unexplained {
 	case f.div == f.firstStep:
 		u.Where = FirstDumped
 		add(UninitializedMemory, "compute-sanitizer --tool initcheck, or torch.use_deterministic_algorithms(True) (torch.empty filled with NaN)", false)
+		if f.firstStep > 1 {
+			// dumps that begin mid-run: a lag or a stale batch that acted
+			// from the first replay, before them, parts them there too
+			add(InputLag, "the inputs as the graph read them at two replays", inputs)
+			add(StaleInput, "", inputs)
+		}
 		u.Dumps = append(u.Dumps, "a baseline, the reference run from weights one ULP apart (--baseline): rounding amplified by training parts runs the same way",
 			"dumps from the first training step: a bug acting before the dumps began parts them the same way")
 	case ok && p == f.firstStep:

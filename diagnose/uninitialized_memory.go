@@ -29,8 +29,9 @@ freed before capture; keep tensors the graph uses alive.`,
 // uninitializedMemory: NaN/Inf or huge values only in the graphed run, a
 // region of an output smaller than one row differing (smallRegion), or
 // a difference already at the first step, which no replay-order bug can
-// cause (0.7; 0.55 where the dumps begin after step 1, whose first
-// dumped step a bug that acted on the steps before may have parted) —
+// cause (0.7, and only where the dumps begin at step 0 or 1: the first
+// dumped step of dumps that begin mid-run a bug that acted on the steps
+// before may have parted) —
 // unless it is one only a baseline can judge (needsBaseline: the
 // gradients' direction kept, within ten times their limit), which values
 // read from unwritten memory, unrelated to the eager ones, are not.
@@ -67,24 +68,16 @@ func uninitializedMemory(f *facts) *Cause {
 	}
 	if f.div != loaders.NoStep && f.div == f.firstStep && f.explained(OutputAliasing, DynamicShape, GradsZeroNotNone, CallablesAccumulation) < 0.6 &&
 		needsBaseline(f) == nil { // values read from unwritten memory are unrelated to the eager ones, not a rounding's distance off
-		line := ""
-		switch {
-		case f.firstStep <= 1:
+		// only dumps that begin at the first training step: where they
+		// begin mid-run, a bug that acted on the steps before them (a lag,
+		// a stale batch) parts the runs there as well, and the difference
+		// alone names neither (the unexplained answer lists them)
+		if f.firstStep <= 1 {
 			conf = max(conf, 0.7)
-			line = fmt.Sprintf("the runs differ already at step %d, the first step, before any replay-order bug could act", f.div)
-		case f.explained(InputLag, StaleInput, GradAccumulation) < 0.6 && f.bestFit() < 0.5:
-			// dumps that begin mid-run: a bug that acted on the steps
-			// before them (a lag, a stale batch, accumulation) parts the
-			// runs there as well; where one is found, or a cause whose
-			// prediction removes most of the difference, it explains the
-			// first dumped step too
-			conf = max(conf, 0.55)
-			line = fmt.Sprintf("the runs differ already at step %d, the first dumped step; the steps before it were not dumped, and a replay-order bug acting on them would part the runs there too", f.div)
-		}
-		if a, b := f.s.get(f.s.a, f.div, loaders.KindGrad), f.s.get(f.s.b, f.div, loaders.KindGrad); line != "" && a != nil {
-			line += fmt.Sprintf(": gradients' cosine %.3f, norm ratio %s", cosine(a, b), g(norm(b)/norm(a)))
-		}
-		if line != "" {
+			line := fmt.Sprintf("the runs differ already at step %d, the first step, before any replay-order bug could act", f.div)
+			if a, b := f.s.get(f.s.a, f.div, loaders.KindGrad), f.s.get(f.s.b, f.div, loaders.KindGrad); a != nil {
+				line += fmt.Sprintf(": gradients' cosine %.3f, norm ratio %s", cosine(a, b), g(norm(b)/norm(a)))
+			}
 			ev.add("%s", line)
 		}
 	}

@@ -8,9 +8,11 @@ import (
 
 // TestUnexplainedFailure compares a correct run that only a baseline can
 // pass (TF32 through BatchNorm, dumps after the recipe's warm-up) without
-// its baseline: it fails at its first dumped step, no cause's prediction
-// fits, and the answer says so, with what still parts runs there and the
-// dumps that would tell, in text and JSON.
+// its baseline: it fails at its first dumped step (the dumps begin after
+// the recipe's warm-up, so a lag or a stale batch acting from the first
+// replay would part them there too), no cause's prediction fits, and the
+// answer says so, with what still parts runs there and the dumps that
+// would tell, in text and JSON.
 func TestUnexplainedFailure(t *testing.T) {
 	t.Parallel()
 	dir := "../../testdata/userloops/resnet_bn/resnet_bn_convbias_state_dict_ok/"
@@ -20,7 +22,8 @@ func TestUnexplainedFailure(t *testing.T) {
 	}
 	for _, want := range []string{
 		"likely cause: none of the known causes fits how the runs part at step 3, grads/bn.bias",
-		"  - step 3 is the first dumped step, where uninitialized_memory also parts runs, in ways these dumps cannot test",
+		"  - step 3 is the first dumped step, where uninitialized_memory, input_lag and stale_input also part runs, in ways these dumps cannot test",
+		"  - would tell: the inputs as the graph read them at two replays",
 		"  - would tell: a baseline, the reference run from weights one ULP apart (--baseline)",
 	} {
 		if !strings.Contains(out, want) {
@@ -41,7 +44,7 @@ func TestUnexplainedFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	if u := rep.Unexplained; len(rep.Causes) != 0 || u == nil || u.Step != 3 || u.Where != "first dumped step" ||
-		strings.Join(u.Candidates, ",") != "uninitialized_memory" || len(u.WouldDecide) != 3 {
+		strings.Join(u.Candidates, ",") != "uninitialized_memory,input_lag,stale_input" || len(u.WouldDecide) != 4 {
 		t.Errorf("causes %d, unexplained %+v", len(rep.Causes), rep.Unexplained)
 	}
 	// with its baseline it passes, and nothing is left to explain
