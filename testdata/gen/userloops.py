@@ -19,7 +19,7 @@ Writes OUT/<family>/<scenario>/{eager,graph,label.json,measured.json},
 OUT/README.md (one row per scenario) and OUT/userloops.log.
 
 How the runs are made
-- Eight model families the first corpus lacks: vit (patch embedding, pre-LN
+- Nine model families the first corpus lacks: vit (patch embedding, pre-LN
   encoder, classification), resnet_bn (residual convs with BatchNorm, SGD
   momentum), unet_gn (a small conv UNet with GroupNorm trained as a diffusion
   denoiser, fp32 EMA weights), moe (a tiny LM whose MLP is a mixture of
@@ -32,7 +32,9 @@ How the runs are made
   columns, BatchNorm1d, SiLU MLP, binary cross-entropy, AdamW), added after
   they were revised on tcn, and vae (a variational autoencoder: Gaussian
   latent, reparameterised sample, reconstruction plus beta times KL, Adam),
-  added after they were revised on tab.
+  added after they were revised on tab, and clr (a contrastive encoder:
+  InfoNCE between two noisy views of the batch, a temperature, AdamW),
+  added after they were revised on vae.
 - PyTorch's whole-network capture recipe: three warm-up iterations on a side
   stream (not undone: they are training steps), optimizer.zero_grad(
   set_to_none=True), torch.cuda.graph capture of forward, backward and
@@ -188,6 +190,19 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   vae_grad_accumulation             BUG no zero_grad(set_to_none=True) before capture, np.savez
   vae_kept_by_reference             BUG dumps written after the loop, grads and loss kept by reference
   vae_partial_batch                 BUG an epoch's last batch of 6 at 405 copied into static_x[:6]
+  clr_resume_fp32_ok                ok  resume at 300, AdamW, views' noise from the default generator
+  clr_resume_autocast_ok            ok  resume, autocast, safetensors per kind
+  clr_resume_bf16_ok                ok  resume, pure bf16, np.savez
+  clr_tau_tensor_ok                 ok  temperature 0.3 -> 0.14 at 305 held in a device tensor
+  clr_warmup_dumped_ok              ok  resume, warm-up dumped, np.savez
+  clr_numpy_views                   BUG the views' noise drawn with numpy into a pinned buffer inside the
+                                        captured step
+  clr_tau_captured                  BUG temperature 0.3 -> 0.14 at 305 as a Python float after capture
+  clr_stale_input                   BUG static_x = x instead of copy_, np.savez
+  clr_input_lag                     BUG the batch copied into the static input after the replay, autocast
+  clr_grad_accumulation             BUG no zero_grad(set_to_none=True) before capture
+  clr_kept_by_reference             BUG dumps written after the loop, grads and loss kept by reference
+  clr_partial_batch                 BUG an epoch's last batch of 6 at 305 copied into static_x[:6]
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -539,6 +554,22 @@ class VAE(nn.Module):
         return self.dec(mu + eps * torch.exp(0.5 * logvar)), mu, logvar
 
 
+class CLR(nn.Module):
+    """A contrastive encoder of 12-dimensional vectors: an MLP with
+    LayerNorm to a 16-dimensional representation, a projection head to 8,
+    L2-normalised."""
+
+    X, H, P = 12, 32, 8
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Linear(self.X, self.H), nn.LayerNorm(self.H), nn.ReLU(), nn.Linear(self.H, 16))
+        self.proj = nn.Sequential(nn.ReLU(), nn.Linear(16, self.P))
+
+    def forward(self, x):
+        return F.normalize(self.proj(self.enc(x)).float(), dim=-1)
+
+
 class KVDecoder(nn.Module):
     """A one-layer causal transformer (single head) with a static KV cache.
     The vocabulary has 60 tokens; the embedding table and the logits buffer
@@ -700,6 +731,14 @@ def batch_vae(k, n=BATCH):
     return (torch.tanh(u @ w1) + 0.5 * torch.sin(2 * u @ w2) + 0.05 * torch.randn(n, VAE.X, generator=g),)
 
 
+def batch_clr(k, n=BATCH):
+    """Points of 4 clusters in 12 dimensions."""
+    g = _gen(k, 10)
+    centres = torch.randn(4, CLR.X, generator=torch.Generator().manual_seed(1010))
+    c = torch.randint(0, 4, (n,), generator=g)
+    return (centres[c] + 0.3 * torch.randn(n, CLR.X, generator=g),)
+
+
 def decode_prompts(gen=0):
     """Generation gen's prompts: 4 progressions of 6 tokens."""
     return _progressions(_gen(gen, 6), 4, 6, KVDecoder.V, (1, 2, 3, 4, 7))
@@ -801,6 +840,24 @@ def loss_vae(sc, net, inp, hp, aux):
     return rec + beta * kl
 
 
+def loss_clr(sc, net, inp, hp, aux):
+    """InfoNCE between two noisy views of the batch; the temperature is
+    0.1 + 20 times the aux weight (0.3, lowered to 0.14 where the scenario
+    anneals it)."""
+    (x,) = inp
+    if sc.noise == "cpu":  # the views' noise drawn with numpy into a pinned buffer
+        if aux.draw_inside:
+            aux.draw()
+        noise = aux.host.to(x.device, non_blocking=True).to(x.dtype)
+    else:
+        noise = torch.randn(2, *x.shape, device=x.device, dtype=x.dtype)  # the default generator: graph-safe
+    z1, z2 = net(x + 0.2 * noise[0]), net(x + 0.2 * noise[1])
+    tau = 0.1 + 20 * (aux.aux_w if sc.aux == "tensor" else hp.aux_w)
+    logits = z1 @ z2.t() / tau
+    target = torch.arange(x.shape[0], device=x.device)
+    return 0.5 * (F.cross_entropy(logits, target) + F.cross_entropy(logits.t(), target))
+
+
 FAMILIES = {
     "vit": dict(make=lambda sc: ViT(drop=sc.dropout), batch=batch_vit, loss=loss_vit, optim="adamw", lr=1e-3,
                 ckpt=1000),
@@ -817,6 +874,8 @@ FAMILIES = {
                 ckpt=500, host_shape=(BATCH, Tabular.H)),
     "vae": dict(make=lambda sc: VAE(), batch=batch_vae, loss=loss_vae, optim="adam", lr=2e-3, ckpt=400,
                 host_shape=(BATCH, VAE.Z)),
+    "clr": dict(make=lambda sc: CLR(), batch=batch_clr, loss=loss_clr, optim="adamw", lr=2e-3, ckpt=300,
+                host_shape=(2, BATCH, CLR.X)),
 }
 
 
@@ -872,7 +931,7 @@ class Sc:
 
 # torch 1.13 on the CPU cannot run these families in bf16 (--cpu only)
 CPU_FP32 = {"unet_gn": "its ConvTranspose2d gives a wrong shape in bf16 and GroupNorm fails under CPU autocast",
-            "tcn": "its LayerNorm fails under CPU autocast"}
+            "tcn": "its LayerNorm fails under CPU autocast", "clr": "its LayerNorm fails under CPU autocast"}
 
 # bugs the --cpu simulation cannot show as they are: host work inside the
 # captured step runs again at each simulated replay, and torch.empty on the
@@ -1082,6 +1141,27 @@ def scenarios() -> list[Sc]:
           bug="output_aliasing", causes=("output_aliasing",)),
         S("vae_partial_batch", "vae", "an epoch's last batch of 6 at 405 copied into static_x[:6], safetensors",
           bug="dynamic_shape", causes=("dynamic_shape",), partial_at=405, style="st", onset=405),
+        # ---------------- clr (added after the detectors were revised on vae: held out)
+        S("clr_resume_fp32_ok", "clr", "resume at 300, AdamW, views' noise from the default generator, torch.save"),
+        S("clr_resume_autocast_ok", "clr", "resume, autocast, safetensors per kind", prec="autocast", style="st"),
+        S("clr_resume_bf16_ok", "clr", "resume, pure bf16, np.savez", prec="bf16", style="npz"),
+        S("clr_tau_tensor_ok", "clr", "temperature 0.3 -> 0.14 at 305 held in a device tensor", aux="tensor",
+          aux_switch=305),
+        S("clr_warmup_dumped_ok", "clr", "resume, warm-up dumped, np.savez", dump_warmup=True, style="npz"),
+        S("clr_numpy_views", "clr", "the views' noise drawn with numpy into a pinned buffer inside the captured "
+          "step, safetensors", bug="cpu_noise", causes=("frozen_rng",), noise="cpu", style="st"),
+        S("clr_tau_captured", "clr", "temperature 0.3 -> 0.14 at 305 as a Python float after capture",
+          bug="aux_weight", causes=("captured_scalar",), aux_switch=305, onset=305),
+        S("clr_stale_input", "clr", "static_x = x instead of copy_, np.savez", bug="stale_input",
+          causes=("stale_input",), style="npz"),
+        S("clr_input_lag", "clr", "the batch copied into the static input after the replay, autocast, safetensors",
+          bug="input_lag", causes=("input_lag",), prec="autocast", style="st"),
+        S("clr_grad_accumulation", "clr", "no zero_grad(set_to_none=True) before capture", bug="grad_accumulation",
+          causes=("grad_accumulation",)),
+        S("clr_kept_by_reference", "clr", "dumps written after the loop, grads and loss kept by reference",
+          bug="output_aliasing", causes=("output_aliasing",)),
+        S("clr_partial_batch", "clr", "an epoch's last batch of 6 at 305 copied into static_x[:6], np.savez",
+          bug="dynamic_shape", causes=("dynamic_shape",), partial_at=305, style="npz", onset=305),
     ]
 
 
