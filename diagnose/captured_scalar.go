@@ -66,7 +66,9 @@ func capturedScalar(f *facts) *Cause {
 	if c := decodePosition(f); c != nil {
 		return c
 	}
-	if sf := f.firstScale(); sf != nil {
+	if sf := f.firstScale(); sf != nil && !(sf.kind == loaders.KindGrad && !sf.exact && f.oneStep) {
+		// (a value inside the network frozen at capture keeps acting: a
+		// break gone the step after, a batch of another size, is not one)
 		var ev evidence
 		ev.add("%s", sf.String())
 		conf := 0.9

@@ -199,7 +199,7 @@ func numbersFailed(r *judge.Result) bool {
 type detector func(f *facts) *Cause
 
 // run applies detectors in order and returns what they found, highest
-// confidence first (ties keep detector order). A cause whose prediction
+// confidence first (ranksAbove; ties of both keep detector order). A cause whose prediction
 // was tested on numbers and removes none of the graphed run's difference
 // from eager (Fit ≤ 0: no better than "eager plus rounding") is not
 // named, however its signature looked.
@@ -215,7 +215,7 @@ func (f *facts) run(ds ...detector) []Cause {
 		f.found[c.ID] = c.Confidence
 		out = append(out, *c)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Confidence > out[j].Confidence })
+	sort.SliceStable(out, func(i, j int) bool { return ranksAbove(out[i], out[j]) })
 	return out
 }
 

@@ -90,3 +90,15 @@ func scaled(a, b vec) vec {
 	}
 	return out
 }
+
+// ranksAbove reports whether cause a is listed before cause b: the higher
+// confidence first, and at one confidence, where both predictions were
+// tested on numbers, the one that removes more of the difference. A fit
+// and a signature with no numbers to test are not compared: such ties
+// keep the order the detectors ran in.
+func ranksAbove(a, b Cause) bool {
+	if a.Confidence != b.Confidence {
+		return a.Confidence > b.Confidence
+	}
+	return a.FitSteps > 0 && b.FitSteps > 0 && a.Fit > b.Fit
+}

@@ -75,6 +75,6 @@ func posterior(cs []Cause) []Cause {
 		c.Confidence = p
 		out = append(out, c)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Confidence > out[j].Confidence })
+	sort.SliceStable(out, func(i, j int) bool { return ranksAbove(out[i], out[j]) })
 	return out
 }

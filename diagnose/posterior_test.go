@@ -25,6 +25,8 @@ func TestPosterior(t *testing.T) {
 		// 0.25 each over 0.25 + 0.25 + 0.25
 		{"equal strengths share", []Cause{{ID: CapturedBranch, Confidence: 0.5}, {ID: CapturedScalar, Confidence: 0.5}},
 			map[string]float64{CapturedBranch: 0.33, CapturedScalar: 0.33}},
+		{"at one confidence the better fit first", []Cause{{ID: InputLag, Confidence: 0.5, Fit: 0.4, FitSteps: 3}, {ID: CapturedScalar, Confidence: 0.5, Fit: 0.9, FitSteps: 1}},
+			map[string]float64{CapturedScalar: 0.33, InputLag: 0.33}},
 		{"missing steps explain nothing away", []Cause{{ID: MissingSteps, Confidence: 0.7}, {ID: UninitializedMemory, Confidence: 0.7}},
 			map[string]float64{MissingSteps: 0.7, UninitializedMemory: 0.7}},
 	}
@@ -39,9 +41,12 @@ func TestPosterior(t *testing.T) {
 				if w, ok := c.want[got.ID]; !ok || got.Confidence != w {
 					t.Errorf("%s: confidence %.2f, want %.2f (named: %s)", got.ID, got.Confidence, w, ids(out))
 				}
-				if i > 0 && got.Confidence > out[i-1].Confidence {
+				if i > 0 && ranksAbove(got, out[i-1]) {
 					t.Errorf("%s ranked below a weaker cause", got.ID)
 				}
+			}
+			if c.name == "at one confidence the better fit first" && out[0].ID != CapturedScalar {
+				t.Errorf("named %s, want the fitted cause first", ids(out))
 			}
 			for i := range c.in {
 				if in[i].Confidence != c.in[i].Confidence || len(in[i].Evidence) != len(c.in[i].Evidence) {
