@@ -18,18 +18,25 @@
 // step, the first replay or a later one. Inputs and outputs, when dumped,
 // make a diagnosis surer; when the dumps cannot separate two causes, both
 // are listed and the evidence names the dump that would. Each detector
-// returns a cause with a confidence in [0, 1] and evidence lines;
-// detectors run in a fixed order and later ones discount what earlier ones
-// explain, so that, say, values that never change count for
-// output_aliasing rather than stale_input.
+// returns a cause with a strength in [0, 1] and evidence lines; detectors
+// run in a fixed order and later ones discount what earlier ones explain,
+// so that, say, values that never change count for output_aliasing rather
+// than stale_input.
 //
-// Confidence is not a probability. It grades how specific the signature
-// is: 0.9 and above for signatures no other cause produces (shapes that
-// differ, a gradient that is exactly the previous one plus the eager one, a
-// step-k graph that matches step k−1 eager), around 0.75 for strong but
-// shared signatures (a break after several bit-for-bit steps under
-// autocast or not), 0.55–0.65 for a diagnosis by elimination or from
-// partial dumps, which the evidence then says.
+// Where a cause predicts numbers the dumps hold (the graph's step k is
+// eager's k−1, its gradient the previous one plus eager's, its values
+// eager's last, a scale of eager's, unchanging from step to step), the
+// prediction is tested: its fit is the share of the graphed run's
+// difference from eager it removes (fit.go), and a cause whose prediction
+// removes nothing is not named. A strength grades how specific the
+// signature is: 0.9 and above for signatures no other cause produces,
+// around 0.75 for strong but shared ones, 0.55–0.65 for a cause that is
+// what is left, or read from partial dumps, which the evidence then says.
+// The causes found for one break are alternatives: the confidence
+// reported is the probability that each is the one at work, given the
+// strengths and one cause or none (posterior.go). When nothing is named,
+// the Unexplained answer says where the runs part, what could still
+// explain it and which dumps would tell (unexplained.go).
 //
 // On a passing comparison diagnose reports at most precision_noise (the
 // differences are rounding) as a cause, and, as warnings, structured
