@@ -15,8 +15,11 @@ import (
 // Cause is a likely reason for what a comparison found.
 type Cause struct {
 	ID string
-	// Confidence is in [0, 1]: how strongly the dumps show the cause's
-	// signature (see each detector for how it is set).
+	// Confidence is in [0, 1]. A detector sets it to its strength, how
+	// strongly the dumps show the cause's signature (see each detector);
+	// on a failing comparison the causes found are then weighed against
+	// each other (posterior), and it is the probability that this one,
+	// of those named, made the difference.
 	Confidence float64
 	// Evidence quotes the numbers that point to the cause, and says what
 	// was not dumped that would have made the diagnosis surer.
