@@ -170,6 +170,7 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   tab_warmup_dumped_ok              ok  resume, warm-up dumped, np.savez
   tab_numpy_dropout                 BUG a dropout mask drawn with numpy into a pinned buffer inside the
                                         captured step
+  tab_numpy_dropout_warmup          BUG the same with the warm-up steps dumped, np.savez
   tab_stale_input                   BUG static inputs rebound instead of copied, torch.save dict
   tab_input_lag                     BUG the batch copied into the static inputs after the replay, np.savez
   tab_lr_drop_captured              BUG a float lr dropped x0.1 at step 505 after capture, safetensors
@@ -1092,6 +1093,8 @@ def scenarios() -> list[Sc]:
         S("tab_warmup_dumped_ok", "tab", "resume, warm-up dumped, np.savez", dump_warmup=True, style="npz"),
         S("tab_numpy_dropout", "tab", "a dropout mask drawn with numpy into a pinned buffer inside the captured step",
           bug="cpu_noise", causes=("frozen_rng",), noise="cpu", style="st"),
+        S("tab_numpy_dropout_warmup", "tab", "the numpy dropout mask of tab_numpy_dropout with the warm-up steps "
+          "dumped, np.savez", bug="cpu_noise", causes=("frozen_rng",), noise="cpu", dump_warmup=True, style="npz"),
         S("tab_stale_input", "tab", "static inputs rebound instead of copied, torch.save dict", bug="stale_input",
           causes=("stale_input",)),
         S("tab_input_lag", "tab", "the batch copied into the static inputs after the replay, np.savez",
