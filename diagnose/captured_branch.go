@@ -2,6 +2,8 @@ package diagnose
 
 import (
 	"cmp"
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -108,6 +110,13 @@ func capturedBranch(f *facts) *Cause {
 		conf -= 0.15
 		ev.add("%s (to tell a branch from a scalar that changed at step %d)", f.missing(loaders.KindGrad, loaders.KindParam), f.div)
 	}
+	if line := f.lossFluctuates(); line != "" {
+		// a function changed at the break changes each batch's loss
+		// alike; draws fresh in eager and fixed in the graph do not
+		conf -= 0.15
+		f.fluctuates = line
+		ev.add("%s", line)
+	}
 	if !f.s.kinds[loaders.KindInput] && !f.s.kinds[loaders.KindOutput] {
 		// a batch of another size at step div (dynamic_shape) breaks the
 		// same way; only its inputs' or outputs' shapes show it
@@ -123,4 +132,42 @@ func capturedBranch(f *facts) *Cause {
 func (f *facts) lossTermOnly() bool {
 	return f.s.get(f.s.a, f.div, loaders.KindGrad) != nil && !slices.Contains(f.diverged[loaders.KindGrad], f.div) &&
 		slices.Contains(f.diverged[loaders.KindLoss], f.div)
+}
+
+// fluctuationSpread is the most the loss's relative difference from eager
+// may vary, max over min, over the steps from a break on for the break to
+// read as one function changed for another: each batch's loss then moves
+// alike, with one sign (the labelled branches and weights frozen at
+// capture vary 1.06–1.5×, except a temperature, 3.1×); random values
+// drawn fresh in eager and fixed in the graph move it by what the draws
+// do (4–1600× in the labelled frozen draws, or with signs that change).
+const fluctuationSpread = 2
+
+// lossFluctuates returns the evidence that the loss's difference from
+// eager fluctuates from the first divergent step on, at three steps or
+// more, as random draws make it: its sign changes, or its relative size
+// varies more than fluctuationSpread times; "" when it does not, or
+// fewer than three losses were dumped.
+func (f *facts) lossFluctuates() string {
+	var rel []float64
+	signs := map[bool]int{}
+	for _, k := range f.s.steps {
+		a, b := f.s.get(f.s.a, k, loaders.KindLoss), f.s.get(f.s.b, k, loaders.KindLoss)
+		if k < f.div || len(a) != 1 || len(b) != 1 || !allFinite(a, b) || a[0] == 0 {
+			continue
+		}
+		rel = append(rel, math.Abs(b[0]-a[0])/math.Abs(a[0]))
+		signs[b[0] > a[0]]++
+	}
+	if len(rel) < 3 || slices.Min(rel) == 0 {
+		return ""
+	}
+	spread := slices.Max(rel) / slices.Min(rel)
+	switch {
+	case signs[true] > 0 && signs[false] > 0:
+		return fmt.Sprintf("the graphed loss is above the eager one at %d and below it at %d of the %d steps from step %d on: a difference that changes sign, as random values drawn fresh in eager and fixed in the graph give, not one function changed for another", signs[true], signs[false], len(rel), f.div)
+	case spread > fluctuationSpread:
+		return fmt.Sprintf("the loss's relative difference from eager varies %s× over the %d steps from step %d on: more than one function changed for another moves each batch's loss, as random values drawn fresh in eager and fixed in the graph do", g(spread), len(rel), f.div)
+	}
+	return ""
 }

@@ -78,6 +78,9 @@ type facts struct {
 	// oneStep is set when dynamic_shape was named for a break at one
 	// step only, without the shapes (oneStepShape).
 	oneStep bool
+	// fluctuates is captured_branch's evidence that the loss's difference
+	// after the break fluctuates as random draws make it ("" when not).
+	fluctuates string
 }
 
 // Diagnose looks at a whole comparison — all steps, all tensors, and
@@ -158,6 +161,14 @@ func (f *facts) alternatives(cs []Cause) []Cause {
 		cs = slices.Insert(cs, i+1, Cause{ID: CapturedScalar, Confidence: cs[i].Confidence,
 			Evidence: []string{fmt.Sprintf("a loss weight frozen at capture changes the same term of the loss at step %d, its gradient as small; not dumped, and would tell them apart: the loss's terms apart, or the weight the graphed step read", f.div)},
 			Fix:      fixOf(CapturedScalar)})
+	}
+	if i >= 0 && f.fluctuates != "" && f.found[FrozenRNG] == 0 {
+		// random values drawn at capture act from the first replay; with
+		// the warm-up steps dumped, that is a break after agreeing steps
+		cs = append(cs, Cause{ID: FrozenRNG, Confidence: 0.5,
+			Evidence: []string{f.fluctuates, fmt.Sprintf("random values frozen at capture act from the first replay: if the graph was captured at the step before %d (the warm-up steps dumped), the break is there", f.div),
+				"not dumped, and would confirm it: the random tensors (dropout masks, noise) or the numbers drawn in Python at two steps of the graphed run, or the step the graph was captured at"},
+			Fix: fixOf(FrozenRNG)})
 	}
 	if i >= 0 && f.found[CapturedScalar] == 0 && !f.lossTermOnly() {
 		// a weight on one term of the loss frozen at capture changes the

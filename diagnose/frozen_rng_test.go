@@ -96,3 +96,30 @@ func TestMidRunDumps(t *testing.T) {
 		})
 	}
 }
+
+// TestFrozenRNGAfterDumpedWarmup diagnoses a dropout mask drawn with numpy
+// inside the captured step, with the warm-up steps dumped: the runs agree
+// through warm-up and capture and break at the first replay, a break
+// after agreeing steps as a branch gives, but the loss's difference then
+// varies 4.9× from step to step, as fixed draws against fresh ones make
+// it, so random values frozen at capture come first. A branch, whose
+// difference holds steady, gets no such alternative.
+func TestFrozenRNGAfterDumpedWarmup(t *testing.T) {
+	t.Parallel()
+	d := filepath.Join("..", "testdata", "userloops", "tab", "tab_numpy_dropout_warmup")
+	_, rep := diagnoseDirs(t, filepath.Join(d, "eager"), filepath.Join(d, "graph"))
+	if len(rep.Causes) < 2 || rep.Causes[0].ID != diagnose.FrozenRNG || rep.Causes[1].ID != diagnose.CapturedBranch {
+		t.Fatalf("causes %+v, want frozen_rng, then captured_branch", rep.Causes)
+	}
+	if ev := strings.Join(rep.Causes[0].Evidence, "\n"); !strings.Contains(ev, "varies 4.87× over the 4 steps from step 504 on") ||
+		!strings.Contains(ev, "if the graph was captured at the step before 504") {
+		t.Errorf("evidence does not say how the loss's difference varies, or where the capture would be:\n%s", ev)
+	}
+	d = filepath.Join("..", "testdata", "corpus", "mlp", "mlp_captured_branch")
+	_, rep = diagnoseDirs(t, filepath.Join(d, "eager"), filepath.Join(d, "graph"))
+	for _, c := range rep.Causes {
+		if c.ID == diagnose.FrozenRNG {
+			t.Errorf("a steady branch lists frozen_rng: %+v", rep.Causes)
+		}
+	}
+}
