@@ -44,8 +44,7 @@ func TestDecodingCauses(t *testing.T) {
 	} {
 		t.Run(filepath.Base(c.dir), func(t *testing.T) {
 			t.Parallel()
-			dir := filepath.Join("..", "testdata", c.dir)
-			r, rep := diagnoseDirs(t, filepath.Join(dir, "eager"), filepath.Join(dir, "graph"))
+			r, rep := diagnoseRun(t, c.dir)
 			if r.Verdict != judge.Fail || len(rep.Causes) == 0 || rep.Causes[0].ID != c.cause {
 				t.Fatalf("verdict %s, causes %+v, want %s first", r.Verdict, rep.Causes, c.cause)
 			}

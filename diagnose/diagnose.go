@@ -148,42 +148,40 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 // show which). A break at one step only is a batch of another size or a
 // branch taken at that step alone.
 func (f *facts) alternatives(cs []Cause) []Cause {
+	alt := func(id string, conf float64, evidence ...string) Cause {
+		return Cause{ID: id, Confidence: conf, Evidence: evidence, Fix: fixOf(id)}
+	}
 	if f.oneStep && f.found[CapturedBranch] == 0 {
 		// a branch eager took the other way at that step alone
-		cs = append(cs, Cause{ID: CapturedBranch, Confidence: 0.3,
-			Evidence: []string{fmt.Sprintf("a Python if that eager took the other way at step %d alone breaks the runs there the same way; not dumped, and would tell them apart: inputs or outputs (their shapes), or the value the branch tests", f.div)},
-			Fix:      fixOf(CapturedBranch)})
+		cs = append(cs, alt(CapturedBranch, 0.3, fmt.Sprintf("a Python if that eager took the other way at step %d alone breaks the runs there the same way; not dumped, and would tell them apart: inputs or outputs (their shapes), or the value the branch tests", f.div)))
 	}
 	i := slices.IndexFunc(cs, func(c Cause) bool { return c.ID == CapturedBranch })
-	if i >= 0 && f.found[CapturedScalar] == 0 && f.lossTermOnly() {
+	if i < 0 {
+		return cs
+	}
+	below := math.Round(100*max(0.1, cs[i].Confidence-0.15)) / 100 // what the dumps cannot rule out, below the branch
+	termOnly := f.lossTermOnly()
+	if f.found[CapturedScalar] == 0 && termOnly {
 		// a loss term switched by a branch, or weighted by a number
 		// frozen at capture: the same losses and gradients
-		cs = slices.Insert(cs, i+1, Cause{ID: CapturedScalar, Confidence: cs[i].Confidence,
-			Evidence: []string{fmt.Sprintf("a loss weight frozen at capture changes the same term of the loss at step %d, its gradient as small; not dumped, and would tell them apart: the loss's terms apart, or the weight the graphed step read", f.div)},
-			Fix:      fixOf(CapturedScalar)})
+		cs = slices.Insert(cs, i+1, alt(CapturedScalar, cs[i].Confidence, fmt.Sprintf("a loss weight frozen at capture changes the same term of the loss at step %d, its gradient as small; not dumped, and would tell them apart: the loss's terms apart, or the weight the graphed step read", f.div)))
 	}
-	if i >= 0 && f.fluctuates != "" && f.found[FrozenRNG] == 0 {
+	if f.fluctuates != "" && f.found[FrozenRNG] == 0 {
 		// random values drawn at capture act from the first replay; with
 		// the warm-up steps dumped, that is a break after agreeing steps
-		cs = append(cs, Cause{ID: FrozenRNG, Confidence: 0.5,
-			Evidence: []string{f.fluctuates, fmt.Sprintf("random values frozen at capture act from the first replay: if the graph was captured at the step before %d (the warm-up steps dumped), the break is there", f.div),
-				"not dumped, and would confirm it: the random tensors (dropout masks, noise) or the numbers drawn in Python at two steps of the graphed run, or the step the graph was captured at"},
-			Fix: fixOf(FrozenRNG)})
+		cs = append(cs, alt(FrozenRNG, 0.5, f.fluctuates, fmt.Sprintf("random values frozen at capture act from the first replay: if the graph was captured at the step before %d (the warm-up steps dumped), the break is there", f.div),
+			"not dumped, and would confirm it: the random tensors (dropout masks, noise) or the numbers drawn in Python at two steps of the graphed run, or the step the graph was captured at"))
 	}
-	if i >= 0 && f.found[CapturedScalar] == 0 && !f.lossTermOnly() {
+	if f.found[CapturedScalar] == 0 && !termOnly {
 		// a weight on one term of the loss frozen at capture changes the
 		// graph's loss and gradients by that term, as a branch that adds
 		// or drops it does
-		cs = append(cs, Cause{ID: CapturedScalar, Confidence: math.Round(100*max(0.1, cs[i].Confidence-0.15)) / 100,
-			Evidence: []string{fmt.Sprintf("a Python number frozen at capture that weights one term of the loss (a KL or auxiliary weight annealed from Python) changes the graph's loss and gradients by that term from step %d on, as a branch does; not dumped, and would tell them apart: the loss's terms apart, or the weight the graphed step read", f.div)},
-			Fix:      fixOf(CapturedScalar)})
+		cs = append(cs, alt(CapturedScalar, below, fmt.Sprintf("a Python number frozen at capture that weights one term of the loss (a KL or auxiliary weight annealed from Python) changes the graph's loss and gradients by that term from step %d on, as a branch does; not dumped, and would tell them apart: the loss's terms apart, or the weight the graphed step read", f.div)))
 	}
-	if i < 0 || f.found[DynamicShape] > 0 || f.s.kinds[loaders.KindInput] || f.s.kinds[loaders.KindOutput] || f.inference() {
+	if f.found[DynamicShape] > 0 || f.s.kinds[loaders.KindInput] || f.s.kinds[loaders.KindOutput] || f.inference() {
 		return cs
 	}
-	return append(cs, Cause{ID: DynamicShape, Confidence: math.Round(100*max(0.1, cs[i].Confidence-0.15)) / 100,
-		Evidence: []string{fmt.Sprintf("a batch of another size at step %d breaks the runs the same way as a branch; not dumped, and would show it as a shape difference: inputs or outputs", f.div)},
-		Fix:      fixOf(DynamicShape)})
+	return append(cs, alt(DynamicShape, below, fmt.Sprintf("a batch of another size at step %d breaks the runs the same way as a branch; not dumped, and would show it as a shape difference: inputs or outputs", f.div)))
 }
 
 // firstNumbersDiverge returns the first step at which a compared pair's

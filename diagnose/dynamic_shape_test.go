@@ -28,8 +28,7 @@ func TestOneStepBreak(t *testing.T) {
 	} {
 		t.Run(filepath.Base(c.dir), func(t *testing.T) {
 			t.Parallel()
-			d := filepath.Join("..", "testdata", c.dir)
-			_, rep := diagnoseDirs(t, filepath.Join(d, "eager"), filepath.Join(d, "graph"))
+			_, rep := diagnoseRun(t, c.dir)
 			if len(rep.Causes) == 0 || rep.Causes[0].ID != c.first {
 				t.Fatalf("causes %+v, want %s first", rep.Causes, c.first)
 			}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -43,9 +42,7 @@ func (fs fitSet) median() (float64, int) {
 	if len(fs) == 0 {
 		return 0, 0
 	}
-	s := slices.Clone(fs)
-	sort.Float64s(s)
-	return s[len(s)/2], len(s)
+	return median(slices.Clone(fs))
 }
 
 // set writes the fit onto a cause (its Fit and FitSteps) and says it in

@@ -3,7 +3,6 @@ package diagnose
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/graphdiff/graphdiff/loaders"
@@ -146,11 +145,7 @@ func (f *facts) lagRatio(kind loaders.Kind, n int) (float64, int) {
 			break
 		}
 	}
-	if len(rs) == 0 {
-		return math.NaN(), 0
-	}
-	sort.Float64s(rs)
-	return rs[len(rs)/2], len(rs)
+	return median(rs)
 }
 
 // overSteps says what a median was taken over: "at step k" for one step,

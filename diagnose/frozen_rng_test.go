@@ -23,8 +23,7 @@ func TestFrozenRNGQuotesItsTests(t *testing.T) {
 	} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()
-			d := filepath.Join("..", "testdata", dir)
-			_, rep := diagnoseDirs(t, filepath.Join(d, "eager"), filepath.Join(d, "graph"))
+			_, rep := diagnoseRun(t, dir)
 			if len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.FrozenRNG {
 				t.Fatalf("causes %+v, want frozen_rng first", rep.Causes)
 			}
@@ -47,16 +46,14 @@ func TestFrozenRNGQuotesItsTests(t *testing.T) {
 // values do not change with the batch) removes nothing.
 func TestFitNamesOnlyWhatFits(t *testing.T) {
 	t.Parallel()
-	d := filepath.Join("..", "testdata", "corpus", "gpt2", "gpt2_input_lag")
-	_, rep := diagnoseDirs(t, filepath.Join(d, "eager"), filepath.Join(d, "graph"))
+	_, rep := diagnoseRun(t, "corpus/gpt2/gpt2_input_lag")
 	if len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.InputLag || rep.Causes[0].FitSteps != 7 || rep.Causes[0].Fit < 0.7 {
 		t.Fatalf("causes %+v, want input_lag first with a fit of at least 0.7 over 7 steps", rep.Causes)
 	}
 	if ev := strings.Join(rep.Causes[0].Evidence, "\n"); !strings.Contains(ev, "the prediction graph[k] = eager[k−1] removes 81% of the gradients' difference from eager (median of 7 steps") {
 		t.Errorf("evidence does not state the fit:\n%s", ev)
 	}
-	d = filepath.Join("..", "testdata", "corpus", "embed", "embed_reassigned_buffer")
-	_, rep = diagnoseDirs(t, filepath.Join(d, "eager"), filepath.Join(d, "graph"))
+	_, rep = diagnoseRun(t, "corpus/embed/embed_reassigned_buffer")
 	for _, c := range rep.Causes {
 		if c.ID == diagnose.StaleInput {
 			t.Errorf("stale_input named with fit %.2f over %d steps", c.Fit, c.FitSteps)
@@ -83,8 +80,7 @@ func TestMidRunDumps(t *testing.T) {
 	} {
 		t.Run(filepath.Base(c.dir), func(t *testing.T) {
 			t.Parallel()
-			d := filepath.Join("..", "testdata", c.dir)
-			_, rep := diagnoseDirs(t, filepath.Join(d, "eager"), filepath.Join(d, "graph"))
+			_, rep := diagnoseRun(t, c.dir)
 			if len(rep.Causes) == 0 || rep.Causes[0].ID != c.cause {
 				t.Fatalf("causes %+v, want %s first", rep.Causes, c.cause)
 			}
@@ -106,8 +102,7 @@ func TestMidRunDumps(t *testing.T) {
 // difference holds steady, gets no such alternative.
 func TestFrozenRNGAfterDumpedWarmup(t *testing.T) {
 	t.Parallel()
-	d := filepath.Join("..", "testdata", "userloops", "tab", "tab_numpy_dropout_warmup")
-	_, rep := diagnoseDirs(t, filepath.Join(d, "eager"), filepath.Join(d, "graph"))
+	_, rep := diagnoseRun(t, "userloops/tab/tab_numpy_dropout_warmup")
 	if len(rep.Causes) < 2 || rep.Causes[0].ID != diagnose.FrozenRNG || rep.Causes[1].ID != diagnose.CapturedBranch {
 		t.Fatalf("causes %+v, want frozen_rng, then captured_branch", rep.Causes)
 	}
@@ -115,8 +110,7 @@ func TestFrozenRNGAfterDumpedWarmup(t *testing.T) {
 		!strings.Contains(ev, "if the graph was captured at the step before 504") {
 		t.Errorf("evidence does not say how the loss's difference varies, or where the capture would be:\n%s", ev)
 	}
-	d = filepath.Join("..", "testdata", "corpus", "mlp", "mlp_captured_branch")
-	_, rep = diagnoseDirs(t, filepath.Join(d, "eager"), filepath.Join(d, "graph"))
+	_, rep = diagnoseRun(t, "corpus/mlp/mlp_captured_branch")
 	for _, c := range rep.Causes {
 		if c.ID == diagnose.FrozenRNG {
 			t.Errorf("a steady branch lists frozen_rng: %+v", rep.Causes)

@@ -29,6 +29,14 @@ func diagnoseDirs(t *testing.T, a, b string) (*judge.Result, diagnose.Report) {
 	return c.Result, diagnose.Report{Causes: c.Causes, Warnings: c.Warnings}
 }
 
+// diagnoseRun checks the eager and graph runs of a labelled scenario
+// (a directory under testdata) and returns the result and its diagnosis.
+func diagnoseRun(t *testing.T, scenario string) (*judge.Result, diagnose.Report) {
+	t.Helper()
+	dir := filepath.Join("..", "testdata", scenario)
+	return diagnoseDirs(t, filepath.Join(dir, "eager"), filepath.Join(dir, "graph"))
+}
+
 // TestScenarios diagnoses every real eager-vs-graph pair in
 // testdata/scenarios: each bug's top cause is its own, at 0.3 or more (a
 // branch that only the losses show shares its break with two causes the

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/graphdiff/graphdiff/loaders"
@@ -51,6 +52,40 @@ func (f *facts) divergedSteps(kind loaders.Kind) []int {
 		}
 	}
 	return out
+}
+
+// stepPair is a kind's samples at a sampled step k and the sampled step p
+// before it, in both runs.
+type stepPair struct {
+	k, p         int
+	a, ap, b, bp vec
+}
+
+// afterBreak returns, for each sampled step after the first divergent one
+// whose step before it was sampled too, a kind's samples at both steps in
+// both runs (pairs missing any of the four are left out).
+func (f *facts) afterBreak(kind loaders.Kind) []stepPair {
+	var out []stepPair
+	for _, k := range f.s.steps {
+		p, ok := f.s.prev(k)
+		if !ok || k <= f.div {
+			continue
+		}
+		if a, ap, b, bp := f.four(kind, k, p); a != nil {
+			out = append(out, stepPair{k, p, a, ap, b, bp})
+		}
+	}
+	return out
+}
+
+// median returns the median of xs (the upper one of an even count) and
+// how many there are; NaN and 0 for none. xs is sorted in place.
+func median(xs []float64) (float64, int) {
+	if len(xs) == 0 {
+		return math.NaN(), 0
+	}
+	sort.Float64s(xs)
+	return xs[len(xs)/2], len(xs)
 }
 
 // four returns a kind's samples at steps k and p in both runs, all nil

@@ -3,7 +3,6 @@ package diagnose
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/graphdiff/graphdiff/loaders"
 )
@@ -145,17 +144,11 @@ func staleInput(f *facts) *Cause {
 // change is 1 − J (J the Jaccard index of a run's zeros at k−1 and k),
 // 1 − (1 − J_B) / (1 − J_A).
 func (f *facts) staleFit() (fitSet, string) {
-	var fs fitSet
 	each := func(kind loaders.Kind, fit func(a, ap, b, bp vec) float64) fitSet {
-		fs = fs[:0]
-		if f.aliased[kind] {
-			return nil
-		}
-		for _, k := range f.s.steps {
-			if p, ok := f.s.prev(k); ok && k > f.div {
-				if a, ap, b, bp := f.four(kind, k, p); a != nil {
-					fs.add(fit(a, ap, b, bp))
-				}
+		var fs fitSet
+		if !f.aliased[kind] {
+			for _, q := range f.afterBreak(kind) {
+				fs.add(fit(q.a, q.ap, q.b, q.bp))
 			}
 		}
 		return fs
@@ -224,23 +217,15 @@ func (f *facts) repeat(kind loaders.Kind, minEager float64) (float64, int) {
 		return math.NaN(), 0
 	}
 	var rs []float64
-	for _, k := range f.s.steps {
-		p, ok := f.s.prev(k)
-		if !ok || k <= f.div {
-			continue
-		}
-		if a, ap, b, bp := f.four(kind, k, p); a != nil && allFinite(a, ap, b, bp) {
-			sA, sB := relL2(ap, a), relL2(bp, b)
+	for _, q := range f.afterBreak(kind) {
+		if allFinite(q.a, q.ap, q.b, q.bp) {
+			sA, sB := relL2(q.ap, q.a), relL2(q.bp, q.b)
 			if sA > minEager && finite(sA) && finite(sB) {
 				rs = append(rs, sB/sA)
 			}
 		}
 	}
-	if len(rs) == 0 {
-		return math.NaN(), 0
-	}
-	sort.Float64s(rs)
-	return rs[len(rs)/2], len(rs)
+	return median(rs)
 }
 
 // lossBelow returns the fraction of the steps after the first divergent
@@ -275,19 +260,13 @@ func (f *facts) zeroRepeats(ev *evidence) bool {
 		return false
 	}
 	hits := 0
-	for _, k := range f.s.steps {
-		p, ok := f.s.prev(k)
-		if !ok || k <= f.div {
-			continue
-		}
-		if a, ap, b, bp := f.four(loaders.KindGrad, k, p); a != nil {
-			jA, zA := zeroJaccard(a, ap)
-			jB, zB := zeroJaccard(b, bp)
-			if zA > 0.02 && zB > 0.02 && jB >= zeroRepeat && jA < zeroVary {
-				hits++
-				if hits <= 2 {
-					ev.add("gradients' zero pattern (ReLU) at steps %d and %d: %.0f%% the same in the graphed run, %.0f%% in the eager run", p, k, 100*jB, 100*jA)
-				}
+	for _, q := range f.afterBreak(loaders.KindGrad) {
+		jA, zA := zeroJaccard(q.a, q.ap)
+		jB, zB := zeroJaccard(q.b, q.bp)
+		if zA > 0.02 && zB > 0.02 && jB >= zeroRepeat && jA < zeroVary {
+			hits++
+			if hits <= 2 {
+				ev.add("gradients' zero pattern (ReLU) at steps %d and %d: %.0f%% the same in the graphed run, %.0f%% in the eager run", q.p, q.k, 100*jB, 100*jA)
 			}
 		}
 	}
