@@ -8,17 +8,26 @@ import (
 	"testing"
 )
 
-// TestREADMEExamples runs every example of README.md, a fenced block whose
-// first line is "$ graphdiff ...", from a directory whose testdata is the
-// repository's, and checks that the block shows what the command prints:
-// its lines are the output's first lines, where a line "..." stands for
-// lines left out, so an example cannot go stale. Files the examples write
-// land in a temporary directory. Not parallel: it changes the process's
-// working directory.
+// TestREADMEExamples runs every example of README.md and of the pages
+// under docs/, a fenced block whose first line is "$ graphdiff ...", from
+// a directory whose testdata is the repository's, and checks that the
+// block shows what the command prints: its lines are the output's first
+// lines, where a line "..." stands for lines left out, so an example
+// cannot go stale. Files the examples write land in a temporary
+// directory. Not parallel: it changes the process's working directory.
 func TestREADMEExamples(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	pages, err := filepath.Glob("../../docs/*.md")
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no pages under docs/ (%v)", err)
+	}
+	pages = append([]string{"../../README.md"}, pages...)
+	texts := make(map[string]string, len(pages))
+	for _, p := range pages {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[p] = string(data)
 	}
 	testdata, err := filepath.Abs("../../testdata")
 	if err != nil {
@@ -29,23 +38,28 @@ func TestREADMEExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(dir)
-	examples := 0
-	blocks := strings.Split(string(readme), "```")
-	for i := 1; i < len(blocks); i += 2 { // the insides of fenced blocks
-		lines := strings.Split(strings.TrimPrefix(blocks[i], "\n"), "\n")
-		if len(lines) == 0 || !strings.HasPrefix(lines[0], "$ graphdiff ") {
-			continue
-		}
-		examples++
-		args := strings.Fields(strings.TrimPrefix(lines[0], "$ graphdiff "))
-		want := strings.TrimRight(strings.Join(lines[1:], "\n"), "\n")
-		_, stdout, stderr := run(args...)
-		if !shows(stdout, want) {
-			t.Errorf("README example %q prints\n%s%s\nnot what the README shows:\n%s", lines[0], stdout, stderr, want)
+	examples := map[string]int{}
+	for _, p := range pages {
+		blocks := strings.Split(texts[p], "```")
+		for i := 1; i < len(blocks); i += 2 { // the insides of fenced blocks
+			lines := strings.Split(strings.TrimPrefix(blocks[i], "\n"), "\n")
+			if len(lines) == 0 || !strings.HasPrefix(lines[0], "$ graphdiff ") {
+				continue
+			}
+			examples[filepath.Base(p)]++
+			args := strings.Fields(strings.TrimPrefix(lines[0], "$ graphdiff "))
+			want := strings.TrimRight(strings.Join(lines[1:], "\n"), "\n")
+			_, stdout, stderr := run(args...)
+			if !shows(stdout, want) {
+				t.Errorf("%s: example %q prints\n%s%s\nnot what the page shows:\n%s", filepath.Base(p), lines[0], stdout, stderr, want)
+			}
 		}
 	}
-	if examples < 3 {
-		t.Errorf("%d README examples found, want the compare, curve and inspect ones", examples)
+	// the pages that show the compare, curve and inspect commands
+	for _, page := range []string{"README.md", "compare.md", "curve.md", "dumps.md"} {
+		if examples[page] == 0 {
+			t.Errorf("no example found in %s (found: %v)", page, examples)
+		}
 	}
 }
 
@@ -76,9 +90,10 @@ func shows(out, want string) bool {
 	return true
 }
 
-// TestREADMEScores builds graphdiff, scores the labelled corpus with
-// ../shared/score/score.py as the README says, and checks that the README's
-// table is what it prints.
+// TestREADMEScores builds graphdiff, scores the labelled corpora with
+// ../shared/score/score.py as the README says (all of testdata, by
+// harness, and the second harness alone), and checks that the README's
+// tables are what it prints.
 func TestREADMEScores(t *testing.T) {
 	t.Parallel()
 	score, err := filepath.Abs("../../../shared/score/score.py")
@@ -96,17 +111,19 @@ func TestREADMEScores(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(py, score, bin, "testdata")
-	cmd.Dir = "../.."
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("score.py: %v\n%s", err, out)
-	}
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), "```\n"+strings.TrimRight(string(out), "\n")+"\n```") {
-		t.Errorf("the README's score table is not what `score.py ./graphdiff testdata` prints:\n%s", out)
+	for _, args := range [][]string{{"testdata"}, {"testdata", "--by", "harness"}, {"testdata/userloops"}} {
+		cmd := exec.Command(py, append([]string{score, bin}, args...)...)
+		cmd.Dir = "../.."
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("score.py %v: %v\n%s", args, err, out)
+		}
+		if !strings.Contains(string(readme), "```\n"+strings.TrimRight(string(out), "\n")+"\n```") {
+			t.Errorf("the README's score table is not what `score.py ./graphdiff %s` prints:\n%s", strings.Join(args, " "), out)
+		}
 	}
 }
