@@ -2,9 +2,10 @@ package curve
 
 import (
 	"fmt"
-	"github.com/graphdiff/graphdiff/judge"
 	"math"
 
+	"github.com/graphdiff/graphdiff/internal/words"
+	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/tolerances"
 )
@@ -380,6 +381,31 @@ func (r *Result) findShift(s *series) (alarm, start int) {
 	return alarm, min(start, alarm)
 }
 
+// finiteIn returns how many of vals[lo:hi] are finite (lo below 0 reads
+// from 0): the steps of a window that the band and the drift learn from,
+// which near the start of a curve are fewer than the window holds.
+func finiteIn(vals []float64, lo, hi int) int {
+	n := 0
+	for _, v := range vals[max(lo, 0):hi] {
+		if isFinite(v) {
+			n++
+		}
+	}
+	return n
+}
+
+// historyWords says what the band's first term was taken over: jump times
+// the largest difference of the n steps before.
+func historyWords(jump float64, n int) string {
+	switch n {
+	case 0:
+		return "no step before with a finite difference"
+	case 1:
+		return fmt.Sprintf("%g× the one step before", jump)
+	}
+	return fmt.Sprintf("%g× the largest of the %d steps before", jump, n)
+}
+
 // walkBack returns k0 for a break at index k that grew out of bitwise
 // equality: the curves were equal before k0 and every step from k0 to k
 // is at least one rounding unit apart; else k.
@@ -438,8 +464,8 @@ func (r *Result) classify(s *series, nanAt, jumpAt, shiftAt, shiftStart, driftAt
 		k := jumpAt
 		start := walkBack(s, k)
 		first(start)
-		ev("step %d: the difference is %.3g rounding units (ε_c·|a|, ε_c = %.3g; relative %.3g), beyond the band %.3g units: %g× the largest of the %d steps before, one unit, and %g× the stored value's spacing",
-			r.Steps[k], unit(k), o.RTol, r.RelDiff[k], r.Band[k]/o.RTol, o.Jump, o.Window, o.Jump)
+		ev("step %d: the difference is %.3g rounding units (ε_c·|a|, ε_c = %.3g; relative %.3g), beyond the band %.3g units: %s, one unit, and %g× the stored value's spacing",
+			r.Steps[k], unit(k), o.RTol, r.RelDiff[k], r.Band[k]/o.RTol, historyWords(o.Jump, finiteIn(s.z, k-o.Window, k)), o.Jump)
 		end := min(len(r.Steps), k+confirmSteps)
 		beyond := 0
 		for j := k; j < end; j++ {
@@ -465,7 +491,8 @@ func (r *Result) classify(s *series, nanAt, jumpAt, shiftAt, shiftStart, driftAt
 	case driftAt >= 0:
 		r.Pattern, r.Verdict = PatternDrift, judge.Fail
 		first(driftAt)
-		ev("the mean relative difference over %d steps passes --max-drift %.3g at step %d (%.3g), growing without a break", o.Window, o.MaxDrift, r.Steps[driftAt], r.Drift[driftAt])
+		ev("the mean relative difference over %s passes --max-drift %.3g at step %d (%.3g), growing without a break",
+			words.Plural(finiteIn(r.RelDiff, driftAt+1-o.Window, driftAt+1), "step"), o.MaxDrift, r.Steps[driftAt], r.Drift[driftAt])
 	default:
 		r.Verdict = judge.Pass
 		maxUnits, maxLevel := 0.0, 0.0

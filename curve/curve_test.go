@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/graphdiff/graphdiff/judge"
@@ -234,4 +235,45 @@ func TestCurveCorpus(t *testing.T) {
 			t.Errorf("%s: %s at step %d (%s), want fail at %d: %q", name, r.Verdict, got, r.Pattern, *l.Step, r.Evidence)
 		}
 	}
+}
+
+// TestEvidenceCountsTheStepsLookedAt: the evidence of a break or a drift
+// names as many earlier steps as the analysis looked at, fewer than the
+// window near the start of a curve: a two-step curve's break is judged
+// against the one step before it, a break at step 501 of a long run
+// against the 50 steps of the window.
+func TestEvidenceCountsTheStepsLookedAt(t *testing.T) {
+	long, longB := curvePair(t, "drift_then_break_long")
+	tests := []struct {
+		name     string
+		a, b     *loaders.Curve
+		maxDrift float64
+		pattern  string
+		want     string
+	}{
+		{"two steps", float32Curve(1, 0.9), float32Curve(1, 0.95), 0, PatternSudden, "10× the one step before,"},
+		{"four steps", float32Curve(1, 0.9, 0.8, 0.7), float32Curve(1, 0.9, 0.8, 0.75), 0, PatternSudden, "10× the largest of the 3 steps before,"},
+		{"a long run", long, longB, 0, PatternSudden, "10× the largest of the 50 steps before,"},
+		{"a drift at the fourth step", float32Curve(1, 0.9, 0.8, 0.7, 0.6),
+			float32Curve(1*(1+1e-3), 0.9*(1+1.1e-3), 0.8*(1+1.2e-3), 0.7*(1+1.3e-3), 0.6*(1+1.4e-3)), 1.12e-3, PatternDrift, "over 4 steps passes --max-drift"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.MaxDrift = tc.maxDrift
+			r := Analyze(tc.a, tc.b, o)
+			if r.Pattern != tc.pattern || len(r.Evidence) == 0 || !strings.Contains(r.Evidence[0], tc.want) {
+				t.Errorf("pattern %s, evidence %q; want %s saying %q", r.Pattern, r.Evidence, tc.pattern, tc.want)
+			}
+		})
+	}
+}
+
+// float32Curve is a loss curve of float32 values at steps 0, 1, ...
+func float32Curve(values ...float64) *loaders.Curve {
+	c := &loaders.Curve{Values: values, DType: loaders.Float32, Source: "test"}
+	for i := range values {
+		c.Steps = append(c.Steps, int64(i))
+	}
+	return c
 }
