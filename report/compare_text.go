@@ -45,8 +45,9 @@ func (o TextOptions) paint(code, s string) string {
 // compareText writes the report for people, the answer first: the
 // verdict and the first divergence, the likely cause with its evidence;
 // then the failing pairs of the first divergent step with why they fail,
-// how many pairs fail at each step, and the worst tensors of the run
-// (model tensors apart from optimizer state and buffers); then the counts
+// how many pairs fail at each step, and the worst tensors of the run (the
+// model's tensors; state and buffers, parameters without a gradient and
+// tensors of no kind each in a table of their own); then the counts
 // and the loss curves. A pass is a few lines: the verdict, the counts, the
 // curves, what the differences are, and warnings.
 func compareText(w io.Writer, r *outcome.Comparison, o TextOptions) error {
@@ -86,8 +87,8 @@ func compareText(w io.Writer, r *outcome.Comparison, o TextOptions) error {
 		perStepText(w, r.Result)
 	}
 	if failed || o.TableOnPass {
-		model, state := splitState(r.Tensors)
-		tableText(w, "worst tensors", model, o)
+		g := groupPairs(r.Tensors)
+		tableText(w, "worst tensors", g.model, o)
 		small := o
 		if small.Top == 0 || small.Top > stateRows {
 			small.Top = stateRows
@@ -95,7 +96,13 @@ func compareText(w io.Writer, r *outcome.Comparison, o TextOptions) error {
 		if o.Top == 0 {
 			small.Top = 0
 		}
-		tableText(w, "optimizer state and buffers", state, small)
+		tableText(w, "state and buffers", g.state, small)
+		tableText(w, "parameters without a gradient (frozen, or buffers)", g.noGrad, small)
+		other := "other tensors"
+		if len(g.model)+len(g.state)+len(g.noGrad) == 0 {
+			other = "tensors" // single files, or containers of no kind words: nothing else to tell them from
+		}
+		tableText(w, other, g.other, small)
 	}
 	if errs := r.AllErrors(); len(errs) > 0 {
 		fmt.Fprintf(w, "\n%s could not be read:\n", plural(len(errs), "input"))
@@ -179,7 +186,7 @@ func firstStepText(w io.Writer, r *judge.Result, o TextOptions) {
 		return
 	}
 	failing = worstFirst(failing)
-	fmt.Fprintf(w, "\n%s, the first divergent one: %d of %d pairs fail\n", capitalize(stepWords(d.Step)), len(failing), total)
+	fmt.Fprintf(w, "\n%s: %d of %d pairs fail\n", firstWords(d.Step, total == len(r.Tensors)), len(failing), total)
 	shown := failing
 	if o.Top > 0 && len(shown) > o.Top {
 		shown = shown[:o.Top]
@@ -265,7 +272,8 @@ func perStepText(w io.Writer, r *judge.Result) {
 	fmt.Fprintf(w, "\nfailing pairs per step: %s\n", line)
 }
 
-// stateRows is how many rows of optimizer state and buffers the text
+// stateRows is how many rows of each table after the worst tensors (state
+// and buffers, parameters without a gradient, other tensors) the text
 // report shows unless --top 0 asks for all.
 const stateRows = 5
 
@@ -296,11 +304,26 @@ func tableText(w io.Writer, title string, ts []*judge.TensorResult, o TextOption
 	}
 }
 
-// splitState separates the model's tensors (loss, gradients, parameters,
-// inputs, outputs) from state (optimizer state and other tensors without a
-// kind, and parameters-kind tensors without a gradient where the run
-// dumped gradients: buffers).
-func splitState(ts []*judge.TensorResult) (model, state []*judge.TensorResult) {
+// pairGroups are a comparison's pairs as the text report tables them.
+type pairGroups struct {
+	// model: the loss, gradients, parameters (with their gradients, where
+	// the step dumped gradients), inputs and outputs.
+	model []*judge.TensorResult
+	// state: optimizer state, EMA weights and buffers (a normalization
+	// layer's running statistics), under a kind word or not.
+	state []*judge.TensorResult
+	// noGrad: parameters without a gradient at a step that dumped
+	// gradients: frozen parameters, or buffers the dump put among the
+	// parameters under names that do not say so (graphdiff_dump writes
+	// every floating-point buffer under params/).
+	noGrad []*judge.TensorResult
+	// other: tensors whose names say no kind and no state: the tensor of a
+	// pair of single files, a container's keys, extras.
+	other []*judge.TensorResult
+}
+
+// groupPairs sorts pairs into the text report's tables.
+func groupPairs(ts []*judge.TensorResult) pairGroups {
 	type key struct {
 		step int
 		name string
@@ -312,22 +335,45 @@ func splitState(ts []*judge.TensorResult) (model, state []*judge.TensorResult) {
 			gradSteps[t.Step] = true
 		}
 	}
+	var g pairGroups
 	for _, t := range ts {
-		buffer := t.Kind == loaders.KindParam && gradSteps[t.Step] && !grads[key{t.Step, loaders.Subject(t.Name)}]
-		if t.Kind == loaders.KindTensor || buffer {
-			state = append(state, t)
-		} else {
-			model = append(model, t)
+		subject := loaders.Subject(t.Name)
+		switch {
+		case t.Kind == loaders.KindTensor && stateName(t.Name):
+			g.state = append(g.state, t)
+		case t.Kind == loaders.KindTensor:
+			g.other = append(g.other, t)
+		case t.Kind != loaders.KindParam || !gradSteps[t.Step] || grads[key{t.Step, subject}]:
+			g.model = append(g.model, t)
+		case stateName(subject):
+			g.state = append(g.state, t)
+		default:
+			g.noGrad = append(g.noGrad, t)
 		}
 	}
-	return model, state
+	return g
 }
 
-func capitalize(s string) string {
-	if s == "" {
-		return s
+// stateName reports whether a name of no kind word names state:
+// optimizer state, EMA weights or a buffer. loaders.KindOf holds those
+// words: under a state_dict's component ("model/") a name becomes a
+// parameter unless it names such state, which stays of no kind.
+func stateName(name string) bool {
+	return loaders.KindOf("model/"+name) == loaders.KindTensor
+}
+
+// firstWords heads the pairs of the first divergent step: "Step 3, the
+// first divergent one", or, for pairs without a step (single files,
+// containers, step-less tensors of a run), "The first divergence", saying
+// that its count is of the pairs without a step where the run has others.
+func firstWords(step int, all bool) string {
+	switch {
+	case step != loaders.NoStep:
+		return fmt.Sprintf("Step %d, the first divergent one", step)
+	case all:
+		return "The first divergence"
 	}
-	return strings.ToUpper(s[:1]) + s[1:]
+	return "The first divergence, among the pairs without a step"
 }
 
 // baselineNote says that a baseline equal to the reference bit for bit
