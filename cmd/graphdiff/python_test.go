@@ -96,40 +96,32 @@ func TestDumpHelper(t *testing.T) {
 }
 
 // TestDumpHelperPackage installs the dump helper the way its README says
-// (pip install ./python, into a target directory here: Debian's Python is
-// externally managed) and runs python/tests/check_dump.py against the
-// installed package: what people have in hand (loss.item(), a bare input
-// tensor, a list of outputs, numbers) is taken; a wrong call of each kind
-// is refused with a message; files are 0644; an earlier dump is refused,
-// then cleared; optimizer state and buffers are dumped; ranks and
-// safetensors work; nudge moves every parameter by one ULP. Then graphdiff
-// reads what it wrote: the .npy and safetensors dumps of the same run
-// agree, rank N pairs with rank N, and the nudged run is a baseline.
+// first (the line that puts python/ on PYTHONPATH, run in the clone by a
+// shell) and runs python/tests/check_dump.py from elsewhere against it:
+// what people have in hand (loss.item(), a bare input tensor, a list of
+// outputs, numbers) is taken; a wrong call of each kind is refused with a
+// message; files are 0644; an earlier dump is refused, then cleared;
+// optimizer state and buffers are dumped; ranks and safetensors work;
+// nudge moves every parameter by one ULP. Then graphdiff reads what it
+// wrote: the .npy and safetensors dumps of the same run agree, rank N
+// pairs with rank N, and the nudged run is a baseline.
 func TestDumpHelperPackage(t *testing.T) {
 	t.Parallel()
 	py := torchPython(t)
-	if err := exec.Command(py, "-m", "pip", "--version").Run(); err != nil {
-		if os.Getenv("GRAPHDIFF_PYTHON_TESTS") == "1" {
-			t.Fatal("no pip (apt-get install python3-pip python3-setuptools)")
-		}
-		t.Skip("no pip")
-	}
-	tmp := t.TempDir()
-	src := filepath.Join(tmp, "src")
-	if err := os.CopyFS(src, os.DirFS("../../python")); err != nil { // pip builds in the source tree
+	root, err := filepath.Abs("../..")
+	if err != nil {
 		t.Fatal(err)
 	}
-	site := filepath.Join(tmp, "site")
-	install := exec.Command(py, "-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-deps", "--target", site, src)
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("pip install ./python: %v\n%s", err, out)
-	}
+	tmp := t.TempDir()
 	out := filepath.Join(tmp, "runs")
-	check := exec.Command(py, filepath.Join(src, "tests", "check_dump.py"), out)
-	check.Env = append(os.Environ(), "PYTHONPATH="+site)
+	check := exec.Command("sh", "-c", `cd "$ROOT" && `+dumpReadmeLine(t, "export PYTHONPATH=")+
+		` && cd "$TMP" && exec "$PY" "$ROOT/python/tests/check_dump.py" "$OUT"`)
+	check.Env = append(os.Environ(), "ROOT="+root, "TMP="+tmp, "PY="+py, "OUT="+out)
+	var stderr strings.Builder
+	check.Stderr = &stderr
 	stdout, err := check.Output()
 	if err != nil {
-		t.Fatalf("check_dump.py: %v\n%s", err, stdout)
+		t.Fatalf("check_dump.py: %v\n%s%s", err, stdout, stderr.String())
 	}
 	var res struct {
 		Module         string            `json:"module"`
@@ -148,8 +140,8 @@ func TestDumpHelperPackage(t *testing.T) {
 	if err := json.Unmarshal(stdout, &res); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
 	}
-	if !strings.HasPrefix(res.Module, site) {
-		t.Errorf("imported %s, not the installed package", res.Module)
+	if installed := filepath.Join(root, "python", "graphdiff_dump"); !strings.HasPrefix(res.Module, installed) {
+		t.Errorf("imported %s, not %s", res.Module, installed)
 	}
 	if res.Mode != "0o644" {
 		t.Errorf("files written %s, want 0o644", res.Mode)
@@ -180,4 +172,68 @@ func TestDumpHelperPackage(t *testing.T) {
 	if code != 0 || strings.Contains(js, `"baseline_identical": true`) {
 		t.Errorf("the nudged run as a baseline: exit %d, bit for bit equal %v", code, strings.Contains(js, `"baseline_identical": true`))
 	}
+}
+
+// TestDumpHelperPip installs the dump helper as a pip package the way its
+// README says, in a new virtual environment (with the system's packages:
+// torch and numpy) and with no package index: the build needs nothing
+// that is not there already, and the package imports from the
+// environment.
+func TestDumpHelperPip(t *testing.T) {
+	t.Parallel()
+	py := torchPython(t)
+	tmp := t.TempDir()
+	venv := filepath.Join(tmp, "venv")
+	if out, err := exec.Command(py, "-m", "venv", "--system-site-packages", venv).CombinedOutput(); err != nil {
+		if os.Getenv("GRAPHDIFF_PYTHON_TESTS") == "1" {
+			t.Fatalf("no virtual environment with pip (apt-get install python3-venv): %v\n%s", err, out)
+		}
+		t.Skipf("no virtual environment with pip: %v", err)
+	}
+	clone := filepath.Join(tmp, "clone")
+	if err := os.CopyFS(filepath.Join(clone, "python"), os.DirFS("../../python")); err != nil { // pip builds in the source tree
+		t.Fatal(err)
+	}
+	var env []string // the package must come from the environment, not a path
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PYTHONPATH=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "PIP_NO_INDEX=1", "CLONE="+clone, "VENV="+venv)
+	install := exec.Command("sh", "-c", `cd "$CLONE" && . "$VENV/bin/activate" && `+dumpReadmeLine(t, "python3 -m pip install"))
+	install.Env = env
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("pip install: %v\n%s", err, out)
+	}
+	imp := exec.Command(filepath.Join(venv, "bin", "python"), "-c", "import graphdiff_dump; print(graphdiff_dump.__file__)")
+	imp.Env, imp.Dir = env, tmp
+	got, err := imp.Output()
+	if err != nil || !strings.HasPrefix(string(got), venv) {
+		t.Errorf("import graphdiff_dump after pip install: %s %v, not from %s", got, err, venv)
+	}
+}
+
+// dumpReadmeLine returns the line of python/README.md's shell blocks that
+// starts with prefix: the install command its readers run.
+func dumpReadmeLine(t *testing.T, prefix string) string {
+	t.Helper()
+	data, err := os.ReadFile("../../python/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(data), "```")
+	for i := 1; i < len(blocks); i += 2 {
+		body, ok := strings.CutPrefix(blocks[i], "sh\n")
+		if !ok {
+			continue
+		}
+		for line := range strings.SplitSeq(body, "\n") {
+			if strings.HasPrefix(line, prefix) {
+				return line
+			}
+		}
+	}
+	t.Fatalf("python/README.md shows no shell line starting %q", prefix)
+	return ""
 }

@@ -8,8 +8,9 @@
         dumper.step(step, loss=loss, model=model, optimizer=opt,
                     inputs=x, outputs=out)
 
-Install with `pip install ./python` from a graphdiff clone (numpy and torch;
-ml_dtypes and safetensors are used when present).
+Install: put a graphdiff clone's python/ directory on PYTHONPATH, as
+python/README.md shows (numpy and torch; ml_dtypes and safetensors are used
+when present).
 
 Each step writes RUN/step_NNNNNN/ (RUN/rank_R/step_NNNNNN/ with a rank):
 loss, grads/<param>, params/<param> (parameters and floating-point buffers,
