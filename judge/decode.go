@@ -44,9 +44,13 @@ func decideTokens(t *Pair, f *StepFacts, c Context) Decision {
 	if t.Decode.BFloat16 {
 		eps = max(eps, tolerances.Epsilon(loaders.BFloat16))
 	}
+	if len(t.Decode.Flips) == 0 {
+		d.judged(RuleTokenGap, 0, c.Rules.Output*eps) // the tokens are equal
+	}
 	for _, fl := range t.Decode.Flips {
 		limit := c.Rules.Output * eps * fl.Scale
 		near := fl.GapA <= limit && fl.GapB <= limit
+		d.judged(RuleTokenGap, max(fl.GapA, fl.GapB), limit)
 		f.Flips = append(f.Flips, FlipFact{Name: t.Name, Flip: fl, Limit: limit, NearTie: near})
 		if !near {
 			d.Reasons = append(d.Reasons, fmt.Sprintf("row %d: token %d vs %d, not a near tie: the compared run's token is %.3g below the reference's best in its logits, the reference's %.3g below the compared run's best (limit %.3g = %g·ε·%.3g, the largest of the two tokens' logits)",

@@ -18,7 +18,11 @@
 //	  and rel_l2 > max_rel_l2 / 3
 //
 // where wilson(k, n) is the lower end of the one-sided 95% Wilson score
-// interval of the fraction k/n (z = 1.645). A comparison's verdict (Run)
+// interval of the fraction k/n (z = 1.645). Every decision records the
+// rule that decided it, the measure that rule compared and the limit it
+// compared it with (Decision.Rule, Measure, Limit; the Rule constants give
+// each formula): Measure/Limit is at most 1 for a pair that passed and 1
+// or more for one that failed by its numbers. A comparison's verdict (Run)
 // is error when some input could not be read, else fail when some pair
 // did not match, else pass.
 package judge

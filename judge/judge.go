@@ -15,11 +15,112 @@ import (
 const NoiseFactor = 3
 
 // Decision is the ruling on one compared pair: its status, the thresholds
-// applied and, for a pair that did not match, why.
+// applied, the measure its rule compared with a limit and, for a pair that
+// did not match, why.
 type Decision struct {
 	Status                        Status
 	MaxRelL2, MaxMismatchFraction float64
-	Reasons                       []string
+	// Rule names the rule that decided the pair; Measure is what that rule
+	// measured on it and Limit what it compared Measure with (each Rule
+	// states its formula). Where several rules judged a pair, they are
+	// those of the rule nearest to failing it (largest Ratio), and where a
+	// step-wide rule passed a pair that failed alone (unmeasuredDrift,
+	// stateDrift), those of the step-wide rule. Rule is "" for a pair no
+	// rule measured (one not compared).
+	Rule           Rule
+	Measure, Limit float64
+	Reasons        []string
+}
+
+// Rule names what a pair's verdict compared with a limit (Decision.Rule).
+type Rule string
+
+// The rules, each with its measure (Decision.Measure) and its limit
+// (Decision.Limit). A pair passes its rule when Measure ≤ Limit and fails
+// it above (the state rules need both of theirs above), so that Ratio is at
+// most 1 for a pair that passed and above 1 for one that failed.
+const (
+	// RuleRelL2: ‖b − a‖/‖a‖ against max_rel_l2 for a pair judged alone
+	// (Tensor), against the step's LossLimit or OutputLimit for a loss or
+	// an output (Step), each raised by a baseline's noise.
+	RuleRelL2 Rule = "relative L2"
+	// RuleMismatchFraction: wilson(mismatched, count), the lower end of
+	// the Wilson interval of the fraction of elements beyond rtol and
+	// atol, against max_mismatch_fraction (Tensor; recorded where rel_l2
+	// > max_rel_l2/3, without which the fraction fails nothing).
+	RuleMismatchFraction Rule = "mismatch fraction"
+	// RuleSpecials: the number of elements whose NaN/±Inf differ between
+	// the runs, against 0.
+	RuleSpecials Rule = "NaN/Inf positions"
+	// RuleGradRatio: r = RMS(g_B − g_A)/max(RMS(g_A), S) against the step's
+	// GradLimit, raised by a baseline's noise (Step).
+	RuleGradRatio Rule = "gradient RMS ratio"
+	// RuleStepGradients: the Measure and Limit of the step's gradient
+	// nearest to its limit, for a parameter without a measured update or
+	// a state tensor that passes because every gradient of the step
+	// passes (unmeasuredDrift, stateDrift).
+	RuleStepGradients Rule = "step's gradients"
+	// RuleUpdateRatio: min(|β|, |β_t|) against the step's UpdateLimit U,
+	// for a parameter t with a measured update: β is the step's pooled
+	// update ratio Σ(u_B − u_A)·u_A / Σu_A², β_t the same over t's own
+	// healthy elements (0 where t has none). t fails when both pass U.
+	RuleUpdateRatio Rule = "update ratio"
+	// RuleStepUpdateRatio: |β| against U, for the parameter of largest
+	// contribution |Σ(u_B − u_A)·u_A| failed for the step's ratio when no
+	// parameter's own ratio passes U.
+	RuleStepUpdateRatio Rule = "step's update ratio"
+	// RuleMovedOneRun: the elements one run moved by more than a unit in
+	// the last place, against the elements it moved by one unit at most,
+	// for a parameter the other run left unchanged bit for bit.
+	RuleMovedOneRun Rule = "moved in one run only"
+	// RuleStateFactor: |β| = |Σ(u_B − u_A)·u_A / Σu_A²| of a state tensor
+	// against its limit (StateFit.Limit; judgeState); 0 where no factor can
+	// be fitted (fewer than two elements, no update or no difference).
+	RuleStateFactor Rule = "state update factor"
+	// RuleStateChance: −log10 StateFit.Chance, the chance of the factor's
+	// fit from noise in decades, against −log10 StateChance (judgeState).
+	// A state tensor fails when both this and RuleStateFactor pass their
+	// limits; the one nearer to passing is recorded.
+	RuleStateChance Rule = "state factor chance"
+	// RuleTokenGap: max(gap_A, gap_B) of the flipped token of a decoding
+	// step farthest beyond a near tie, against its L (decideTokens); 0
+	// against Output·ε where no token flipped.
+	RuleTokenGap Rule = "token logit gap"
+)
+
+// Ratio returns Measure/Limit, the pair's error over its limit as the
+// reports show it: at most 1 for a pair its rule passed, 1 or more for one
+// it failed (a measure just past its limit may divide to 1). A measure
+// above a limit of 0 and a NaN measure (norms that overflow) give +Inf, 0
+// over 0 gives 0, and a pair no rule measured gives NaN.
+func (d *Decision) Ratio() float64 {
+	switch {
+	case d.Rule == "":
+		return math.NaN()
+	case math.IsNaN(d.Measure):
+		return math.Inf(1)
+	case d.Measure == 0:
+		return 0
+	case d.Limit == 0:
+		return math.Inf(1)
+	}
+	return d.Measure / d.Limit
+}
+
+// judged records that rule compared measure with limit on the pair d
+// decides, where it comes nearer to failing it than the rule recorded
+// (the first one always).
+func (d *Decision) judged(rule Rule, measure, limit float64) {
+	next := Decision{Rule: rule, Measure: measure, Limit: limit}
+	if d.Rule == "" || next.Ratio() > d.Ratio() {
+		d.Rule, d.Measure, d.Limit = rule, measure, limit
+	}
+}
+
+// rejudged records rule, measure and limit on d in place of what it held:
+// a step-wide rule that passes a pair its own rule failed.
+func (d *Decision) rejudged(rule Rule, measure, limit float64) {
+	d.Rule, d.Measure, d.Limit = rule, measure, limit
 }
 
 // Tensor decides a compared pair's status from its metrics (p.Metrics,
@@ -56,7 +157,9 @@ func Tensor(p *Pair) Decision {
 	}
 	if r := specialsReason(m); r != "" {
 		d.Reasons = append(d.Reasons, r)
+		d.judged(RuleSpecials, float64(m.SpecialMismatches), 0)
 	}
+	d.judged(RuleRelL2, m.RelL2, d.MaxRelL2)
 	switch {
 	case math.IsNaN(m.RelL2) && m.Count > 0:
 		// finite values whose norms overflow the comparison dtype
@@ -64,7 +167,11 @@ func Tensor(p *Pair) Decision {
 	case m.RelL2 > d.MaxRelL2:
 		d.Reasons = append(d.Reasons, fmt.Sprintf("relative L2 error %.3g > %.3g", m.RelL2, d.MaxRelL2))
 	}
-	if lo := wilsonLower(m.Mismatched, m.Count); lo > d.MaxMismatchFraction && m.RelL2 > d.MaxRelL2/fractionFloor {
+	lo := wilsonLower(m.Mismatched, m.Count)
+	if m.RelL2 > d.MaxRelL2/fractionFloor { // the fraction fails nothing below
+		d.judged(RuleMismatchFraction, lo, d.MaxMismatchFraction)
+	}
+	if lo > d.MaxMismatchFraction && m.RelL2 > d.MaxRelL2/fractionFloor {
 		d.Reasons = append(d.Reasons, fmt.Sprintf("%d of %d elements (%.3g%%) beyond rtol %.3g, atol %.3g (limit %.3g%%)",
 			m.Mismatched, m.Count, 100*m.MismatchFraction(), s.RTol, s.ATol, 100*d.MaxMismatchFraction))
 	}

@@ -32,7 +32,8 @@ func settings(maxRelL2, maxFraction float64) tolerances.Settings {
 		MaxRelL2: maxRelL2, MaxMismatchFraction: maxFraction}
 }
 
-// TestTensor decides pairs on each side of every limit.
+// TestTensor decides pairs on each side of every limit, and records the
+// rule nearest to failing each, with its measure over its limit.
 func TestTensor(t *testing.T) {
 	bf16 := &loaders.Meta{DType: loaders.Float32, Original: loaders.BFloat16, Shape: []int{1000}}
 	for _, tc := range []struct {
@@ -40,23 +41,27 @@ func TestTensor(t *testing.T) {
 		t      Pair
 		status Status
 		reason string // a substring of the first reason, "" for none
+		rule   Rule
+		ratio  float64
 	}{
 		{"inside", Pair{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
-			Metrics: &compare.Metrics{Count: 1000, RelL2: 9e-4}}, StatusMatch, ""},
+			Metrics: &compare.Metrics{Count: 1000, RelL2: 9e-4}}, StatusMatch, "", RuleRelL2, 0.9},
 		{"rel-L2 just over", Pair{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
-			Metrics: &compare.Metrics{Count: 1000, RelL2: math.Nextafter(1e-3, 1)}}, StatusMismatch, "relative L2 error"},
+			Metrics: &compare.Metrics{Count: 1000, RelL2: math.Nextafter(1e-3, 1)}}, StatusMismatch, "relative L2 error", RuleRelL2, 1},
+		{"norms overflow", Pair{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
+			Metrics: &compare.Metrics{Count: 1000, RelL2: math.NaN()}}, StatusMismatch, "undefined", RuleRelL2, math.Inf(1)},
 		{"NaN moved", Pair{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
-			Metrics: &compare.Metrics{Count: 1000, SpecialMismatches: 1, NaNA: 1}}, StatusMismatch, "NaN/Inf at different positions"},
+			Metrics: &compare.Metrics{Count: 1000, SpecialMismatches: 1, NaNA: 1}}, StatusMismatch, "NaN/Inf at different positions", RuleSpecials, math.Inf(1)},
 		{"many beyond, rel-L2 near the limit", Pair{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
-			Metrics: &compare.Metrics{Count: 1000, Mismatched: 300, RelL2: 5e-4}}, StatusMismatch, "300 of 1000 elements"},
+			Metrics: &compare.Metrics{Count: 1000, Mismatched: 300, RelL2: 5e-4}}, StatusMismatch, "300 of 1000 elements", RuleMismatchFraction, wilsonLower(300, 1000) / 0.01},
 		{"many beyond, rel-L2 far under the limit", Pair{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
-			Metrics: &compare.Metrics{Count: 1000, Mismatched: 300, RelL2: 3e-4}}, StatusMatch, ""},
+			Metrics: &compare.Metrics{Count: 1000, Mismatched: 300, RelL2: 3e-4}}, StatusMatch, "", RuleRelL2, 0.3},
 		{"baseline raises the limit", Pair{A: f32(), B: f32(), Settings: settings(1e-3, 0.01),
-			Metrics: &compare.Metrics{Count: 1000, RelL2: 2e-3}, Noise: &compare.Metrics{Count: 1000, RelL2: 1e-3}}, StatusMatch, ""},
+			Metrics: &compare.Metrics{Count: 1000, RelL2: 2e-3}, Noise: &compare.Metrics{Count: 1000, RelL2: 1e-3}}, StatusMatch, "", RuleRelL2, 2.0 / 3},
 		{"effective dtypes differ: judged by the numbers", Pair{A: f32(), B: bf16, Settings: settings(1e-3, 0.01),
-			Metrics: &compare.Metrics{Count: 1000}}, StatusMatch, ""},
+			Metrics: &compare.Metrics{Count: 1000}}, StatusMatch, "", RuleRelL2, 0},
 		{"effective dtypes differ, and a dtype change fails", Pair{A: f32(), B: bf16, Settings: failOnDTypeChange(settings(1e-3, 0.01)),
-			Metrics: &compare.Metrics{Count: 1000}}, StatusDTypeMismatch, "dtype float32 vs bfloat16"},
+			Metrics: &compare.Metrics{Count: 1000}}, StatusDTypeMismatch, "dtype float32 vs bfloat16", RuleRelL2, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := tc.t
@@ -69,6 +74,32 @@ func TestTensor(t *testing.T) {
 			}
 			if fmt.Sprint(tc.t) != fmt.Sprint(before) {
 				t.Error("Tensor changed its input")
+			}
+			if r := d.Ratio(); d.Rule != tc.rule || !(r == tc.ratio || math.Abs(r-tc.ratio) <= 1e-12*tc.ratio) {
+				t.Errorf("%s %g of %g (%g of it), want %s at %g of its limit", d.Rule, d.Measure, d.Limit, r, tc.rule, tc.ratio)
+			}
+		})
+	}
+}
+
+// TestRatio: a measure over its limit, a rule's limit of 0, a measure the
+// norms left undefined, and a pair no rule measured.
+func TestRatio(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		d    Decision
+		want float64
+	}{
+		{"under", Decision{Rule: RuleGradRatio, Measure: 0.5, Limit: 2}, 0.25},
+		{"over", Decision{Rule: RuleRelL2, Measure: 3, Limit: 2}, 1.5},
+		{"nothing against nothing", Decision{Rule: RuleSpecials}, 0},
+		{"something against nothing", Decision{Rule: RuleSpecials, Measure: 1}, math.Inf(1)},
+		{"undefined measure", Decision{Rule: RuleRelL2, Measure: math.NaN(), Limit: 1}, math.Inf(1)},
+		{"no rule", Decision{Status: StatusMissing}, math.NaN()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.d.Ratio(); got != tc.want && !(math.IsNaN(got) && math.IsNaN(tc.want)) {
+				t.Errorf("%g, want %g", got, tc.want)
 			}
 		})
 	}

@@ -92,13 +92,16 @@ func judgeState(pairs []Pair, out []Decision, f *StepFacts, c Context) {
 		}
 		s := t.Update.Above(compare.NoGrad)
 		if s.N < 2 || s.UU == 0 || s.DD == 0 || math.IsNaN(s.DU) {
+			out[i].judged(RuleStateFactor, 0, c.Rules.Update*adamEpsilon+r) // no factor to fit
 			continue
 		}
 		eps := max(c.Precision.ParamEpsilon, tolerances.Epsilon(t.A.Effective()))
 		fit := StateFit{Name: t.Name, N: s.N, Beta: s.DU / s.UU, Explained: min(1, s.DU*s.DU/(s.UU*s.DD)),
 			Limit: c.Rules.Update*max(adamEpsilon, eps*s.PU/s.UU) + r}
 		fit.Chance = distuv.Beta{Alpha: 0.5, Beta: float64(s.N-1) / 2}.Survival(fit.Explained)
+		rule, measure, limit := fit.measure()
 		if math.Abs(fit.Beta) <= fit.Limit || !(fit.Chance < StateChance) {
+			out[i].judged(rule, measure, limit)
 			continue
 		}
 		f.State = append(f.State, fit)
@@ -106,6 +109,7 @@ func judgeState(pairs []Pair, out []Decision, f *StepFacts, c Context) {
 		if d.Status == StatusMatch || d.Status == "" {
 			*d = Decision{MaxRelL2: t.Settings.MaxRelL2, MaxMismatchFraction: t.Settings.MaxMismatchFraction}
 		}
+		d.judged(rule, measure, limit)
 		d.Reasons = append(d.Reasons, fmt.Sprintf("its update is %.4g× the reference run's (β = %+.3g, limit |β| ≤ %.3g), a factor that explains %.4g of the difference (chance %.2g from noise over %d elements): a momentum or decay the graph holds at another value",
 			1+fit.Beta, fit.Beta, fit.Limit, fit.Explained, fit.Chance, fit.N))
 		if d.Status != StatusDTypeMismatch {
@@ -115,6 +119,20 @@ func judgeState(pairs []Pair, out []Decision, f *StepFacts, c Context) {
 			f.Reasons = append(f.Reasons, t.Name+": "+d.Reasons[len(d.Reasons)-1])
 		}
 	}
+}
+
+// measure returns the state rule of fit nearer to passing it, with its
+// measure and limit: RuleStateFactor (|β| against Limit) or
+// RuleStateChance (−log10 Chance against −log10 StateChance). The tensor
+// fails when both pass their limits, so the one recorded passes its limit
+// exactly when the tensor passes.
+func (fit StateFit) measure() (Rule, float64, float64) {
+	factor := Decision{Rule: RuleStateFactor, Measure: math.Abs(fit.Beta), Limit: fit.Limit}
+	chance := Decision{Rule: RuleStateChance, Measure: -math.Log10(fit.Chance), Limit: -math.Log10(StateChance)}
+	if chance.Ratio() < factor.Ratio() {
+		return chance.Rule, chance.Measure, chance.Limit
+	}
+	return factor.Rule, factor.Measure, factor.Limit
 }
 
 // holdsWeights reports whether the step dumped gradients or parameters:
@@ -156,10 +174,9 @@ func stateDrift(pairs []Pair, out []Decision, sized []int, f *StepFacts) {
 	if len(sized) == 0 || f.Grads == 0 {
 		return
 	}
-	for i := range pairs {
-		if pairs[i].Kind == loaders.KindGrad && pairs[i].Metrics != nil && out[i].Status != StatusMatch {
-			return
-		}
+	g, agree := gradientsAgree(pairs, out)
+	if !agree {
+		return
 	}
 	for _, i := range sized {
 		t := &pairs[i]
@@ -167,6 +184,7 @@ func stateDrift(pairs []Pair, out []Decision, sized []int, f *StepFacts) {
 			continue
 		}
 		out[i].Status, out[i].Reasons = StatusMatch, nil
+		out[i].rejudged(RuleStepGradients, g.Measure, g.Limit)
 		dr := Drift{Name: t.Name, RelL2: t.Metrics.RelL2, Count: t.Metrics.Count, State: true, Unmeasured: t.Update == nil}
 		f.Drift = append(f.Drift, dr)
 	}

@@ -51,7 +51,9 @@ func runningMean(c int, mA, mB, drift float64, rng *rand.Rand) []Pair {
 // value (0.1 for 0.05: the updates twice the reference's) fails the
 // running mean while gradients and parameters agree, and the step records
 // the fit; the same running mean whose batch means drifted (an upstream
-// bias, 10% of the batch noise) passes, as does a one-element state.
+// bias, 10% of the batch noise) passes, as does a one-element state. Each
+// records a state rule, beyond its limit where it fails and within it
+// where it passes.
 func TestStateScalarFails(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	f, d := Step(runningMean(16, 0.05, 0.1, 0, rng), ctx())
@@ -62,14 +64,21 @@ func TestStateScalarFails(t *testing.T) {
 	if fit := f.State[0]; math.Abs(fit.Beta-1) > 1e-12 || fit.Explained < 1-1e-12 || fit.N != 16 {
 		t.Errorf("fit %+v, want β = 1 explaining all of 16 elements", fit)
 	}
+	stateRule := func(d Decision) bool { return d.Rule == RuleStateFactor || d.Rule == RuleStateChance }
+	if !stateRule(d[2]) || !(d[2].Ratio() > 1) {
+		t.Errorf("momentum 0.05 → 0.1: %s %g of %g", d[2].Rule, d[2].Measure, d[2].Limit)
+	}
 	for trial := range 200 {
 		f, d = Step(runningMean(16, 0.1, 0.1, 0.1, rng), ctx())
 		if d[2].Status != StatusMatch || len(f.State) != 0 {
 			t.Fatalf("trial %d, drift alone: %s %v", trial, d[2].Status, d[2].Reasons)
 		}
+		if !stateRule(d[2]) || !(d[2].Ratio() < 1) {
+			t.Fatalf("trial %d, drift alone: %s %g of %g", trial, d[2].Rule, d[2].Measure, d[2].Limit)
+		}
 	}
-	if _, d = Step(runningMean(1, 0.05, 0.1, 0, rng), ctx()); d[2].Status != StatusMatch {
-		t.Errorf("one element: %s %v", d[2].Status, d[2].Reasons)
+	if _, d = Step(runningMean(1, 0.05, 0.1, 0, rng), ctx()); d[2].Status != StatusMatch || d[2].Rule != RuleStateFactor || d[2].Measure != 0 {
+		t.Errorf("one element: %s %v, %s %g", d[2].Status, d[2].Reasons, d[2].Rule, d[2].Measure)
 	}
 }
 

@@ -280,6 +280,7 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 				// the baseline's own difference, as a ratio of S
 				limit = max(limit, NoiseFactor*t.Noise.RelL2*m.NormA/math.Sqrt(float64(m.Count))/f.GradScale)
 			}
+			d.judged(RuleGradRatio, r, limit)
 			if r > limit {
 				d.Reasons = append(d.Reasons, fmt.Sprintf("gradient difference RMS %.3g is %.3g of max(its RMS %.3g, the step's gradient scale %.3g) (limit %.3g: %g·ε, or %g× the %.3g of the steps before)",
 					m.NormDiff/math.Sqrt(float64(max(m.Count, 1))), r, m.NormA/math.Sqrt(float64(max(m.Count, 1))), f.GradScale, limit, rules.Grad, rules.GradGrowth, prior))
@@ -298,8 +299,10 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 			switch { // moves of one unit in the last place at most are rounding (compare.Update)
 			case u.MovedA == 0 && u.MovedB > u.UlpMovedB:
 				d.Reasons = append(d.Reasons, fmt.Sprintf("left unchanged by the reference run but moved by the compared run (%d of %d elements)", u.MovedB, u.Count))
+				d.judged(RuleMovedOneRun, float64(u.MovedB), float64(u.UlpMovedB))
 			case u.MovedB == 0 && u.MovedA > u.UlpMovedA:
 				d.Reasons = append(d.Reasons, fmt.Sprintf("moved by the reference run (%d of %d elements) but left unchanged by the compared run", u.MovedA, u.Count))
+				d.judged(RuleMovedOneRun, float64(u.MovedA), float64(u.UlpMovedA))
 			}
 			if _, hasGrad := grads[loaders.Subject(t.Name)]; hasGrad || f.Grads == 0 {
 				h := u.Above(minExp)
@@ -321,6 +324,7 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 		}
 		if r := specialsReason(m); r != "" {
 			d.Reasons = append(d.Reasons, r)
+			d.judged(RuleSpecials, float64(m.SpecialMismatches), 0)
 		}
 		settle(t, &d)
 		out[i] = d
@@ -369,14 +373,14 @@ func unmeasuredDrift(pairs []Pair, out []Decision, unmeasured []int, grads map[s
 	if len(unmeasured) == 0 {
 		return
 	}
-	for i := range pairs {
-		if pairs[i].Kind == loaders.KindGrad && pairs[i].Metrics != nil && out[i].Status != StatusMatch {
-			return // the gradients see a difference: the parameters keep their failures
-		}
+	g, agree := gradientsAgree(pairs, out)
+	if !agree {
+		return // the gradients see a difference: the parameters keep their failures
 	}
 	for _, i := range unmeasured {
 		t := &pairs[i]
 		out[i].Status, out[i].Reasons = StatusMatch, nil
+		out[i].rejudged(RuleStepGradients, g.Measure, g.Limit)
 		dr := Drift{Name: t.Name, RelL2: t.Metrics.RelL2, Count: t.Metrics.Count, Unmeasured: true}
 		if g := grads[loaders.Subject(t.Name)]; f.GradScale > 0 && g.Metrics.Count > 0 {
 			dr.GradRatio = g.Metrics.NormA / math.Sqrt(float64(g.Metrics.Count)) / f.GradScale
@@ -401,6 +405,7 @@ func judgeLevel(t *Pair, d *Decision, f *StepFacts, c Context) {
 		limit = max(limit, NoiseFactor*t.Noise.RelL2)
 	}
 	d.MaxRelL2 = limit
+	d.judged(RuleRelL2, m.RelL2, limit)
 	if m.RelL2 > limit {
 		d.Reasons = append(d.Reasons, fmt.Sprintf("%s relative L2 error %.3g > %.3g (%g·ε, or %g× the %.3g of the steps before)",
 			what, m.RelL2, limit, k, rules.GradGrowth, prior))
@@ -452,6 +457,9 @@ func judgeUpdates(f *StepFacts, out []Decision, updates []contribution, c Contex
 	rules := c.Rules
 	f.UpdateFloor = max(adamEpsilon, f.Resolution)
 	f.UpdateLimit = rules.Update*f.UpdateFloor + max(f.GradRel, c.PriorGradRel)
+	for _, u := range updates {
+		out[u.i].judged(RuleUpdateRatio, updateMeasure(f.UpdateRatio, u), f.UpdateLimit)
+	}
 	if math.Abs(f.UpdateRatio) > f.UpdateLimit {
 		f.Reasons = append(f.Reasons, fmt.Sprintf("update ratio β = %+.3g: the compared run's parameter updates are %.3g× the reference run's (limit |β| ≤ %.3g = %g·ε)",
 			f.UpdateRatio, 1+f.UpdateRatio, f.UpdateLimit, rules.Update))
@@ -471,8 +479,45 @@ func judgeUpdates(f *StepFacts, out []Decision, updates []contribution, c Contex
 		}
 		if !blamed && largest != nil {
 			blame(&out[largest.i], *f, largest.du/math.Max(largest.uu, math.SmallestNonzeroFloat64))
+			out[largest.i].judged(RuleStepUpdateRatio, math.Abs(f.UpdateRatio), f.UpdateLimit)
 		}
 	}
+}
+
+// updateMeasure returns a parameter's RuleUpdateRatio measure, min(|β|,
+// |β_t|), from the step's update ratio beta and the parameter's part of it:
+// the parameter fails the update rule only when both pass the limit (or,
+// of largest contribution, when no parameter's own does). β_t is 0 where
+// the parameter has no update on its healthy elements, and so is β where
+// no update was measured (NaN).
+func updateMeasure(beta float64, u contribution) float64 {
+	own := 0.0
+	if u.uu > 0 {
+		own = math.Abs(u.du / u.uu)
+	}
+	if math.IsNaN(beta) {
+		return own
+	}
+	return min(math.Abs(beta), own)
+}
+
+// gradientsAgree returns the decision on the step's compared gradient
+// nearest to its limit (largest Ratio) and whether every compared gradient
+// passed.
+func gradientsAgree(pairs []Pair, out []Decision) (Decision, bool) {
+	var worst Decision
+	for i := range pairs {
+		if pairs[i].Kind != loaders.KindGrad || pairs[i].Metrics == nil {
+			continue
+		}
+		if out[i].Status != StatusMatch {
+			return out[i], false
+		}
+		if worst.Rule == "" || out[i].Ratio() > worst.Ratio() {
+			worst = out[i]
+		}
+	}
+	return worst, true
 }
 
 // stepRuled reports whether the run-level rules decided pair p (Step),

@@ -301,3 +301,55 @@ func TestStepOneUnitMoves(t *testing.T) {
 		}
 	}
 }
+
+// TestStepRecordsItsMeasure: each pair a step judges carries the measure
+// its rule compared and that rule's limit, so that the ratio the reports
+// show is the verdict's: a gradient its RMS ratio against the step's
+// limit, a loss its relative L2 error against the loss limit, a parameter
+// far beyond its dtype's max_rel_l2 the update ratio it passes or fails
+// by, a parameter without an update the step's gradients that pass it,
+// and one that only one run moved the elements it moved.
+func TestStepRecordsItsMeasure(t *testing.T) {
+	eps := 0x1p-10
+	limit := testRules.Update * adamEpsilon
+	grad := stepPair("grads/w", loaders.KindGrad, 100, 1, 0)
+	param := func(beta float64) Pair {
+		p := stepPair("params/w", loaders.KindParam, 100, 10, 0.1) // rel 0.01, beyond 3e-4
+		p.Update = update(100, -2, 1e-3, beta)
+		return p
+	}
+	near := stepPair("grads/v", loaders.KindGrad, 100, 1, 0.5*testRules.Grad*eps) // half its limit
+	moved := stepPair("params/w", loaders.KindParam, 4, 1, 0)
+	moved.Update = &compare.Update{Count: 4, MovedA: 0, MovedB: 4, UlpMovedB: 1}
+	for _, tc := range []struct {
+		what  string
+		pairs []Pair
+		rule  Rule
+		ratio func(f StepFacts) float64
+	}{
+		{"a gradient over its limit", []Pair{grad, stepPair("grads/b", loaders.KindGrad, 100, 1, 1.5*testRules.Grad*eps*10)},
+			RuleGradRatio, func(f StepFacts) float64 { return f.WorstGradRatio / f.GradLimit }},
+		{"a loss under its limit", []Pair{stepPair("loss", loaders.KindLoss, 1, 1, 0.5*testRules.Loss*eps)},
+			RuleRelL2, func(f StepFacts) float64 { return f.LossRel / f.LossLimit }},
+		{"a parameter the step's update ratio passes", []Pair{grad, param(0.9 * limit)},
+			RuleUpdateRatio, func(f StepFacts) float64 { return math.Abs(f.UpdateRatio) / f.UpdateLimit }},
+		{"a parameter the update ratio fails", []Pair{grad, param(1.1 * limit)},
+			RuleUpdateRatio, func(f StepFacts) float64 { return math.Abs(f.UpdateRatio) / f.UpdateLimit }},
+		{"a parameter without an update, gradients agreeing", []Pair{grad, near, stepPair("params/w", loaders.KindParam, 100, 1, 0.01)},
+			RuleStepGradients, func(f StepFacts) float64 { return f.WorstGradRatio / f.GradLimit }},
+		{"a parameter only one run moved", []Pair{grad, moved},
+			RuleMovedOneRun, func(StepFacts) float64 { return 4 }},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			f, d := Step(tc.pairs, ctx())
+			last := d[len(d)-1]
+			want := tc.ratio(f)
+			if r := last.Ratio(); last.Rule != tc.rule || math.Abs(r-want) > 1e-9*want {
+				t.Errorf("%s: %s %g of %g (%g of it), want %s at %g of its limit", last.Status, last.Rule, last.Measure, last.Limit, r, tc.rule, want)
+			}
+			if (last.Status == StatusMatch) != (last.Ratio() < 1) {
+				t.Errorf("%s at %g of its limit", last.Status, last.Ratio())
+			}
+		})
+	}
+}
