@@ -58,7 +58,8 @@ import (
 // Each tensor has name, step (null outside any step), kind, status
 // (match, mismatch, missing, extra, shape_mismatch, dtype_mismatch, error),
 // dtype and shape (the first run's, or the second's for an extra tensor),
-// dtype_b and shape_b when they differ, files, limits, metrics (see
+// dtype_b and shape_b when they differ, files, limits, judged_by (the
+// rule that decided a compared pair, see JudgedJSON), metrics (see
 // MetricsJSON; null when not compared), noise (with --baseline), reasons
 // and error.
 //
@@ -405,6 +406,7 @@ type TensorJSON struct {
 	FileA   string       `json:"file_a,omitempty"`
 	FileB   string       `json:"file_b,omitempty"`
 	Limits  *LimitsJSON  `json:"limits,omitempty"`
+	Judged  *JudgedJSON  `json:"judged_by,omitempty"`
 	Metrics *MetricsJSON `json:"metrics"`
 	Noise   *NoiseJSON   `json:"noise,omitempty"`
 	Reasons []string     `json:"reasons,omitempty"`
@@ -424,6 +426,19 @@ type LimitsJSON struct {
 	PerTensor bool `json:"per_tensor,omitempty"`
 	// FailOnDTypeChange is true when a dtype change fails the pair.
 	FailOnDTypeChange bool `json:"fail_on_dtype_change,omitempty"`
+}
+
+// JudgedJSON is what decided a compared pair (judge.Decision): the rule
+// (judge.Rule: "gradient RMS ratio", "update ratio", "relative L2", ...),
+// the measure it compared, the limit it compared it with, and ratio =
+// measure/limit (judge.Decision.Ratio), the error over its limit that the
+// HTML, Markdown and JUnit reports show: at most 1 for a pair that passed,
+// 1 or more for one that failed by its numbers.
+type JudgedJSON struct {
+	Rule    string `json:"rule"`
+	Measure Float  `json:"measure"`
+	Limit   Float  `json:"limit"`
+	Ratio   Float  `json:"ratio"`
 }
 
 // NoiseJSON is the first run against the baseline run.
@@ -609,6 +624,7 @@ type pairScratch struct {
 	step   int
 	shape  []int
 	limits LimitsJSON
+	judged JudgedJSON
 }
 
 // tensorJSON is tensorJSON made in s, valid until s makes the next one; a
@@ -662,6 +678,15 @@ func (s *pairScratch) tensorJSON(t *judge.TensorResult, partial bool) TensorJSON
 			out.Limits = &s.limits
 		}
 		out.Metrics = (*MetricsJSON)(t.Metrics)
+		if t.Rule != "" {
+			j := JudgedJSON{Rule: string(t.Rule), Measure: Float(t.Measure), Limit: Float(t.Limit), Ratio: Float(t.Ratio())}
+			if s == nil {
+				out.Judged = &j
+			} else {
+				s.judged = j
+				out.Judged = &s.judged
+			}
+		}
 	}
 	if partial && t.Metrics != nil {
 		out.Partial = &PartialJSON{NormA: Float(t.Metrics.NormA), NormDiff: Float(t.Metrics.NormDiff)}

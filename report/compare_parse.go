@@ -214,6 +214,9 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 		t.Settings.PerTensor = l.PerTensor
 		t.Settings.FailOnDTypeChange = l.FailOnDTypeChange
 	}
+	if j := tj.Judged; j != nil {
+		t.Rule, t.Measure, t.Limit = judge.Rule(j.Rule), float64(j.Measure), float64(j.Limit)
+	}
 	if m := tj.Metrics; m != nil {
 		if n, ok := elements(tj.Shape); !ok || m.Count != n {
 			return nil, fmt.Errorf("metrics.count %d is not the %v elements of shape %v", m.Count, n, tj.Shape)

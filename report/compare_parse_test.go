@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,3 +141,68 @@ func TestReadCompareJSONRefusesForgedDecode(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgedByRoundTrip reads a shard's report of a real comparison,
+// judges its steps again as merge does, writes the report and reads it
+// back: every compared pair carries the rule that decided it, its measure
+// and its limit, in the JSON text and as read back, bit for bit.
+func TestJudgedByRoundTrip(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("testdata/compare_json/stale_input_shard1of2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr, err := ReadCompareJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := map[int][]*judge.TensorResult{}
+	var order []int
+	for _, p := range sr.Tensors {
+		if p.Metrics != nil && (p.Status == judge.StatusMatch || p.Status == judge.StatusMismatch) {
+			if steps[p.Step] == nil {
+				order = append(order, p.Step)
+			}
+			steps[p.Step] = append(steps[p.Step], p)
+		}
+	}
+	ctx := judge.NewContext(sr.Precision, sr.Rules)
+	judged := 0
+	for _, k := range order {
+		pairs := make([]judge.Pair, len(steps[k]))
+		for i, p := range steps[k] {
+			pairs[i] = p.Pair
+		}
+		f, ds := judge.Step(pairs, ctx)
+		for i, p := range steps[k] {
+			p.Decision = ds[i]
+			judged++
+		}
+		ctx = ctx.Next(f)
+	}
+	if judged == 0 {
+		t.Fatal("the report holds no compared pair")
+	}
+	var buf bytes.Buffer
+	if err := Compare(&buf, JSON, &outcome.Comparison{Result: sr.Result, Strict: sr.Strict}, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), `"judged_by": {`); n != judged {
+		t.Errorf("%d pairs with judged_by in the report, want the %d compared", n, judged)
+	}
+	again, err := ReadCompareJSON(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Tensors) != len(sr.Tensors) {
+		t.Fatalf("%d pairs read back, %d written", len(again.Tensors), len(sr.Tensors))
+	}
+	for i, p := range sr.Tensors {
+		q := again.Tensors[i]
+		if q.Rule != p.Rule || !sameFloat(q.Measure, p.Measure) || !sameFloat(q.Limit, p.Limit) {
+			t.Errorf("step %d, %s: %s %g of %g read back as %s %g of %g", p.Step, p.Name, p.Rule, p.Measure, p.Limit, q.Rule, q.Measure, q.Limit)
+		}
+	}
+}
+
+func sameFloat(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }

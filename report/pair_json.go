@@ -83,6 +83,15 @@ func appendPairJSONCached(b []byte, t *TensorJSON, c *limitsCache) []byte {
 			}
 		}
 	}
+	if j := t.Judged; j != nil {
+		b = appendKey(b, ',', 1, "judged_by")
+		b = appendKey(b, '{', 2, "rule")
+		b = appendString(b, j.Rule)
+		b = appendFloatField(b, 2, "measure", j.Measure)
+		b = appendFloatField(b, 2, "limit", j.Limit)
+		b = appendFloatField(b, 2, "ratio", j.Ratio)
+		b = appendClose(b, 1, '}')
+	}
 	b = appendKey(b, ',', 1, "metrics")
 	if m := t.Metrics; m == nil {
 		b = append(b, "null"...)

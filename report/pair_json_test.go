@@ -61,6 +61,9 @@ func TestPairJSONMatchesEncodingJSON(t *testing.T) {
 			}
 		}
 		if maybe() {
+			p.Judged = &JudgedJSON{Rule: str(), Measure: flt(), Limit: flt(), Ratio: flt()}
+		}
+		if maybe() {
 			p.Noise = &NoiseJSON{RelL2: flt(), Count: rng.Int64(), Mismatched: rng.Int64N(9), MismatchFraction: flt(), MaxAbs: flt()}
 		}
 		if rng.IntN(4) == 0 { // shards only, through encoding/json
@@ -89,8 +92,8 @@ func TestPairJSONMatchesEncodingJSON(t *testing.T) {
 // TestMarshalPairsInOrder encodes more pairs than the batches in flight
 // can hold, so that written batches' buffers encode later ones: every
 // pair comes to the writer once, in order, encoded as it is alone. Pairs
-// with and without metrics, steps, dimensions and the limits of the pair
-// before follow each other, so that one pair's encoding showing what the
+// with and without metrics, steps, dimensions, the limits and the rule of
+// the pair before follow each other, so that one pair's encoding showing what the
 // encoder kept from the one before fails.
 func TestMarshalPairsInOrder(t *testing.T) {
 	t.Parallel()
@@ -120,6 +123,9 @@ func TestMarshalPairsInOrder(t *testing.T) {
 				m.MaxRel = compare.Extreme{Value: 2 * float64(i), Index: []int{i, 1}, A: 3, B: float64(i) / 3}
 			}
 			p.Metrics = m
+			if i%7 != 0 { // judged by a rule, or not
+				p.Rule, p.Measure, p.Limit = judge.RuleGradRatio, float64(i)/3, float64(i%5)
+			}
 		}
 		ts = append(ts, p)
 	}
