@@ -131,7 +131,8 @@ func junitClass(step int) string {
 	return fmt.Sprintf("step_%d", step)
 }
 
-// junitDetails is the failure body: the pair's files and its numbers.
+// junitDetails is the failure body: the pair's files, what its verdict
+// compared (its rule, measure and limit) and its numbers.
 func junitDetails(t *judge.TensorResult) string {
 	var b strings.Builder
 	if t.A != nil {
@@ -140,9 +141,12 @@ func junitDetails(t *judge.TensorResult) string {
 	if t.B != nil {
 		fmt.Fprintf(&b, "compared:  %s (%s %s)\n", entryFile(t.B), t.B.DType, loaders.FormatShape(t.B.Shape))
 	}
+	if t.Rule != "" {
+		fmt.Fprintf(&b, "judged by %s: %s of its limit\n", judgedText(t), ratioText(errorRatio(t)))
+	}
 	if m := t.Metrics; m != nil {
-		fmt.Fprintf(&b, "rel_l2 %s (limit %s), mismatched %d of %d = %s (limit %s) beyond rtol %g atol %g\n",
-			sci(m.RelL2), sci(t.MaxRelL2), m.Mismatched, m.Count, percent(m.MismatchFraction()), percent(t.MaxMismatchFraction), t.Settings.RTol, t.Settings.ATol)
+		fmt.Fprintf(&b, "rel_l2 %s, mismatched %d of %d = %s beyond rtol %g atol %g\n",
+			sci(m.RelL2), m.Mismatched, m.Count, percent(m.MismatchFraction()), t.Settings.RTol, t.Settings.ATol)
 		if m.MaxAbs.Index != nil {
 			fmt.Fprintf(&b, "max_abs %s at %s (%g vs %g)\n", sci(m.MaxAbs.Value), indexString(m.MaxAbs.Index), m.MaxAbs.A, m.MaxAbs.B)
 		}

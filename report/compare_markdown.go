@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/graphdiff/graphdiff/diagnose"
@@ -12,7 +13,9 @@ import (
 
 // compareMarkdown writes a report for a CI job summary (GitHub-flavoured
 // Markdown): the verdict, the first divergence, counts, the failing pairs
-// with their reasons, and the worst matching pairs in a collapsed section.
+// with their reasons, and the matching pairs nearest their limits in a
+// collapsed section; each pair with its error over its limit, as its
+// verdict measured it (errorRatio), and the rule that measured it.
 func compareMarkdown(w io.Writer, r *outcome.Comparison) error {
 	r = printable(r)
 	icon := map[judge.Verdict]string{judge.Pass: "✅", judge.Fail: "❌", judge.Error: "⚠️"}[r.Verdict]
@@ -67,7 +70,7 @@ func compareMarkdown(w io.Writer, r *outcome.Comparison) error {
 	fmt.Fprintf(w, "| %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n",
 		s.Pairs, s.Match, s.Mismatch, s.ShapeMismatch, s.DTypeMismatch, s.Missing, s.Extra, s.Errors, s.Ignored)
 
-	rows := worstFirst(r.Tensors)
+	rows := byRatio(r.Tensors)
 	var failing, matching []*judge.TensorResult
 	for _, t := range rows {
 		if t.Failed() {
@@ -82,7 +85,7 @@ func compareMarkdown(w io.Writer, r *outcome.Comparison) error {
 		mdTable(w, failing, 50, true)
 	}
 	if len(matching) > 0 {
-		fmt.Fprintf(w, "<details><summary>Matching tensors, worst first (%d)</summary>\n\n", len(matching))
+		fmt.Fprintf(w, "<details><summary>Matching tensors, nearest their limits first (%d)</summary>\n\n", len(matching))
 		mdTable(w, matching, 20, false)
 		fmt.Fprintln(w, "</details>")
 		fmt.Fprintln(w)
@@ -99,8 +102,8 @@ func compareMarkdown(w io.Writer, r *outcome.Comparison) error {
 }
 
 func mdTable(w io.Writer, rows []*judge.TensorResult, limit int, reasons bool) {
-	head := "| step | tensor | kind | status | dtype | rel L2 | mismatched | max abs |"
-	rule := "|---:|---|---|---|---|---:|---:|---:|"
+	head := "| step | tensor | kind | status | dtype | error / limit | judged by | rel L2 | mismatched | max abs |"
+	rule := "|---:|---|---|---|---|---:|---|---:|---:|---:|"
 	if reasons {
 		head += " why |"
 		rule += "---|"
@@ -112,11 +115,15 @@ func mdTable(w io.Writer, rows []*judge.TensorResult, limit int, reasons bool) {
 			fmt.Fprintf(w, "\n… and %d more.\n", len(rows)-limit)
 			break
 		}
-		relL2, mism, maxAbs := "-", "-", "-"
+		relL2, mism, maxAbs, ratio := "-", "-", "-", "-"
 		if m := t.Metrics; m != nil {
 			relL2, mism, maxAbs = sci(m.RelL2), percent(m.MismatchFraction()), sci(m.MaxAbs.Value)
 		}
-		fmt.Fprintf(w, "| %s | `%s` | %s | %s | %s | %s | %s | %s |", stepCell(t.Step), mdCode(t.Name), t.Kind, t.Status, dtypeCell(t), relL2, mism, maxAbs)
+		if e := errorRatio(t); !math.IsNaN(e) {
+			ratio = ratioText(e)
+		}
+		fmt.Fprintf(w, "| %s | `%s` | %s | %s | %s | %s | %s | %s | %s | %s |", stepCell(t.Step), mdCode(t.Name), t.Kind, t.Status, dtypeCell(t),
+			ratio, mdEscape(judgedText(t)), relL2, mism, maxAbs)
 		if reasons {
 			fmt.Fprintf(w, " %s |", mdEscape(strings.Join(t.Reasons, "; ")))
 		}

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/graphdiff/graphdiff/curve"
@@ -32,6 +33,7 @@ type htmlPage struct {
 	Unexplained     string
 	UnexplainedText []string
 	Tensors         []htmlTensor
+	TableNote       string // how the table opens
 	Errors          []string
 	Curve           *htmlCurve
 	Heatmap         *heatmap
@@ -45,11 +47,20 @@ type htmlCause struct {
 }
 
 type htmlTensor struct {
-	Step, Name, Kind, Status, DType, RelL2, Mismatched, MaxAbs, Why string
-	Failed                                                          bool
-	// sort keys: the step (NoStep last) and the error over its limit
-	StepKey, ErrorKey string
-	Error             string // the error over its limit, as shown
+	Step, Name, Kind, Status, DType, RelL2, Mismatched, MaxAbs string
+	Failed                                                     bool
+	// First marks the first divergence, AtFirstStep the pairs of its step.
+	First, AtFirstStep bool
+	// Error is the error over its limit (errorRatio), as shown; Judged
+	// the rule, measure and limit it comes from.
+	Error, Judged string
+	// the numbers the table sorts by (numKey: "" for none): the step
+	// (NoStep last), the error over its limit, rel L2, the mismatched
+	// fraction and max abs
+	StepKey, ErrorKey, RelKey, MismatchedKey, MaxAbsKey string
+	// Why is every reason, WhyShort the first, cut short: the cell shows
+	// it and folds the rest.
+	Why, WhyShort string
 }
 
 type htmlCurve struct {
@@ -110,11 +121,15 @@ func htmlCurveSection(r *curve.Result) (*htmlCurve, error) {
 }
 
 // compareHTML writes the combined page of a comparison: summary, likely
-// causes, a step × tensor heatmap of the error, the largest error per step
-// of the loss, gradients and parameters, the loss curves when the runs
-// hold them, and every pair in a table that sorts (click a heading) and
-// filters (a text box and a status menu; the page's #filter=..&status=..&
-// sort=column:asc|desc hash sets them too, so a view can be linked).
+// causes, a step × tensor heatmap of the error over its limit, the largest
+// error per step of the loss, gradients and parameters, the loss curves
+// when the runs hold them, and every pair in a table that sorts (click a
+// heading; numbers sort as numbers) and filters (a text box and a status
+// menu; the page's #filter=..&status=..&sort=column:asc|desc hash sets
+// them too, so a view can be linked). The error is the measure each
+// pair's verdict compared over its limit (errorRatio). The table opens on
+// the first divergence, marked, then the other pairs of its step, each
+// row's reasons folded.
 func compareHTML(w io.Writer, r *outcome.Comparison) error {
 	r = printable(r) // control characters shown, as the terminal shows them
 	s := summarize(r.Result)
@@ -131,22 +146,8 @@ func compareHTML(w io.Writer, r *outcome.Comparison) error {
 	if len(r.Causes) == 0 && r.Unexplained != nil && r.FirstDivergence != nil {
 		p.Unexplained, p.UnexplainedText = where(r.FirstDivergence.Step, r.FirstDivergence.Name), unexplainedLines(r.Unexplained)
 	}
-	for _, t := range worstFirst(r.Tensors) { // every pair: the table sorts and filters
-		row := htmlTensor{Step: stepCell(t.Step), Name: t.Name, Kind: string(t.Kind), Status: string(t.Status),
-			DType: dtypeCell(t), RelL2: "-", Mismatched: "-", MaxAbs: "-", Why: strings.Join(t.Reasons, "; "), Failed: t.Failed(),
-			StepKey: fmt.Sprint(t.Step), Error: "-", ErrorKey: "-1"}
-		if t.Step == loaders.NoStep {
-			row.StepKey = fmt.Sprint(math.MaxInt32)
-		}
-		if e := errorRatio(t); !math.IsNaN(e) {
-			row.Error, row.ErrorKey = sci(e), fmt.Sprint(min(e, math.MaxFloat64))
-		}
-		if m := t.Metrics; m != nil {
-			row.RelL2, row.Mismatched, row.MaxAbs = sci(m.RelL2), percent(m.MismatchFraction()), sci(m.MaxAbs.Value)
-		}
-		p.Tensors = append(p.Tensors, row)
-	}
-	p.Heatmap = newHeatmap(r.Tensors)
+	p.Tensors, p.TableNote = htmlTensors(r.Tensors, r.FirstDivergence)
+	p.Heatmap = newHeatmap(r.Tensors, r.FirstDivergence)
 	svg, err := stepErrorSVG(r.Tensors)
 	if err != nil {
 		return err
@@ -163,6 +164,70 @@ func compareHTML(w io.Writer, r *outcome.Comparison) error {
 		p.Curve = c
 	}
 	return pageTemplate.Execute(w, p)
+}
+
+// htmlTensors returns the table's rows in the order the page opens with:
+// the first divergence (nil for none), the other pairs of its step, then
+// every other pair, each part by error over its limit, largest first
+// (byRatio); and a note that says so.
+func htmlTensors(ts []*judge.TensorResult, first *judge.TensorResult) ([]htmlTensor, string) {
+	rank := func(t *judge.TensorResult) int {
+		switch {
+		case first == nil || t == first:
+			return 0
+		case t.Step == first.Step:
+			return 1
+		}
+		return 2
+	}
+	ordered := byRatio(ts)
+	sort.SliceStable(ordered, func(i, j int) bool { return rank(ordered[i]) < rank(ordered[j]) })
+	var rows []htmlTensor
+	for _, t := range ordered {
+		row := htmlTensor{Step: stepCell(t.Step), Name: t.Name, Kind: string(t.Kind), Status: string(t.Status),
+			DType: dtypeCell(t), RelL2: "-", Mismatched: "-", MaxAbs: "-", Failed: t.Failed(),
+			First: t == first, AtFirstStep: first != nil && t.Step == first.Step,
+			StepKey: fmt.Sprint(t.Step), Error: "-", Judged: judgedText(t)}
+		if t.Step == loaders.NoStep {
+			row.StepKey = fmt.Sprint(math.MaxInt32)
+		}
+		if e := errorRatio(t); !math.IsNaN(e) {
+			row.Error, row.ErrorKey = ratioText(e), numKey(e)
+		}
+		if m := t.Metrics; m != nil {
+			row.RelL2, row.Mismatched, row.MaxAbs = sci(m.RelL2), percent(m.MismatchFraction()), sci(m.MaxAbs.Value)
+			row.RelKey, row.MismatchedKey, row.MaxAbsKey = numKey(m.RelL2), numKey(m.MismatchFraction()), numKey(m.MaxAbs.Value)
+		}
+		if len(t.Reasons) > 0 {
+			row.Why, row.WhyShort = strings.Join(t.Reasons, "; "), shortWhy(t.Reasons)
+		}
+		rows = append(rows, row)
+	}
+	note := "Largest error over its limit first. Click a heading to sort by it."
+	if first != nil {
+		note = fmt.Sprintf("Opened on %s, where the runs first part: the first divergence, then its step's other pairs, then every other pair, each by error over its limit, largest first. Click a heading to sort all pairs by it.", stepWords(first.Step))
+	}
+	return rows, note
+}
+
+// whyRunes is how much of a pair's first reason its folded cell shows.
+const whyRunes = 44
+
+// shortWhy is the folded form of reasons: the first, cut at a word before
+// whyRunes characters, and how many more there are.
+func shortWhy(reasons []string) string {
+	s := []rune(reasons[0])
+	if len(s) > whyRunes {
+		cut := whyRunes
+		for cut > whyRunes/2 && s[cut] != ' ' {
+			cut--
+		}
+		s = append(s[:cut:cut], []rune(" …")...)
+	}
+	if n := len(reasons) - 1; n > 0 {
+		return fmt.Sprintf("%s (+%d more)", string(s), n)
+	}
+	return string(s)
 }
 
 func htmlCauses(cs []diagnose.Cause) []htmlCause {
@@ -206,6 +271,9 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
   td.num { text-align: right; font-variant-numeric: tabular-nums; font-family: ui-monospace, Menlo, Consolas, monospace; }
   tr.failed td:first-child { border-left: 3px solid var(--fail); }
   tr.divergence td { background: #fdecec; font-weight: 600; }
+  .marker { color: var(--fail); font-weight: 700; white-space: nowrap; margin-right: 6px; }
+  td.why { min-width: 220px; max-width: 320px; } td.why summary { cursor: pointer; color: var(--muted); } td.why details[open] summary { margin-bottom: 4px; }
+  td.judged { color: var(--muted); font-size: 12.5px; }
   .plot { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 8px; }
   .plot svg { width: 100%; height: auto; display: block; }
   .muted { color: var(--muted); }
@@ -218,6 +286,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
   #heatmap { width: auto; border-collapse: separate; border-spacing: 1px; font-size: 11px; }
   #heatmap td { width: 9px; min-width: 9px; height: 12px; padding: 0; border: 0; }
   #heatmap.wide td { width: 22px; min-width: 22px; } #heatmap.wide th.col span { width: 22px; }
+  #heatmap td.divergence { outline: 2px solid var(--ink); outline-offset: -1px; }
   #heatmap th { background: none; border: 0; padding: 0 6px 0 0; font-weight: 400; white-space: nowrap; }
   #heatmap th.col { height: 48px; vertical-align: bottom; padding: 0; } #heatmap th.col span { display: inline-block; transform: rotate(-60deg); transform-origin: left bottom; width: 9px; white-space: nowrap; }
 </style>
@@ -248,58 +317,65 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 {{range .Rows}}<tr{{if .Divergence}} class="divergence"{{end}}><td class="num">{{.Step}}</td><td class="num">{{.A}}</td><td class="num">{{.B}}</td><td class="num">{{.Rel}}</td><td class="num">{{.Band}}</td></tr>
 {{end}}</table>{{end}}
 {{with .Heatmap}}<h2>Error by step and tensor</h2>
-<p class="muted">Each cell is a pair's relative L2 error over the limit it was judged by: green under it (darker nearer), red at or beyond it. Hover for the numbers.{{if .Note}} Shown: {{.Note}}.{{end}}</p>
+<p class="muted">Each cell is a pair's error over its limit, as its verdict measured it (a gradient's RMS ratio, a parameter's update ratio, a loss's relative L2 error, ...): green under it (darker nearer), red at or beyond it; the first divergence is outlined. Hover for the numbers.{{if .Note}} Shown: {{.Note}}.{{end}}</p>
 <div class="heat"><table id="heatmap"{{if le (len .Columns) 40}} class="wide"{{end}}><tr><th></th>{{range .Columns}}<th class="col"><span>{{.}}</span></th>{{end}}</tr>
-{{range .Rows}}<tr><th class="row">{{.Name}}</th>{{range .Cells}}<td style="background:{{.Color}}" title="{{.Title}}"></td>{{end}}</tr>
+{{range .Rows}}<tr><th class="row">{{.Name}}</th>{{range .Cells}}<td style="background:{{.Color}}"{{if .First}} class="divergence"{{end}} data-ratio="{{.Ratio}}" title="{{.Title}}"></td>{{end}}</tr>
 {{end}}</table></div>{{end}}
 {{if .StepSVG}}<h2>Largest error per step</h2><div class="plot" id="step-plot">{{.StepSVG}}</div>{{end}}
 {{if .Tensors}}<h2>All pairs</h2>
+<p class="muted">{{.TableNote}} Error / limit is the measure the pair's verdict compared over the limit it compared it with (judged by).</p>
 <div class="controls"><input id="filter" type="search" placeholder="filter: tensor, kind, status, dtype or reason" size="40">
 <select id="status"><option value="">every status</option><option value="failing">failing</option><option value="match">match</option><option value="mismatch">mismatch</option><option value="missing">missing</option><option value="extra">extra</option><option value="shape_mismatch">shape_mismatch</option><option value="dtype_mismatch">dtype_mismatch</option><option value="error">error</option></select>
 <span id="shown" class="muted"></span></div>
-<table id="pairs"><thead><tr><th data-key="step" data-num>step</th><th data-key="name">tensor</th><th data-key="kind">kind</th><th data-key="status">status</th><th data-key="dtype">dtype</th><th data-key="error" data-num>error / limit</th><th data-key="rel">rel L2</th><th data-key="mismatched">mismatched</th><th data-key="maxabs">max abs</th><th>why</th></tr></thead>
-<tbody>{{range .Tensors}}<tr{{if .Failed}} class="failed"{{end}} data-step="{{.StepKey}}" data-error="{{.ErrorKey}}" data-status="{{.Status}}"><td class="num">{{.Step}}</td><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{.Status}}</td><td>{{.DType}}</td><td class="num">{{.Error}}</td><td class="num">{{.RelL2}}</td><td class="num">{{.Mismatched}}</td><td class="num">{{.MaxAbs}}</td><td>{{.Why}}</td></tr>
+<table id="pairs"><thead><tr><th data-key="step" data-num>step</th><th data-key="name">tensor</th><th data-key="kind">kind</th><th data-key="status">status</th><th data-key="dtype">dtype</th><th data-key="error" data-num>error / limit</th><th data-key="judged">judged by</th><th data-key="rel" data-num>rel L2</th><th data-key="mismatched" data-num>mismatched</th><th data-key="maxabs" data-num>max abs</th><th>why</th></tr></thead>
+<tbody>{{range .Tensors}}<tr{{if or .Failed .First}} class="{{if .Failed}}failed{{end}}{{if .First}} divergence{{end}}"{{end}} data-status="{{.Status}}"{{if .AtFirstStep}} data-first-step{{end}}><td class="num" data-sort="{{.StepKey}}">{{.Step}}</td><td data-sort="{{.Name}}">{{if .First}}<span class="marker" title="the first divergence">◆ first divergence</span>{{end}}{{.Name}}</td><td>{{.Kind}}</td><td>{{.Status}}</td><td>{{.DType}}</td><td class="num" data-sort="{{.ErrorKey}}">{{.Error}}</td><td class="judged">{{.Judged}}</td><td class="num" data-sort="{{.RelKey}}">{{.RelL2}}</td><td class="num" data-sort="{{.MismatchedKey}}">{{.Mismatched}}</td><td class="num" data-sort="{{.MaxAbsKey}}">{{.MaxAbs}}</td><td class="why">{{if .Why}}<details><summary>{{.WhyShort}}</summary>{{.Why}}</details>{{end}}</td></tr>
 {{end}}</tbody></table>
 <script>
 (function () {
-  var table = document.getElementById("pairs"), body = table.tBodies[0];
+  var table = document.getElementById("pairs"), body = table.tBodies[0], heads = table.tHead.rows[0].cells;
   var filter = document.getElementById("filter"), status = document.getElementById("status"), shown = document.getElementById("shown");
-  var rows = Array.prototype.slice.call(body.rows), sort = {key: "", dir: 1};
-  function cell(r, key) {
-    if (key === "step") return parseFloat(r.dataset.step);
-    if (key === "error") return parseFloat(r.dataset.error);
-    var i = Array.prototype.findIndex.call(table.tHead.rows[0].cells, function (th) { return th.dataset.key === key; });
-    return r.cells[i].textContent;
+  var rows = Array.prototype.slice.call(body.rows), col = {};
+  // as the page opens: the first divergence, its step's pairs, then the rest, each by error over its limit
+  var opened = {key: "error", dir: -1, pin: true}, sort = opened;
+  Array.prototype.forEach.call(heads, function (th, i) { if (th.dataset.key) col[th.dataset.key] = i; });
+  rows.forEach(function (r, i) { r.order = i; });
+  function value(r, key) {
+    var c = r.cells[col[key]], v = c.dataset.sort;
+    if (heads[col[key]].dataset.num === undefined) return (v !== undefined ? v : c.textContent).toLowerCase();
+    return v === undefined || v === "" ? null : parseFloat(v); // null: no number
+  }
+  function rank(r) { return r.classList.contains("divergence") ? 0 : r.dataset.firstStep !== undefined ? 1 : 2; }
+  function compare(a, b) {
+    if (sort.pin && rank(a) !== rank(b)) return rank(a) - rank(b);
+    var x = value(a, sort.key), y = value(b, sort.key);
+    if (x === null || y === null) return x === y ? a.order - b.order : x === null ? 1 : -1; // no number: last
+    return (x < y ? -1 : x > y ? 1 : 0) * sort.dir || a.order - b.order;
   }
   function apply() {
     var q = filter.value.toLowerCase(), st = status.value, n = 0;
-    if (sort.key) {
-      rows.sort(function (a, b) {
-        var x = cell(a, sort.key), y = cell(b, sort.key);
-        return (x < y ? -1 : x > y ? 1 : 0) * sort.dir;
-      });
-      rows.forEach(function (r) { body.appendChild(r); });
-    }
+    rows.sort(compare);
+    rows.forEach(function (r) { body.appendChild(r); });
     rows.forEach(function (r) {
       var ok = (!q || r.textContent.toLowerCase().indexOf(q) >= 0) &&
         (!st || (st === "failing" ? r.classList.contains("failed") : r.dataset.status === st));
       r.hidden = !ok;
       if (ok) n++;
     });
-    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
+    Array.prototype.forEach.call(heads, function (th) {
       th.className = th.dataset.key === sort.key ? (sort.dir > 0 ? "asc" : "desc") : "";
     });
     shown.textContent = n + " of " + rows.length + " pairs";
     var h = [];
     if (q) h.push("filter=" + encodeURIComponent(q));
     if (st) h.push("status=" + st);
-    if (sort.key) h.push("sort=" + sort.key + ":" + (sort.dir > 0 ? "asc" : "desc"));
+    if (!sort.pin) h.push("sort=" + sort.key + ":" + (sort.dir > 0 ? "asc" : "desc"));
     history.replaceState(null, "", h.length ? "#" + h.join("&") : location.pathname);
   }
-  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
+  Array.prototype.forEach.call(heads, function (th) {
     if (!th.dataset.key) return;
     th.addEventListener("click", function () {
-      sort = {key: th.dataset.key, dir: sort.key === th.dataset.key ? -sort.dir : (th.dataset.num !== undefined ? -1 : 1)};
+      var again = sort.key === th.dataset.key && !sort.pin;
+      sort = {key: th.dataset.key, dir: again ? -sort.dir : (th.dataset.num !== undefined ? -1 : 1), pin: false};
       apply();
     });
   });
@@ -309,7 +385,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
     var p = kv.split("="), v = decodeURIComponent(p[1] || "");
     if (p[0] === "filter") filter.value = v;
     if (p[0] === "status") status.value = v;
-    if (p[0] === "sort") { var s = v.split(":"); sort = {key: s[0], dir: s[1] === "desc" ? -1 : 1}; }
+    if (p[0] === "sort" && col[v.split(":")[0]] !== undefined) { var s = v.split(":"); sort = {key: s[0], dir: s[1] === "desc" ? -1 : 1, pin: false}; }
   });
   apply();
 })();

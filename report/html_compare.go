@@ -18,30 +18,6 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// The error of a pair, as the HTML report draws it: its relative L2 error
-// over the limit it was judged by, so that 1 is the limit whatever the
-// dtype or rule; failures that are not about numbers (missing, extra,
-// shape, unreadable) count as far beyond it.
-func errorRatio(t *judge.TensorResult) float64 {
-	if t.Metrics == nil {
-		if t.Failed() {
-			return math.Inf(1)
-		}
-		return math.NaN()
-	}
-	r := t.Metrics.RelL2
-	if math.IsNaN(r) {
-		return math.Inf(1)
-	}
-	if t.MaxRelL2 > 0 {
-		r /= t.MaxRelL2
-	}
-	if t.Failed() {
-		r = math.Max(r, 1) // failing by another rule (an update ratio) reads as at the limit at least
-	}
-	return r
-}
-
 // heatmap is a step × tensor grid of error ratios: rows are tensor names,
 // columns steps (or buckets of consecutive steps, each cell the largest
 // ratio in it).
@@ -59,6 +35,10 @@ type heatRow struct {
 type heatCell struct {
 	Color template.CSS
 	Title string
+	// Ratio is the error over its limit drawn (errorRatio; "" for no
+	// pair); First marks the cell of the first divergence.
+	Ratio string
+	First bool
 }
 
 // heatmap limits: columns and rows drawn at most.
@@ -67,9 +47,10 @@ const (
 	heatRows    = 150
 )
 
-// newHeatmap builds the grid of a comparison's stepped pairs; nil when
-// there are fewer than two steps.
-func newHeatmap(ts []*judge.TensorResult) *heatmap {
+// newHeatmap builds the grid of a comparison's stepped pairs, the cell of
+// its first divergence first (nil for none) marked; nil when there are
+// fewer than two steps.
+func newHeatmap(ts []*judge.TensorResult, first *judge.TensorResult) *heatmap {
 	stepSet := map[int]bool{}
 	byName := map[string]map[int]*judge.TensorResult{}
 	for _, t := range ts {
@@ -150,7 +131,13 @@ func newHeatmap(ts []*judge.TensorResult) *heatmap {
 			cell := heatCell{Color: "#f0f1f4", Title: fmt.Sprintf("%s: not in this step", n.name)}
 			if at >= 0 {
 				t := m[at]
-				cell = heatCell{Color: heatColor(worst), Title: fmt.Sprintf("step %d, %s: %s, error %s of its limit", at, n.name, t.Status, sci(worst))}
+				cell = heatCell{Color: heatColor(worst), Ratio: numKey(worst),
+					Title: fmt.Sprintf("step %d, %s: %s, error %s of its limit (%s)", at, n.name, t.Status, ratioText(worst), judgedText(t))}
+			}
+			if first != nil && first.Name == n.name && first.Step != loaders.NoStep {
+				if k := sort.SearchInts(steps, first.Step); k >= i && k < i+per {
+					cell.First, cell.Title = true, fmt.Sprintf("first divergence, step %d, %s; %s", first.Step, n.name, cell.Title)
+				}
 			}
 			row.Cells = append(row.Cells, cell)
 		}
@@ -178,9 +165,9 @@ func heatColor(r float64) template.CSS {
 	return template.CSS(fmt.Sprintf("rgb(%d,%d,%d)", 230-int(150*f), 244-int(90*f), 234-int(150*f)))
 }
 
-// stepErrorSVG draws, per step, the largest error ratio of the loss, the
-// gradients and the parameters (log scale) with the limit at 1; "" when
-// the run has fewer than two steps.
+// stepErrorSVG draws, per step, the largest error ratio (errorRatio) of the
+// loss, the gradients and the parameters (log scale) with the limit at 1;
+// "" when the run has fewer than two steps.
 func stepErrorSVG(ts []*judge.TensorResult) (template.HTML, error) {
 	kinds := []struct {
 		kind  loaders.Kind
@@ -213,7 +200,7 @@ func stepErrorSVG(ts []*judge.TensorResult) (template.HTML, error) {
 	p.Title.Text = "largest error per step, over its limit"
 	p.X.Label.Text = "step"
 	p.X.Tick.Marker = stepTicks{}
-	p.Y.Label.Text = "relative L2 / limit, log scale"
+	p.Y.Label.Text = "measure / its limit, log scale"
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = decadeTicks{}
 	p.Y.Min, p.Y.Max = floor, ceil
