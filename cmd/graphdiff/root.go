@@ -34,9 +34,7 @@ Exit status, every command: 0 pass, 1 difference found, 2 usage or input error,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetVersionTemplate("graphdiff {{.Version}}\n")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &usageError{err: err, help: c.CommandPath()}
-	})
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(NewCmdInspect(stdout, stderr), NewCmdCompare(stdout, stderr, nil), NewCmdMerge(stdout, stderr), NewCmdExplain(stdout), NewCmdCurve(stdout, stderr), NewCmdDocs(stdout))
 	return root
 }
