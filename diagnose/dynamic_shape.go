@@ -57,7 +57,10 @@ func dynamicShape(f *facts) *Cause {
 				loaders.FormatShape(t.A.Shape), loaders.FormatShape(t.B.Shape))
 		}
 	}
-	if n == 0 {
+	if n == 0 || len(ks) == 1 && ks[0] == loaders.NoStep && !f.stepped() {
+		// two tensors alone, outside any step (two files compared): a
+		// difference of shape is the verdict, but no batch of another
+		// size at some steps while the others agree, which is the cause
 		return nil
 	}
 	sort.Ints(ks)
@@ -67,6 +70,11 @@ func dynamicShape(f *facts) *Cause {
 	}
 	ev.add("%d tensor pairs differ in shape, at %s; the other steps agree in shape", n, strings.Join(names, ", "))
 	return &Cause{ID: DynamicShape, Confidence: 0.95, Evidence: ev}
+}
+
+// stepped reports whether some pair of the comparison belongs to a step.
+func (f *facts) stepped() bool {
+	return slices.ContainsFunc(f.r.Tensors, func(t *judge.TensorResult) bool { return t.Step != loaders.NoStep })
 }
 
 // oneStepRatio is the most the difference after a break may be, as a
