@@ -45,6 +45,13 @@ type Options struct {
 	// Planned, when set, is called once with the number of pairs this
 	// comparison holds (this shard's only), before any is compared.
 	Planned func(pairs int)
+	// ReferenceGraphed accepts a first run whose manifest says it is the
+	// graphed one beside a second whose manifest says eager (SwappedRuns
+	// otherwise).
+	ReferenceGraphed bool
+	// Renames map names of the first run (and the baseline) to those of
+	// the second, applied before pairing (loaders.RenameEntries).
+	Renames []loaders.Rename
 
 	// readFirst reads every file before comparing, as Load would, rather
 	// than a step at a time; keepNoHeads makes the comparison keep none of
@@ -73,11 +80,18 @@ var ErrShardFailFast = errors.New("fail-fast cannot be combined with sharding: a
 //  6. the samples diagnosis plans, and the diagnosis (diagnoseResult);
 //  7. --strict (applyStrict).
 //
-// It fails on invalid options (a bad Shard, or Shard with FailFast) and
-// on a run that cannot be loaded at all; unreadable tensors are reported
-// in the comparison.
+// It fails on invalid options (a bad Shard, or Shard with FailFast), on
+// a run that cannot be loaded at all, and on inputs that cannot be
+// compared as given, before comparing anything: a file against a
+// directory (*FileAndDirectory), a run that holds nothing (*NoTensors),
+// runs whose manifests say they are in the wrong order (*SwappedRuns),
+// renames that rename nothing (*RenameError). Unreadable tensors are
+// reported in the comparison.
 func Runs(pathA, pathB string, opts Options) (*outcome.Comparison, error) {
 	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	if err := checkPaths(pathA, pathB); err != nil {
 		return nil, err
 	}
 	// Runs are read a step at a time (each small file opened once), except
@@ -129,14 +143,28 @@ func (o Options) check() error {
 }
 
 // loadRuns loads the two runs (deferred unless opts.readFirst) and the
-// baseline, and pairs their single files.
+// baseline, checks that they can be compared as given (checkRuns),
+// renames the tensors of the reference runs (opts.Renames) and pairs
+// their single files.
 func loadRuns(pathA, pathB string, opts Options) (a, b, baseline *loaders.Run, err error) {
 	if a, b, err = loadBoth(pathA, pathB, opts.Load, !opts.readFirst); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := checkRuns(a, b, opts); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := renameRun(a, opts.Renames); err != nil {
 		return nil, nil, nil, err
 	}
 	loaders.PairSingleFiles(a, b)
 	if opts.Baseline != "" {
 		if baseline, err = loaders.Load(opts.Baseline, opts.Load); err != nil {
+			return nil, nil, nil, err
+		}
+		if _, err := loaders.RenameEntries(baseline, opts.Renames); err != nil {
+			if c, ok := errors.AsType[*loaders.RenameCollision](err); ok {
+				err = &RenameError{Rename: c.Rename, Run: baseline.Root, Err: err}
+			}
 			return nil, nil, nil, err
 		}
 		loaders.PairSingleFiles(a, baseline)
@@ -166,13 +194,20 @@ func loadBoth(pathA, pathB string, lo loaders.Options, deferred bool) (a, b *loa
 	return a, b, err
 }
 
-// finish diagnoses a result from the heads read for it as plan says (nil:
-// planned again) and applies --strict.
+// finish finds the tensors the runs seem to hold under two names
+// (likelyRenames), diagnoses the result without them from the heads read
+// for it as plan says (nil: planned again), and applies --strict. Where
+// only renamed pairs fail, nothing is diagnosed: the renames are the
+// answer.
 func finish(r *judge.Result, plan *diagnose.Plan, heads diagnose.Heads, cv *curve.Result, strict bool) *outcome.Comparison {
-	diag := diagnose.DiagnosePlanned(r, plan, heads)
+	renames := likelyRenames(r.Tensors)
+	var diag diagnose.Report
+	if view := diagnosable(r, renames); view == r || view.Verdict != judge.Pass {
+		diag = diagnose.DiagnosePlanned(view, plan, heads)
+	}
 	r, causes := applyStrict(r, diag, strict)
 	return &outcome.Comparison{Result: r, Causes: causes, Warnings: diag.Warnings, Unexplained: diag.Unexplained, Curve: cv,
-		Strict: strict, Baseline: judge.Baseline(r)}
+		Strict: strict, Baseline: judge.Baseline(r), Renames: renames}
 }
 
 // applyStrict returns the result and the causes a comparison reports:

@@ -31,6 +31,23 @@ type Comparison struct {
 	// pairs it held, whether it measured any noise, the steps it was too
 	// far from the reference to be used at); nil without one.
 	Baseline *judge.BaselineUse
+	// Renames are the tensors the two runs seem to hold under two names;
+	// the pairs they name are missing and extra, and no cause is
+	// diagnosed from them.
+	Renames []Rename
+}
+
+// Rename is a tensor that the two runs seem to hold under two names: at
+// each of Steps the reference run alone holds A and the other run alone
+// holds B, of one kind, shape and dtype.
+type Rename struct {
+	A, B  string
+	Kind  loaders.Kind
+	Shape []int
+	DType loaders.DType
+	Steps []int
+	// Flag is the rename that pairs them (graphdiff compare --rename).
+	Flag loaders.Rename
 }
 
 // TensorSummary is one row of an inspection: a run entry and its values'

@@ -54,6 +54,11 @@ import (
 //	                   without one
 //	model_dtype_from_values true when float32 files held bfloat16 values and
 //	                   the run was judged as a bfloat16 model, else absent
+//	renames            tensors the runs seem to hold under two names, each
+//	                   {"reference", "other", "kind", "shape", "dtype",
+//	                   "steps", "rename", "hint"}: their pairs stay missing
+//	                   and extra, and no cause is diagnosed from them;
+//	                   absent when none
 //
 // Each tensor has name, step (null outside any step), kind, status
 // (match, mismatch, missing, extra, shape_mismatch, dtype_mismatch, error),
@@ -103,6 +108,10 @@ type CompareJSON struct {
 	// parameters): the run was judged in compute_dtype
 	// (tolerances.Precision.ComputeFromValues).
 	ComputeDTypeFromValues bool `json:"compute_dtype_from_values,omitempty"`
+
+	// Renames are the tensors the runs seem to hold under two names
+	// (see RenameJSON), absent when none.
+	Renames []RenameJSON `json:"renames,omitempty"`
 }
 
 // BaselineJSON is how the baseline run served a comparison
@@ -486,6 +495,7 @@ func compareJSONHead(r *outcome.Comparison) CompareJSON {
 		StoppedAfterStep: r.StoppedAfterStep,
 		NothingCompared:  r.NothingCompared,
 	}
+	out.Renames = renamesJSON(r.Renames)
 	if u := r.Unexplained; u != nil {
 		out.Unexplained = &UnexplainedJSON{Step: u.Step, Name: u.Name, Where: u.Where,
 			Candidates: append([]string{}, u.Candidates...), WouldDecide: append([]string{}, u.Dumps...)}

@@ -75,7 +75,8 @@ func compareText(w io.Writer, r *outcome.Comparison, o TextOptions) error {
 	}
 	failed := r.Verdict != judge.Pass
 	if failed {
-		if len(r.Causes) == 0 && r.FirstDivergence != nil {
+		renamesText(w, r.Renames)
+		if len(r.Causes) == 0 && r.FirstDivergence != nil && (r.Unexplained != nil || len(r.Renames) == 0) {
 			fmt.Fprintf(w, "\nlikely cause: none of the known causes fits how the runs part at %s (graphdiff explain lists them)\n", where(r.FirstDivergence.Step, r.FirstDivergence.Name))
 			for _, l := range unexplainedLines(r.Unexplained) {
 				fmt.Fprintf(w, "  - %s\n", l)
