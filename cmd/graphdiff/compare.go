@@ -39,7 +39,12 @@ type compareOptions struct {
 	Jobs              int
 	Top               int
 	Shard             string
-	load              loadFlags
+	// ReferenceGraphed accepts a REFERENCE whose manifest says graphed
+	// beside an OTHER whose manifest says eager.
+	ReferenceGraphed bool
+	// Renames are the --rename OLD=NEW values, as given.
+	Renames []string
+	load    loadFlags
 
 	Stdout, Stderr io.Writer
 	// terminal reports whether a writer is an interactive terminal, for
@@ -61,18 +66,53 @@ func NewCmdCompare(stdout, stderr io.Writer, runF func(*compareOptions) error) *
 	c := &cobra.Command{
 		Use:   "compare REFERENCE OTHER",
 		Short: "Compare two runs (or two files) tensor by tensor",
-		Long: `compare pairs the tensors of two runs by name and step — REFERENCE is the
-eager run, OTHER the graphed one — and compares every pair with dtype-aware
-tolerances. Each pair gets elementwise statistics (elements beyond
-|a-b| <= atol + rtol*|a|, max abs and rel error with their index, ULP
-distance, NaN/Inf positions) and aggregate ones (relative L2 error, cosine
-similarity, error quantiles). A pair fails when NaN/Inf positions differ, or
-its relative L2 error or its fraction of elements beyond tolerance exceeds
-the dtype's threshold; tensors missing from one run, and differing shapes or
-dtypes, fail too.
+		Long: `compare pairs the tensors of two runs by name and step and judges them.
+REFERENCE is the eager run, OTHER the graphed one: where both runs hold a
+manifest.json whose "run": {"graphed": ...} says the first is graphed and
+the second eager, compare stops and asks to swap them (--reference-graphed
+keeps the order given).
 
-REFERENCE and OTHER may also be two files (.npy, .npz, .safetensors); two
-single-tensor files are compared whatever their names.
+Every pair gets elementwise statistics (the elements beyond
+|OTHER - REFERENCE| <= atol + rtol*|REFERENCE|, max abs and rel error with
+their index, ULP distance, NaN/Inf positions) and aggregate ones (relative L2
+error, cosine similarity, error quantiles). A step's pairs are then judged
+together, in units of the working epsilon eps of the dtype the model computed
+in (--compute-dtype, the manifests, else the parameters' dtype):
+  - gradients by the step rules: the RMS of a gradient's difference over
+    max(its own RMS, the step's gradient scale: the RMS of all the step's
+    reference gradients) fails above the larger of a multiple of eps and a
+    growth factor times the largest such ratio of the agreeing steps before
+    (the drift the runs built up while agreeing);
+  - losses and outputs by their level: their relative L2 error fails above
+    the larger of a multiple of eps and a growth factor times the largest of
+    the agreeing steps before;
+  - parameters by their update ratio: each run's update (this step's value
+    minus the previous dumped step's), compared over the elements with
+    healthy gradients; beta = sum((uB - uA)*uA) / sum(uA^2) fails beyond
+    rounding plus what the gradients' own difference explains, and a
+    parameter one run moves and the other leaves unchanged fails.
+The per-tensor rule (the relative L2 error above max_rel_l2, or the fraction
+of elements beyond tolerance above max_mismatch_fraction) decides only pairs
+whose max_rel_l2 a policy rule or --max-rel-l2 sets, integer and bool pairs
+(which must be equal), and pairs the step rules do not cover: inputs,
+tensors of no kind word (optimizer state and buffers, which also fail when
+their updates are the reference's times a factor), parameters without a
+previous dumped step.
+So --rtol and --atol change the MISMATCHED counts of every pair but the
+verdict only of those pairs. NaN/Inf at different positions fail any pair;
+tensors only one run holds, and differing shapes, fail too.
+
+rtol scales |REFERENCE|, the first argument: that is the "expected" of
+torch.testing.assert_close(actual, expected), its second argument, so
+assert_close(graphed, eager) and graphdiff compare EAGER GRAPHED agree on
+which side sets the scale.
+
+Tensors that one run holds under another name (same step, kind, shape and
+dtype) are listed as a likely rename with the --rename that pairs them, and
+no cause is diagnosed from them. REFERENCE and OTHER may also be two files
+(.npy, .npz, .safetensors); two single-tensor files are compared whatever
+their names. A file against a directory, or a run with no tensor files, is a
+usage error; a run compared with itself passes, with a note.
 
 Exit status: 0 all pairs match, 1 some pair differs, 2 usage error or an input
 that could not be read (the other pairs are still compared and reported).`,
@@ -96,10 +136,10 @@ that could not be read (the other pairs are still compared and reported).`,
 	f := c.Flags()
 	f.StringVar(&opts.Format, "format", "text", "output format: "+report.FormatList(report.CompareFormats))
 	f.StringArrayVar(&opts.Reports, "report", nil, "also write a report file, FORMAT=PATH (repeatable), e.g. junit=out.xml")
-	f.Float64Var(&opts.RTol, "rtol", 0, "relative tolerance for every tensor (default: per dtype, torch.testing's)")
+	f.Float64Var(&opts.RTol, "rtol", 0, "relative tolerance for every tensor, scaling |REFERENCE| (torch.testing.assert_close's expected, its second argument) (default: per dtype, torch.testing's)")
 	f.Float64Var(&opts.ATol, "atol", 0, "absolute tolerance for every tensor (default: per dtype, torch.testing's)")
-	f.Float64Var(&opts.MaxRelL2, "max-rel-l2", 0, "relative L2 error above which every tensor fails (default: per dtype)")
-	f.Float64Var(&opts.MaxMismatch, "max-mismatch-fraction", 0, "fraction of elements beyond tolerance above which every tensor fails (default: per dtype)")
+	f.Float64Var(&opts.MaxRelL2, "max-rel-l2", 0, "judge every pair by the per-tensor rule, failing above this relative L2 error (default: the step rules; per dtype where the per-tensor rule applies)")
+	f.Float64Var(&opts.MaxMismatch, "max-mismatch-fraction", 0, "fraction of elements beyond tolerance above which a pair judged by the per-tensor rule fails (default: per dtype)")
 	f.StringVar(&opts.ComputeDType, "compute-dtype", "", "dtype the math ran in, e.g. bfloat16 under autocast (default: from the manifests)")
 	f.StringVar(&opts.Policy, "policy", "", "YAML file of per-tensor tolerance rules")
 	f.StringVar(&opts.Baseline, "baseline", "", "a second reference run whose difference from REFERENCE is the noise floor")
@@ -109,6 +149,10 @@ that could not be read (the other pairs are still compared and reported).`,
 	f.IntVarP(&opts.Jobs, "jobs", "j", runtime.NumCPU(), "files and chunks compared in parallel (tensors under 262,144 elements: twice as many)")
 	f.StringVar(&opts.Shard, "shard", "", "compare only shard I of N of the pairs (I/N, e.g. 2/8); combine the shards' JSON reports with graphdiff merge")
 	f.IntVar(&opts.Top, "top", 20, "text output: how many tensors to list, worst first (0: all)")
+	f.BoolVar(&opts.ReferenceGraphed, "reference-graphed", false,
+		"compare in the order given when REFERENCE's manifest says it is the graphed run and OTHER's that it is eager (without it graphdiff stops and asks to swap them)")
+	f.StringArrayVar(&opts.Renames, "rename", nil,
+		"OLD=NEW: pair REFERENCE's tensors named with OLD (whole '/'-separated name components) with OTHER's named NEW (repeatable), e.g. fc.weight=fc1.weight pairs params/fc.weight and grads/fc.weight with params/fc1.weight and grads/fc1.weight")
 	opts.load.register(c)
 	_ = c.RegisterFlagCompletionFunc("format", formatCompletion(report.CompareFormats))
 	_ = c.RegisterFlagCompletionFunc("compute-dtype", cobra.FixedCompletions(
@@ -171,6 +215,29 @@ func parseReports(specs []string) ([]reportFile, error) {
 	return out, nil
 }
 
+// checkReportPaths checks, before comparing, that every report file can be
+// written (checkOutputs).
+func checkReportPaths(reports []reportFile) error {
+	outs := make([]outputFlag, len(reports))
+	for i, r := range reports {
+		outs[i] = outputFlag{flag: "--report " + string(r.format) + "=" + r.path, path: r.path}
+	}
+	return checkOutputs(outs...)
+}
+
+// parseRenames parses the --rename values.
+func parseRenames(specs []string) ([]loaders.Rename, error) {
+	var out []loaders.Rename
+	for _, s := range specs {
+		r, err := loaders.ParseRename(s)
+		if err != nil {
+			return nil, &usageError{err: fmt.Errorf("--rename %w", err)}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
 // refuseInputs fails when a report would be written over one of the
 // inputs (the same file, by any path): writing it would destroy what is
 // being read.
@@ -201,6 +268,13 @@ func compareRun(opts *compareOptions) error {
 	if err := refuseInputs(reports, opts.A, opts.B, opts.Baseline, opts.Policy); err != nil {
 		return err
 	}
+	if err := checkReportPaths(reports); err != nil {
+		return err
+	}
+	renames, err := parseRenames(opts.Renames)
+	if err != nil {
+		return err
+	}
 	if opts.Jobs < 1 {
 		return &usageError{err: fmt.Errorf("--jobs must be at least 1, not %d", opts.Jobs)}
 	}
@@ -213,7 +287,7 @@ func compareRun(opts *compareOptions) error {
 		return err
 	}
 	copts := check.Options{Load: lo, Resolver: resolver, Jobs: opts.Jobs, FailFast: opts.FailFast,
-		Baseline: opts.Baseline, Strict: opts.Strict}
+		Baseline: opts.Baseline, Strict: opts.Strict, ReferenceGraphed: opts.ReferenceGraphed, Renames: renames}
 	if opts.Shard != "" {
 		if copts.Shard, err = loaders.ParseShard(opts.Shard); err != nil {
 			return &usageError{err: fmt.Errorf("--shard: %w", err)}
@@ -241,8 +315,9 @@ func compareRun(opts *compareOptions) error {
 	}
 	full, err := check.Runs(opts.A, opts.B, copts)
 	if err != nil {
-		return err
+		return inputMistake(err)
 	}
+	samePathNote(opts.Stderr, opts.A, opts.B)
 	return writeComparison(full, format, reports, report.TextOptions{Top: opts.Top, TableOnPass: opts.set["top"]}, opts.terminal, opts.Stdout)
 }
 

@@ -56,18 +56,21 @@ func TestReportFiles(t *testing.T) {
 }
 
 // TestReportUnwritable asks for a report in a directory that does not
-// exist: exit 2 naming the file, the other report and stdout still whole.
+// exist: exit 2 at once, one line naming the flag and the directory,
+// before anything is compared; no report is written, the good one
+// neither, and nothing is printed on stdout.
 func TestReportUnwritable(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.json")
 	bad := filepath.Join(dir, "missing", "bad.xml")
 	code, stdout, stderr := run("compare", "--report", "junit="+bad, "--report", "json="+good, eagerRun, graphRun)
-	if code != 2 || !strings.Contains(stderr, "report "+bad) || !strings.HasPrefix(stdout, "PASS") {
-		t.Errorf("exit %d, stderr %q, stdout %.40q", code, stderr, stdout)
+	want := "graphdiff: --report junit=" + bad + ": the directory " + filepath.Dir(bad) + " does not exist\n"
+	if code != 2 || stderr != want || stdout != "" {
+		t.Errorf("exit %d, stderr %q, stdout %.40q; want exit 2, stderr %q and no stdout", code, stderr, stdout, want)
 	}
-	if _, err := os.Stat(good); err != nil {
-		t.Errorf("good report: %v", err)
+	if _, err := os.Stat(good); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("good report: %v, want none written", err)
 	}
 }
 

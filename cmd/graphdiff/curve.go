@@ -107,6 +107,9 @@ func curveRun(opts *curveOptions) error {
 			return &usageError{err: fmt.Errorf("--plot: %w", err)}
 		}
 	}
+	if err := checkOutputs(outputFlag{"--plot " + opts.Plot, opts.Plot}, outputFlag{"--html " + opts.HTML, opts.HTML}); err != nil {
+		return err
+	}
 	a := opts.analysis
 	if !(a.RTol >= 0) || !(a.ATol >= 0) || !(a.Jump >= 1) || a.Window < 2 || a.AllowedFailingSteps < 0 || a.AllowedFailingSteps > 4 || !(a.Level > 0) || !(a.MaxDrift >= 0) {
 		return &usageError{err: fmt.Errorf("bad analysis settings: want --rtol, --atol ≥ 0, --jump ≥ 1, --window ≥ 2, --allowed-failing-steps 0 to 4, --level > 0, --max-drift ≥ 0")}

@@ -130,9 +130,9 @@ func TestUnreadableDirectory(t *testing.T) {
 }
 
 // TestReadOnlyReportTarget asks for one report in a read-only directory and
-// one in a writable one: the first fails with exit status 2 and a message
-// naming it, nothing is left in the read-only directory, and the second
-// report is written whole.
+// one in a writable one: exit status 2 before anything is compared, with a
+// message naming the first, nothing left in the read-only directory, and
+// neither report written.
 func TestReadOnlyReportTarget(t *testing.T) {
 	t.Parallel()
 	unprivileged(t, func(t *testing.T, dir string) {
@@ -144,14 +144,15 @@ func TestReadOnlyReportTarget(t *testing.T) {
 		bad, good := filepath.Join(ro, "r.json"), filepath.Join(dir, "r.xml")
 		code, stdout, stderr := run("compare", "--report", "json="+bad, "--report", "junit="+good,
 			filepath.Join(dir, "eager"), filepath.Join(dir, "graph"))
-		if code != 2 || !strings.Contains(stderr, "report "+bad) || !strings.Contains(stderr, "permission denied") || !strings.HasPrefix(stdout, "PASS") {
+		if code != 2 || !strings.Contains(stderr, "--report json="+bad) || !strings.Contains(stderr, "permission denied") ||
+			strings.Count(stderr, "\n") != 1 || stdout != "" {
 			t.Errorf("exit %d, stderr %q, stdout %.40q", code, stderr, stdout)
 		}
 		if entries, _ := os.ReadDir(ro); len(entries) != 0 {
 			t.Errorf("left in the read-only directory: %v", entries)
 		}
-		if data, err := os.ReadFile(good); err != nil || !strings.Contains(string(data), "<testsuites") {
-			t.Errorf("good report: %v, %.60q", err, data)
+		if _, err := os.Stat(good); !os.IsNotExist(err) {
+			t.Errorf("good report: %v, want none written", err)
 		}
 	})
 }

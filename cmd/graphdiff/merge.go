@@ -88,6 +88,9 @@ func mergeRun(opts *mergeOptions) error {
 	if err := refuseInputs(reports, opts.Reports...); err != nil {
 		return err
 	}
+	if err := checkReportPaths(reports); err != nil {
+		return err
+	}
 	lo, err := opts.load.options()
 	if err != nil {
 		return err
