@@ -26,17 +26,19 @@ loosen the thresholds for that dtype in a policy file.`,
 }
 
 // precisionNoise: a pass with differences, or a failure no detector
-// explains whose differences are small.
+// explains whose differences are small. The difference it quotes is the
+// pair nearest its limit as the verdict measured it (judge.Decision:
+// the rule that decided the pair, its measure and limit), so the number
+// is the one the verdict used, not the pair's relative L2 against its
+// dtype's per-tensor threshold.
 func precisionNoise(f *facts) *Cause {
 	var worst *judge.TensorResult
 	for _, t := range f.r.Tensors {
-		if t.Metrics == nil || t.Metrics.RelL2 == 0 || math.IsInf(t.Metrics.RelL2, 0) || math.IsNaN(t.Metrics.RelL2) {
+		r := t.Ratio()
+		if t.Metrics == nil || !(r > 0) || math.IsInf(r, 0) {
 			continue
 		}
-		if t.Status == judge.StatusMatch && t.Metrics.RelL2 > t.MaxRelL2 {
-			continue // passed as drift the run-level rules explain: see noise_drift
-		}
-		if worst == nil || t.Metrics.RelL2/math.Max(t.MaxRelL2, 1e-300) > worst.Metrics.RelL2/math.Max(worst.MaxRelL2, 1e-300) {
+		if worst == nil || r > worst.Ratio() {
 			worst = t
 		}
 	}
@@ -44,8 +46,12 @@ func precisionNoise(f *facts) *Cause {
 		return nil
 	}
 	var ev evidence
-	ev.add("largest difference relative to its limit: %s at %s, relative L2 %s (limit %s, %s)", worst.Name, stepName(worst.Step),
-		g(worst.Metrics.RelL2), g(worst.MaxRelL2), worst.Settings.DType)
+	at := ""
+	if worst.Step != loaders.NoStep {
+		at = " at " + stepName(worst.Step)
+	}
+	ev.add("largest difference relative to its limit: %s%s, %s %s against %s (%s of it, %s)", worst.Name, at,
+		worst.Rule, g(worst.Measure), g(worst.Limit), g(worst.Ratio()), worst.Settings.DType)
 	if !f.failed {
 		ev.add("every tensor is within its dtype's noise and no structured pattern was found")
 		if f.onlyLosses() {
@@ -56,7 +62,7 @@ func precisionNoise(f *facts) *Cause {
 		}
 		return &Cause{ID: PrecisionNoise, Confidence: 0.9, Evidence: ev}
 	}
-	if f.bugFound() >= 0.5 || worst.Metrics.RelL2 > 10*worst.MaxRelL2 {
+	if f.bugFound() >= 0.5 || worst.Ratio() > 10 {
 		return nil
 	}
 	ev.add("the failing differences are within 10× the limits and match no bug's signature: the limits may be too tight for these runs; compare two eager runs with --baseline")
