@@ -134,6 +134,9 @@ type Context struct {
 	// PriorOutput their largest LossRel and OutputRel (0 for the first
 	// step).
 	PriorDrift, PriorGradRel, PriorLoss, PriorOutput float64
+	// Agreeing counts the passing steps before (the ones the priors come
+	// from), for the reasons to say what their limits grew from.
+	Agreeing int
 }
 
 // NewContext returns the context of a run's first step.
@@ -149,6 +152,7 @@ func (c Context) Next(f StepFacts) Context {
 	if len(f.Reasons) > 0 {
 		return c
 	}
+	c.Agreeing++
 	if !math.IsInf(f.WorstGradRatio, 0) && !math.IsNaN(f.WorstGradRatio) {
 		c.PriorDrift = max(c.PriorDrift, f.WorstGradRatio)
 	}
@@ -282,8 +286,8 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 			}
 			d.judged(RuleGradRatio, r, limit)
 			if r > limit {
-				d.Reasons = append(d.Reasons, fmt.Sprintf("gradient difference RMS %.3g is %.3g of max(its RMS %.3g, the step's gradient scale %.3g) (limit %.3g: %g·ε, or %g× the %.3g of the steps before)",
-					m.NormDiff/math.Sqrt(float64(max(m.Count, 1))), r, m.NormA/math.Sqrt(float64(max(m.Count, 1))), f.GradScale, limit, rules.Grad, rules.GradGrowth, prior))
+				d.Reasons = append(d.Reasons, fmt.Sprintf("gradient difference RMS %.3g is %.3g of max(its RMS %.3g, the step's gradient scale %.3g) (limit %.3g: %s)",
+					m.NormDiff/math.Sqrt(float64(max(m.Count, 1))), r, m.NormA/math.Sqrt(float64(max(m.Count, 1))), f.GradScale, limit, limitWords(rules.Grad, rules.GradGrowth, prior, c.Agreeing)))
 			}
 		case loaders.KindLoss, loaders.KindOutput:
 			judgeLevel(t, &d, &f, c)
@@ -389,6 +393,23 @@ func unmeasuredDrift(pairs []Pair, out []Decision, unmeasured []int, grads map[s
 	}
 }
 
+// limitWords says what a step rule's limit max(k·ε, growth·prior) was
+// made of: "11·ε, or 6.9× the 0.0021 of the steps before" where agreeing
+// steps before it differed, "11·ε; the 3 steps before agree exactly" (or "the step before agrees")
+// where they did not, "11·ε; no agreeing step before" where there were
+// none.
+func limitWords(k, growth, prior float64, agreeing int) string {
+	switch {
+	case agreeing == 0:
+		return fmt.Sprintf("%g·ε; no agreeing step before", k)
+	case prior == 0 && agreeing == 1:
+		return fmt.Sprintf("%g·ε; the step before agrees exactly", k)
+	case prior == 0:
+		return fmt.Sprintf("%g·ε; the %d steps before agree exactly", k, agreeing)
+	}
+	return fmt.Sprintf("%g·ε, or %g× the %.3g of the steps before", k, growth, prior)
+}
+
 // judgeLevel decides a loss or an output t (into d) by its relative L2
 // error against the step's limit for its kind, raised to NoiseFactor times
 // the baseline's, and records its error in f.
@@ -407,8 +428,8 @@ func judgeLevel(t *Pair, d *Decision, f *StepFacts, c Context) {
 	d.MaxRelL2 = limit
 	d.judged(RuleRelL2, m.RelL2, limit)
 	if m.RelL2 > limit {
-		d.Reasons = append(d.Reasons, fmt.Sprintf("%s relative L2 error %.3g > %.3g (%g·ε, or %g× the %.3g of the steps before)",
-			what, m.RelL2, limit, k, rules.GradGrowth, prior))
+		d.Reasons = append(d.Reasons, fmt.Sprintf("%s relative L2 error %.3g > %.3g (%s)",
+			what, m.RelL2, limit, limitWords(k, rules.GradGrowth, prior, c.Agreeing)))
 	}
 }
 
