@@ -16,7 +16,9 @@ import (
 // one <testcase> per tensor and step (classname "step_N", or "no_step"; name
 // the tensor), a <failure> carrying the reasons and the numbers for a pair
 // that did not match, an <error> for one that could not be read, and a
-// <skipped> for one a policy ignored or --fail-fast left out.
+// <skipped> for one a policy ignored or --fail-fast left out. Likely
+// renames are properties of the suite (likely_rename) and lead its
+// system-out, and the failure of a pair one names says so first.
 
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
@@ -72,12 +74,13 @@ func compareJUnit(w io.Writer, r *outcome.Comparison) error {
 	if d := r.FirstDivergence; d != nil {
 		suite.Properties = append(suite.Properties, junitProperty{"first_divergence", where(d.Step, d.Name)})
 	}
-	var out []string
+	out := renamesJUnit(&suite, r.Renames)
 	for _, c := range append(append([]diagnose.Cause(nil), r.Causes...), r.Warnings...) {
 		suite.Properties = append(suite.Properties, junitProperty{"cause", fmt.Sprintf("%s %.2f", c.ID, c.Confidence)})
 		out = append(out, fmt.Sprintf("%s (confidence %.2f):\n  %s\n  fix: %s", c.ID, c.Confidence, strings.Join(c.Evidence, "\n  "), c.Fix))
 	}
 	suite.SystemOut = strings.Join(out, "\n")
+	renamedAs := renamedPairs(r.Renames)
 	for _, t := range r.Tensors {
 		c := junitCase{ClassName: junitClass(t.Step), Name: t.Name, Time: "0"}
 		switch {
@@ -89,7 +92,7 @@ func compareJUnit(w io.Writer, r *outcome.Comparison) error {
 			if len(t.Reasons) > 0 {
 				msg = strings.Join(t.Reasons, "; ")
 			}
-			c.Failure = &junitProblem{Message: msg, Type: string(t.Status), Text: junitDetails(t)}
+			c.Failure = &junitProblem{Message: msg, Type: string(t.Status), Text: renamedAs[renamedPair{t.Step, t.Name, t.Status}] + junitDetails(t)}
 			suite.Failures++
 		}
 		suite.Cases = append(suite.Cases, c)
@@ -122,6 +125,49 @@ func compareJUnit(w io.Writer, r *outcome.Comparison) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// renamesJUnit adds a likely_rename property to suite for each --rename
+// that would pair likely renames (renameGroups), and returns the lines
+// the suite's system-out starts with: each as the text report says it,
+// and what renames mean for the verdict and the causes.
+func renamesJUnit(suite *junitSuite, rs []outcome.Rename) []string {
+	if len(rs) == 0 {
+		return nil
+	}
+	var out []string
+	groups, left := renameGroups(rs)
+	for _, g := range groups {
+		hint := renameHint(g.First, g.More)
+		suite.Properties = append(suite.Properties, junitProperty{"likely_rename", hint})
+		out = append(out, "likely rename: "+hint)
+	}
+	if left > 0 {
+		out = append(out, "  "+renamesLeft(left))
+	}
+	return append(out, "  ("+renameNote+")")
+}
+
+// renamedPair is a pair by step, name and status.
+type renamedPair struct {
+	step   int
+	name   string
+	status judge.Status
+}
+
+// renamedPairs gives the first line of the failure of each missing and
+// extra pair that a likely rename names: the rename, and the --rename
+// that pairs it.
+func renamedPairs(rs []outcome.Rename) map[renamedPair]string {
+	out := map[renamedPair]string{}
+	for _, r := range rs {
+		line := "likely rename: " + renameHint(r, 0) + "\n"
+		for _, k := range r.Steps {
+			out[renamedPair{k, r.A, judge.StatusMissing}] = line
+			out[renamedPair{k, r.B, judge.StatusExtra}] = line
+		}
+	}
+	return out
 }
 
 func junitClass(step int) string {

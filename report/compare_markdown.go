@@ -12,10 +12,11 @@ import (
 )
 
 // compareMarkdown writes a report for a CI job summary (GitHub-flavoured
-// Markdown): the verdict, the first divergence, counts, the failing pairs
-// with their reasons, and the matching pairs nearest their limits in a
-// collapsed section; each pair with its error over its limit, as its
-// verdict measured it (errorRatio), and the rule that measured it.
+// Markdown): the verdict, the first divergence, the likely renames with
+// the --rename that pairs each, counts, the failing pairs with their
+// reasons, and the matching pairs nearest their limits in a collapsed
+// section; each pair with its error over its limit, as its verdict
+// measured it (errorRatio), and the rule that measured it.
 func compareMarkdown(w io.Writer, r *outcome.Comparison) error {
 	r = printable(r)
 	icon := map[judge.Verdict]string{judge.Pass: "✅", judge.Fail: "❌", judge.Error: "⚠️"}[r.Verdict]
@@ -27,6 +28,7 @@ func compareMarkdown(w io.Writer, r *outcome.Comparison) error {
 	if d := r.FirstDivergence; d != nil {
 		fmt.Fprintf(w, "**First divergence:** `%s` (%s): %s\n\n", mdCode(where(d.Step, d.Name)), d.Kind, mdEscape(strings.Join(d.Reasons, "; ")))
 	}
+	renamesMarkdown(w, r.Renames)
 	if len(r.Causes) == 0 && r.Unexplained != nil && r.FirstDivergence != nil {
 		fmt.Fprintf(w, "**Likely cause:** none of the known causes fits how the runs part at `%s`\n\n", mdCode(where(r.FirstDivergence.Step, r.FirstDivergence.Name)))
 		for _, l := range unexplainedLines(r.Unexplained) {
@@ -99,6 +101,25 @@ func compareMarkdown(w io.Writer, r *outcome.Comparison) error {
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// renamesMarkdown writes the likely renames, one item for each --rename
+// that would pair them, with the first pair of names it pairs.
+func renamesMarkdown(w io.Writer, rs []outcome.Rename) {
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "**Likely renames** (%s):\n\n", mdEscape(renameNote))
+	groups, left := renameGroups(rs)
+	for _, g := range groups {
+		r := g.First
+		fmt.Fprintf(w, "- `%s` in REFERENCE and `%s` in OTHER have %s: a rename? give `--rename %s`\n",
+			mdCode(r.A), mdCode(r.B), mdEscape(renameDetails(r, g.More)), mdCode(r.Flag.String()))
+	}
+	if left > 0 {
+		fmt.Fprintf(w, "- %s\n", mdEscape(renamesLeft(left)))
+	}
+	fmt.Fprintln(w)
 }
 
 func mdTable(w io.Writer, rows []*judge.TensorResult, limit int, reasons bool) {

@@ -43,12 +43,18 @@ func renamesJSON(rs []outcome.Rename) []RenameJSON {
 // renameHint says that r looks like a rename and how to pair it, with
 // how many more pairs of names the same --rename pairs (more).
 func renameHint(r outcome.Rename, more int) string {
+	return fmt.Sprintf("%s in REFERENCE and %s in OTHER have %s: a rename? give --rename %s", r.A, r.B, renameDetails(r, more), r.Flag)
+}
+
+// renameDetails is what renameHint says the two names share: "the same
+// shape (32, 16) and dtype float32 at 8 steps, 0 to 7", and how many more
+// pairs of names the same --rename pairs (more).
+func renameDetails(r outcome.Rename, more int) string {
 	also := ""
 	if more > 0 {
 		also = fmt.Sprintf(" (%s of names too)", plural(more, "more pair"))
 	}
-	return fmt.Sprintf("%s in REFERENCE and %s in OTHER have the same shape %s and dtype %s%s%s: a rename? give --rename %s",
-		r.A, r.B, loaders.FormatShape(r.Shape), r.DType, renameSteps(r.Steps), also, r.Flag)
+	return fmt.Sprintf("the same shape %s and dtype %s%s%s", loaders.FormatShape(r.Shape), r.DType, renameSteps(r.Steps), also)
 }
 
 // renameSteps says at which steps a rename was seen: "" outside any step.
@@ -62,37 +68,59 @@ func renameSteps(steps []int) string {
 	return fmt.Sprintf(" at %d steps, %d to %d", len(steps), steps[0], steps[len(steps)-1])
 }
 
-// renameLines is how many renames the text report names, one --rename
-// each.
+// renameLines is how many renames the text, Markdown, HTML and JUnit
+// reports name, one --rename each; the JSON report lists them all.
 const renameLines = 5
 
+// renameNote says what the reports' likely renames mean for the verdict
+// and the causes.
+const renameNote = "a tensor held under two names is listed as missing and extra; no cause is diagnosed from it"
+
+// renameGroup is one --rename that would pair likely renames: the first
+// pair of names it pairs, the example the reports show, and how many more
+// it pairs.
+type renameGroup struct {
+	First outcome.Rename
+	More  int
+}
+
+// renameGroups gathers likely renames by the --rename that pairs them,
+// in the order of their first pair of names: at most renameLines of
+// them, and how many more were left out.
+func renameGroups(rs []outcome.Rename) (groups []renameGroup, left int) {
+	at := map[loaders.Rename]int{}
+	for _, r := range rs {
+		if i, seen := at[r.Flag]; seen {
+			groups[i].More++
+			continue
+		}
+		at[r.Flag] = len(groups)
+		groups = append(groups, renameGroup{First: r})
+	}
+	if len(groups) > renameLines {
+		return groups[:renameLines], len(groups) - renameLines
+	}
+	return groups, 0
+}
+
+// renamesLeft says how many more --rename values a report leaves out.
+func renamesLeft(left int) string {
+	return fmt.Sprintf("and %s (the JSON report lists them all)", plural(left, "more rename"))
+}
+
 // renamesText writes the likely renames, one line for each --rename that
-// would pair them, the first pair of names it pairs as the example; names
-// are escaped as printable escapes the report's.
+// would pair them, the first pair of names it pairs as the example.
 func renamesText(w io.Writer, rs []outcome.Rename) {
 	if len(rs) == 0 {
 		return
 	}
-	var flags []loaders.Rename
-	first := map[loaders.Rename]outcome.Rename{}
-	count := map[loaders.Rename]int{}
-	for _, r := range rs {
-		if _, seen := first[r.Flag]; !seen {
-			flags = append(flags, r.Flag)
-			first[r.Flag] = r
-		}
-		count[r.Flag]++
-	}
+	groups, left := renameGroups(rs)
 	fmt.Fprintln(w)
-	for i, f := range flags {
-		if i == renameLines {
-			fmt.Fprintf(w, "  and %s more (the JSON report lists them all)\n", plural(len(flags)-i, "rename"))
-			break
-		}
-		r := first[f]
-		r.A, r.B = escape(r.A), escape(r.B)
-		r.Flag = loaders.Rename{Old: escape(f.Old), New: escape(f.New)}
-		fmt.Fprintf(w, "likely rename: %s\n", renameHint(r, count[f]-1))
+	for _, g := range groups {
+		fmt.Fprintf(w, "likely rename: %s\n", renameHint(g.First, g.More))
 	}
-	fmt.Fprintln(w, "  (a tensor held under two names is listed as missing and extra; no cause is diagnosed from it)")
+	if left > 0 {
+		fmt.Fprintf(w, "  %s\n", renamesLeft(left))
+	}
+	fmt.Fprintf(w, "  (%s)\n", renameNote)
 }

@@ -26,8 +26,13 @@ type htmlPage struct {
 	Pass     bool
 	Subtitle string
 	Lines    []string // headline facts
-	Causes   []htmlCause
-	Warnings []htmlCause
+	// Renames are the likely renames, one for each --rename that would
+	// pair them; RenamesLeft says how many more there are ("" for none).
+	Renames     []htmlRename
+	RenamesLeft string
+	RenameNote  string
+	Causes      []htmlCause
+	Warnings    []htmlCause
 	// Unexplained: where a failure no cause was named for parts the runs,
 	// and unexplainedLines.
 	Unexplained     string
@@ -44,6 +49,12 @@ type htmlCause struct {
 	ID, Title, Fix string
 	Confidence     string
 	Evidence       []string
+}
+
+// htmlRename is a likely rename as the page shows it: the two names, what
+// they share (renameDetails) and the --rename that pairs them.
+type htmlRename struct {
+	Reference, Other, Details, Flag string
 }
 
 type htmlTensor struct {
@@ -121,9 +132,10 @@ func htmlCurveSection(r *curve.Result) (*htmlCurve, error) {
 }
 
 // compareHTML writes the combined page of a comparison: summary, likely
-// causes, a step × tensor heatmap of the error over its limit, the largest
-// error per step of the loss, gradients and parameters, the loss curves
-// when the runs hold them, and every pair in a table that sorts (click a
+// renames (with the --rename that pairs each), likely causes, a step ×
+// tensor heatmap of the error over its limit, the largest error per step
+// of the loss, gradients and parameters, the loss curves when the runs
+// hold them, and every pair in a table that sorts (click a
 // heading; numbers sort as numbers) and filters (a text box and a status
 // menu; the page's #filter=..&status=..&sort=column:asc|desc hash sets
 // them too, so a view can be linked). The error is the measure each
@@ -141,6 +153,10 @@ func compareHTML(w io.Writer, r *outcome.Comparison) error {
 	}
 	if d := r.FirstDivergence; d != nil {
 		p.Lines = append([]string{"First divergence: " + where(d.Step, d.Name) + " (" + string(d.Kind) + "): " + strings.Join(d.Reasons, "; ")}, p.Lines...)
+	}
+	p.Renames, p.RenamesLeft = htmlRenames(r.Renames)
+	if len(p.Renames) > 0 {
+		p.RenameNote = strings.ToUpper(renameNote[:1]) + renameNote[1:] + "."
 	}
 	p.Causes, p.Warnings = htmlCauses(r.Causes), htmlCauses(r.Warnings)
 	if len(r.Causes) == 0 && r.Unexplained != nil && r.FirstDivergence != nil {
@@ -230,6 +246,22 @@ func shortWhy(reasons []string) string {
 	return string(s)
 }
 
+// htmlRenames returns the likely renames the page shows, one for each
+// --rename that would pair them, and how many it leaves out ("" for
+// none).
+func htmlRenames(rs []outcome.Rename) ([]htmlRename, string) {
+	groups, left := renameGroups(rs)
+	var out []htmlRename
+	for _, g := range groups {
+		r := g.First
+		out = append(out, htmlRename{Reference: r.A, Other: r.B, Details: renameDetails(r, g.More), Flag: r.Flag.String()})
+	}
+	if left > 0 {
+		return out, renamesLeft(left)
+	}
+	return out, ""
+}
+
 func htmlCauses(cs []diagnose.Cause) []htmlCause {
 	var out []htmlCause
 	for _, c := range cs {
@@ -261,7 +293,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
   .sub { color: var(--muted); margin: 0 0 14px; word-break: break-all; }
   .card { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 16px 20px; margin: 12px 0; }
   .card p { margin: 4px 0; }
-  .cause h3 { margin: 0 0 6px; font-size: 16px; } .cause .id { font-family: ui-monospace, Menlo, Consolas, monospace; }
+  .cause h3 { margin: 0 0 6px; font-size: 16px; } .cause .id, .cause code { font-family: ui-monospace, Menlo, Consolas, monospace; }
   .conf { color: var(--muted); font-weight: 400; }
   .fix { border-left: 3px solid var(--pass); padding-left: 10px; margin-top: 10px; }
   ul { margin: 6px 0; padding-left: 20px; }
@@ -296,6 +328,11 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <header><span class="badge {{if .Pass}}pass{{else}}fail{{end}}">{{.Verdict}}</span><h1>{{.Title}}</h1></header>
 <p class="sub">{{.Subtitle}}</p>
 {{if .Lines}}<div class="card">{{range .Lines}}<p>{{.}}</p>{{end}}</div>{{end}}
+{{if .Renames}}<div class="card cause" id="renames">
+<h3>Likely {{if eq (len .Renames) 1}}rename{{else}}renames{{end}}</h3>
+<ul>{{range .Renames}}<li><code>{{.Reference}}</code> in REFERENCE and <code>{{.Other}}</code> in OTHER have {{.Details}}: a rename? give <code>--rename {{.Flag}}</code></li>{{end}}{{if .RenamesLeft}}<li>{{.RenamesLeft}}</li>{{end}}</ul>
+<p class="muted">{{.RenameNote}}</p>
+</div>{{end}}
 {{if .Unexplained}}<div class="card cause">
 <h3>Likely cause: none of the known causes fits how the runs part at {{.Unexplained}}</h3>
 <ul>{{range .UnexplainedText}}<li>{{.}}</li>{{end}}</ul>

@@ -94,6 +94,7 @@ func printable(c *outcome.Comparison) *outcome.Comparison {
 		s.State = escapeNames(s.State, func(f *judge.StateFit) *string { return &f.Name })
 	}
 	out.Causes, out.Warnings = escapeCauses(c.Causes), escapeCauses(c.Warnings)
+	out.Renames = escapeRenames(c.Renames)
 	if c.Curve != nil {
 		out.Curve = printableCurve(c.Curve)
 	}
@@ -144,7 +145,28 @@ func dirty(c *outcome.Comparison) bool {
 			}
 		}
 	}
+	if slices.ContainsFunc(c.Renames, renameNeeds) {
+		return true
+	}
 	return c.Curve != nil && curveNeeds(c.Curve)
+}
+
+// renameNeeds reports whether a name of r, or of its --rename, needs
+// escaping.
+func renameNeeds(r outcome.Rename) bool {
+	return needsEscape(r.A) || needsEscape(r.B) || needsEscape(r.Flag.Old) || needsEscape(r.Flag.New)
+}
+
+// escapeRenames returns a copy of rs with the names escaped, theirs and
+// their --rename's.
+func escapeRenames(rs []outcome.Rename) []outcome.Rename {
+	out := slices.Clone(rs)
+	for i := range out {
+		r := &out[i]
+		r.A, r.B = escape(r.A), escape(r.B)
+		r.Flag.Old, r.Flag.New = escape(r.Flag.Old), escape(r.Flag.New)
+	}
+	return out
 }
 
 func curveNeeds(cv *curve.Result) bool {
