@@ -21,14 +21,15 @@ import (
 // alone decide it: no file they name is read. With lo set (merge
 // --read-runs), the likely causes and the loss-curve analysis are
 // recomputed over all pairs from the two runs loaded again at the paths
-// the results name, as an unsharded check finds them; when they cannot be
-// loaded, warning says why. Without lo, or when they cannot be loaded, the
-// causes come from the metrics alone, with no curve analysis. The parts
-// are not modified.
+// the results name, the first run's tensors renamed as the shards renamed
+// them (judge.Result.Renamed), as an unsharded check finds them; when
+// they cannot be loaded, warning says why. Without lo, or when they
+// cannot be loaded, the causes come from the metrics alone, with no curve
+// analysis. The parts are not modified.
 //
 // Merge fails when the parts are not the shards of one comparison (runs,
-// shard count or compute dtype differ) or when a shard is missing or given
-// twice, so that no pair is silently left out.
+// renames, shard count or compute dtype differ) or when a shard is
+// missing or given twice, so that no pair is silently left out.
 func Merge(parts []*judge.Result, strict bool, lo *loaders.Options) (c *outcome.Comparison, warning, err error) {
 	pairs, err := mergePairs(parts)
 	if err != nil {
@@ -119,6 +120,9 @@ func sameComparison(p, first *judge.Result, count int) error {
 			p.Shard, p.A, p.B, first.Shard, first.A, first.B)
 	case p.BaselineRun != first.BaselineRun:
 		return fmt.Errorf("shard %s was compared with baseline %q, shard %s with %q", p.Shard, p.BaselineRun, first.Shard, first.BaselineRun)
+	case !slices.Equal(p.Renamed, first.Renamed):
+		return fmt.Errorf("shard %s was compared with %s, shard %s with %s: compare every shard with the same --rename values",
+			p.Shard, renameFlags(p.Renamed), first.Shard, renameFlags(first.Renamed))
 	case max(p.Shard.Count, 1) != count:
 		return fmt.Errorf("shard %s is one of %d, shard %s one of %d", p.Shard, max(p.Shard.Count, 1), first.Shard, count)
 	case p.Precision.Compute != first.Precision.Compute:
@@ -133,6 +137,18 @@ func sameComparison(p, first *judge.Result, count int) error {
 	return nil
 }
 
+// renameFlags says which --rename values a comparison was made with.
+func renameFlags(rs []loaders.Rename) string {
+	if len(rs) == 0 {
+		return "no --rename"
+	}
+	flags := make([]string, len(rs))
+	for i, r := range rs {
+		flags[i] = "--rename " + r.String()
+	}
+	return strings.Join(flags, " ")
+}
+
 // mergedResult is the result of the unsharded comparison the shards'
 // pairs make: each pair's result made anew, its numbers judged again step
 // by step with every shard's pairs in hand (rejudge), described as the
@@ -140,8 +156,8 @@ func sameComparison(p, first *judge.Result, count int) error {
 // could not), and the verdict and first divergence of them all.
 func mergedResult(parts []*judge.Result, sp shardPairs, entries []pairEntries) *judge.Result {
 	first := parts[0]
-	res := &judge.Result{A: first.A, B: first.B, BaselineRun: first.BaselineRun, Precision: first.Precision, Rules: first.Rules,
-		NotCompared: sp.notCompared, Errors: sp.errors}
+	res := &judge.Result{A: first.A, B: first.B, BaselineRun: first.BaselineRun, Renamed: first.Renamed, Precision: first.Precision,
+		Rules: first.Rules, NotCompared: sp.notCompared, Errors: sp.errors}
 	decisions, steps := rejudge(sp.tensors, first.Precision, first.Rules)
 	results := make([]judge.TensorResult, len(sp.tensors)) // one allocation for all
 	res.Tensors = make([]*judge.TensorResult, len(sp.tensors))
@@ -210,7 +226,8 @@ func rejudge(ts []*judge.TensorResult, p tolerances.Precision, rules tolerances.
 }
 
 // reattach loads the two runs a merged comparison names (first's A and
-// B) and returns the entries of its pairs ts, by position, so that their
+// B), renames the first run's tensors as the shards did (first.Renamed),
+// and returns the entries of its pairs ts, by position, so that their
 // samples can be read; warning says why it could not. A pair whose tensor
 // the run now describes with another dtype or shape (the dumps changed
 // since the shards ran) gets no entry for it; the others take the run's
@@ -220,6 +237,9 @@ func reattach(first *judge.Result, ts []*judge.TensorResult, lo loaders.Options)
 		return nil, nil, nil, warning
 	}
 	if b, warning = loaders.Load(first.B, lo); warning != nil {
+		return nil, nil, nil, warning
+	}
+	if warning = renameRun(a, first.Renamed); warning != nil {
 		return nil, nil, nil, warning
 	}
 	loaders.PairSingleFiles(a, b)

@@ -362,8 +362,8 @@ func (st *stepper) stopAfter(u int) error {
 // errors that belong to no pair, the steps' facts, the verdict and first
 // divergence.
 func (st *stepper) finish(a, b, baseline *loaders.Run, steps []judge.StepFacts) *compared {
-	res := &judge.Result{A: a.Root, B: b.Root, Shard: st.opts.Shard, Rules: st.opts.Resolver.Run(),
-		Precision: st.prec, Steps: steps}
+	res := &judge.Result{A: a.Root, B: b.Root, Renamed: slices.Clone(st.opts.Renames), Shard: st.opts.Shard,
+		Rules: st.opts.Resolver.Run(), Precision: st.prec, Steps: steps}
 	if baseline != nil {
 		res.BaselineRun = baseline.Root
 	}

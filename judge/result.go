@@ -93,7 +93,11 @@ type Result struct {
 	// BaselineRun the baseline run's, "" without one.
 	A, B        string
 	BaselineRun string
-	Verdict     Verdict
+	// Renamed are the renames the reference run's (and the baseline's)
+	// tensor names were mapped by before pairing (compare --rename), in
+	// the order given; nil for none. The pairs carry the names after them.
+	Renamed []loaders.Rename
+	Verdict Verdict
 	// FirstDivergence is the first pair whose numbers differ, or that only
 	// one run holds: the earliest
 	// step, and within it the first tensor in kind order (loss, grads,

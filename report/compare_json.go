@@ -59,6 +59,11 @@ import (
 //	                   "steps", "rename", "hint"}: their pairs stay missing
 //	                   and extra, and no cause is diagnosed from them;
 //	                   absent when none
+//	renamed            the --rename values (OLD=NEW) the reference run's
+//	                   names were mapped by before pairing, in the order
+//	                   given; absent when none. merge refuses shards
+//	                   compared with others, and applies them when it
+//	                   reads the runs again
 //
 // Each tensor has name, step (null outside any step), kind, status
 // (match, mismatch, missing, extra, shape_mismatch, dtype_mismatch, error),
@@ -112,6 +117,9 @@ type CompareJSON struct {
 	// Renames are the tensors the runs seem to hold under two names
 	// (see RenameJSON), absent when none.
 	Renames []RenameJSON `json:"renames,omitempty"`
+	// Renamed are the --rename values the comparison was made with
+	// (judge.Result.Renamed), as OLD=NEW, absent when none.
+	Renamed []string `json:"renamed,omitempty"`
 }
 
 // BaselineJSON is how the baseline run served a comparison
@@ -496,6 +504,9 @@ func compareJSONHead(r *outcome.Comparison) CompareJSON {
 		NothingCompared:  r.NothingCompared,
 	}
 	out.Renames = renamesJSON(r.Renames)
+	for _, rn := range r.Renamed {
+		out.Renamed = append(out.Renamed, rn.String())
+	}
 	if u := r.Unexplained; u != nil {
 		out.Unexplained = &UnexplainedJSON{Step: u.Step, Name: u.Name, Where: u.Where,
 			Candidates: append([]string{}, u.Candidates...), WouldDecide: append([]string{}, u.Dumps...)}

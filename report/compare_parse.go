@@ -46,9 +46,10 @@ type ShardReport struct {
 
 // ReadCompareJSON reads a comparison's JSON report (see CompareJSON) back
 // into a result: pairs with their status, reasons, limits and metrics,
-// ignored pairs, errors and the shard. A pair's sides carry the dtype,
-// shape and file the report names. Causes, warnings and the curve are not
-// read back: check.Merge recomputes them from the merged result.
+// ignored pairs, errors, the shard and the renames it was compared with
+// (--rename). A pair's sides carry the dtype, shape and file the report
+// names. Causes, warnings and the curve are not read back: check.Merge
+// recomputes them from the merged result.
 func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 	var in CompareJSON
 	dec := json.NewDecoder(r)
@@ -64,6 +65,13 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 	res := &judge.Result{A: in.A, B: in.B, NotCompared: in.Summary.NotCompared}
 	if in.Baseline != nil {
 		res.BaselineRun = in.Baseline.Path
+	}
+	for i, s := range in.Renamed {
+		rn, err := loaders.ParseRename(s)
+		if err != nil {
+			return nil, fmt.Errorf("renamed[%d]: %w", i, err)
+		}
+		res.Renamed = append(res.Renamed, rn)
 	}
 	out := &ShardReport{Result: res}
 	compute, model := loaders.Invalid, loaders.Invalid

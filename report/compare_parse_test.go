@@ -15,7 +15,8 @@ import (
 
 // TestReadCompareJSONRoundTrip reads reports that graphdiff wrote back into
 // results and writes them again: every pair, the summary, the errors, the
-// ignored pairs and the first divergence come out as they went in.
+// ignored pairs, the first divergence and the renames a shard was
+// compared with come out as they went in.
 func TestReadCompareJSONRoundTrip(t *testing.T) {
 	t.Parallel()
 	paths, err := filepath.Glob("testdata/compare_json/*.json")
@@ -42,7 +43,7 @@ func TestReadCompareJSONRoundTrip(t *testing.T) {
 		if err := json.Unmarshal(again, &out); err != nil {
 			t.Fatal(err)
 		}
-		for _, field := range []string{"a", "b", "summary", "tensors", "ignored", "errors", "stopped_after_step", "compute_dtype", "shard"} {
+		for _, field := range []string{"a", "b", "summary", "tensors", "ignored", "errors", "stopped_after_step", "compute_dtype", "shard", "renamed"} {
 			if !jsonEqual(t, in[field], out[field]) {
 				t.Errorf("%s: %s changed:\n in: %.300s\nout: %.300s", path, field, in[field], out[field])
 			}

@@ -44,12 +44,15 @@ again from them with all shards' pairs in hand; merge reads no other file
 unless asked. The likely causes then come from the metrics alone, with no
 loss-curve analysis (a note on stderr says so). With --read-runs, merge
 loads the two runs again at the paths the reports name (run it where those
-paths resolve, as the shards did) and recomputes the causes from samples
-of the dumps, and the curve analysis: the report an unsharded comparison
-gives. When they cannot be loaded, it says so and goes on from the metrics.
+paths resolve, as the shards did), renames REFERENCE's tensors with the
+--rename values the shards were compared with (their reports record them),
+and recomputes the causes from samples of the dumps, and the curve
+analysis: the report an unsharded comparison gives. When they cannot be
+loaded, it says so and goes on from the metrics.
 
 merge fails (exit 2) when a shard is missing or given twice, or when the
-reports come from different comparisons, so that no pair goes unreported.
+reports come from different comparisons (other runs, baseline, --rename
+values, shard count or precision), so that no pair goes unreported.
 
 Exit status: as compare's, for the merged verdict.`,
 		Example: `  graphdiff merge shard-*.json

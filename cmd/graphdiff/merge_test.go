@@ -89,7 +89,13 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 	}
 	cases = append(cases, tc{"near_tie_npy", []string{filepath.Join(npy, "eager"), filepath.Join(npy, "graph")}})
 	broken := brokenRun(t)
+	// a real bug beside a layer renamed in the graphed run, paired by
+	// --rename: merge --read-runs reads REFERENCE's samples of it under
+	// the new name, as the unsharded comparison does
+	capturedLR := "../../testdata/scenarios/captured_lr"
+	renamedGraph := renamed(t, filepath.Join(capturedLR, "graph"), "fc2.weight", "mid.weight")
 	cases = append(cases,
+		tc{"rename", []string{"--rename", "fc2.weight=mid.weight", filepath.Join(capturedLR, "eager"), renamedGraph}},
 		tc{"missing_extra", []string{"../../testdata/runs/tree", "../../testdata/runs/flat"}},
 		tc{"baseline", []string{"--baseline", "../../testdata/scenarios/bf16_adam/baseline",
 			"../../testdata/scenarios/bf16_adam/eager", "../../testdata/scenarios/bf16_adam/graph"}},
@@ -356,6 +362,9 @@ func TestMergeDistrustsShards(t *testing.T) {
 			m["status"] = "match"
 		}, 1, "relative L2 error 5"},
 		{"no tensors", func(d map[string]any) { d["tensors"] = []any{}; d["shard"].(map[string]any)["count"] = 1 }, 2, "nothing was compared"},
+		{"rename of no name", func(d map[string]any) { d["renamed"] = []any{"fc1.weight"} }, 2, `renamed[0]: "fc1.weight": want OLD=NEW`},
+		{"rename of its own shard", func(d map[string]any) { d["renamed"] = []any{"fc1.weight=layer1.weight"} }, 2,
+			"shard 2/2 was compared with no --rename, shard 1/2 with --rename fc1.weight=layer1.weight: compare every shard with the same --rename values"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"merge", tamper(tc.edit)}

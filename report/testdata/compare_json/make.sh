@@ -18,4 +18,7 @@ gd compare --format json --shard 2/2 $s/stale_input/eager $s/stale_input/graph >
 d=testdata/decode/masked_vocab_ok
 gd compare --format json --shard 1/2 $d/eager $d/graph > $out/masked_vocab_shard1of2.json
 gd compare --format json --shard 2/2 $d/eager $d/graph > $out/masked_vocab_shard2of2.json
+# a shard compared with --rename (renamed), its pairs under the new names
+gd compare --format json --shard 1/2 --rename fc1.weight=fc1w $s/fp32_adam/eager/step_000001 $s/fp32_adam/graph/step_000001 \
+  > $out/renamed_shard1of2.json
 exit 0
