@@ -9,41 +9,69 @@ import (
 	"github.com/graphdiff/graphdiff/tolerances"
 )
 
+// CurvesOptions control a check of two loss curves (Curves).
+type CurvesOptions struct {
+	// Read says how to read the curves.
+	Read loaders.CurveOptions
+	// Analysis are the analysis' settings; its ComputeDType, when set,
+	// is the compute dtype the precision takes.
+	Analysis curve.Options
+	// Baseline is the path of a third curve, "" for none: a second
+	// reference run whose weights were nudged by one unit in the last
+	// place.
+	Baseline string
+	// ReferenceGraphed accepts run directories whose manifests say the
+	// first is the graphed run and the second the eager one (SwappedRuns
+	// otherwise), as Options.ReferenceGraphed does for Runs.
+	ReferenceGraphed bool
+}
+
 // Curves reads the loss curves at pathA (the reference) and pathB (files,
 // or run directories holding one) and analyses them with the given
 // settings, in the precision a comparison of the same paths decides
-// (decidePrecision: analysis.ComputeDType, else the manifests, and the
-// model's dtype from the first gradients or parameters of run
+// (decidePrecision: opts.Analysis.ComputeDType, else the manifests, and
+// the model's dtype from the first gradients or parameters of run
 // directories), so that `graphdiff curve` and `graphdiff compare` state
-// the same loss in the same units. With a baseline (a path, "" for none:
-// a second reference run whose weights were nudged by one unit in the last
-// place), the compared curve also fails where it departs from the
-// reference by more than the baseline shows rounding can carry it
-// (curve.AnalyzeBaseline). It fails when any curve cannot be
-// read, and when the curves share no step (nothing would be compared, and
-// a pass would say they agree).
-func Curves(pathA, pathB, baseline string, read loaders.CurveOptions, analysis curve.Options) (*curve.Result, error) {
-	ca, err := loaders.ReadCurve(pathA, read)
+// the same loss in the same units. With a baseline, the compared curve
+// also fails where it departs from the reference by more than the
+// baseline shows rounding can carry it (curve.AnalyzeBaseline).
+//
+// It fails, before reading any curve, on run directories whose manifests
+// say they are in the wrong order (*SwappedRuns), as Runs does, unless
+// opts accept it; and it fails when any curve cannot be read, and when the
+// curves share no step (nothing would be compared, and a pass would say
+// they agree).
+func Curves(pathA, pathB string, opts CurvesOptions) (*curve.Result, error) {
+	var a, b *loaders.Run // the runs, where both paths are run directories that load
+	if !loaders.IsFile(pathA) && !loaders.IsFile(pathB) {
+		if ra, rb, err := loadBoth(pathA, pathB, opts.Read.Options, true); err == nil {
+			a, b = ra, rb
+		}
+	}
+	if a != nil {
+		if err := checkOrder(a, b, opts.ReferenceGraphed); err != nil {
+			return nil, err
+		}
+	}
+	ca, err := loaders.ReadCurve(pathA, opts.Read)
 	if err != nil {
 		return nil, err
 	}
-	cb, err := loaders.ReadCurve(pathB, read)
+	cb, err := loaders.ReadCurve(pathB, opts.Read)
 	if err != nil {
 		return nil, err
 	}
 	var cc *loaders.Curve
-	if baseline != "" {
-		if cc, err = loaders.ReadCurve(baseline, read); err != nil {
+	if opts.Baseline != "" {
+		if cc, err = loaders.ReadCurve(opts.Baseline, opts.Read); err != nil {
 			return nil, err
 		}
 	}
-	p := tolerances.NewPrecision(analysis.ComputeDType, loaders.Invalid)
-	if !loaders.IsFile(pathA) && !loaders.IsFile(pathB) {
-		if a, b, err := loadBoth(pathA, pathB, read.Options, true); err == nil {
-			p = firstPrecision(a, b, analysis.ComputeDType)
-		}
+	p := tolerances.NewPrecision(opts.Analysis.ComputeDType, loaders.Invalid)
+	if a != nil {
+		p = firstPrecision(a, b, opts.Analysis.ComputeDType)
 	}
-	res := curve.AnalyzeBaseline(ca, cb, cc, curveOptions(analysis, p))
+	res := curve.AnalyzeBaseline(ca, cb, cc, curveOptions(opts.Analysis, p))
 	if len(res.Steps) == 0 {
 		return nil, fmt.Errorf("%s (steps %s) and %s (steps %s) have no step in common: nothing to compare",
 			pathA, stepRange(ca.Steps), pathB, stepRange(cb.Steps))

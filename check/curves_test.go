@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/graphdiff/graphdiff/curve"
-	"github.com/graphdiff/graphdiff/loaders"
 )
 
 // TestCurvesInTheComparisonsPrecision: `graphdiff curve` on two run
@@ -26,7 +25,7 @@ func TestCurvesInTheComparisonsPrecision(t *testing.T) {
 		if err != nil || c.Curve == nil {
 			t.Fatalf("%s: %v, curve %v", dir, err, c.Curve)
 		}
-		alone, err := Curves(a, b, "", loaders.CurveOptions{}, curve.DefaultOptions())
+		alone, err := Curves(a, b, CurvesOptions{Analysis: curve.DefaultOptions()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -47,9 +47,10 @@ func (e *NoTensors) Error() string {
 	return fmt.Sprintf("%s holds no tensor files (.npy, .npz, .safetensors, .pt)", e.Path)
 }
 
-// SwappedRuns is the error of Runs for runs given in the wrong order:
-// the first run's manifest says it is the graphed run and the second's
-// that it is the eager one. Options.ReferenceGraphed accepts the order.
+// SwappedRuns is the error of Runs and Curves for runs given in the wrong
+// order: the first run's manifest says it is the graphed run and the
+// second's that it is the eager one. Options.ReferenceGraphed (and
+// CurvesOptions.ReferenceGraphed) accepts the order.
 type SwappedRuns struct{ Graphed, Eager string }
 
 func (e *SwappedRuns) Error() string {
@@ -96,7 +97,13 @@ func checkRuns(a, b *loaders.Run, opts Options) error {
 			return &NoTensors{Path: r.Root, First: i == 0}
 		}
 	}
-	if graphed(a) == yes && graphed(b) == no && !opts.ReferenceGraphed {
+	return checkOrder(a, b, opts.ReferenceGraphed)
+}
+
+// checkOrder refuses runs in the wrong order as their manifests say, the
+// first graphed and the second eager, unless referenceGraphed accepts it.
+func checkOrder(a, b *loaders.Run, referenceGraphed bool) error {
+	if graphed(a) == yes && graphed(b) == no && !referenceGraphed {
 		return &SwappedRuns{Graphed: a.Root, Eager: b.Root}
 	}
 	return nil

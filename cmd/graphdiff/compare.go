@@ -315,7 +315,7 @@ func compareRun(opts *compareOptions) error {
 	}
 	full, err := check.Runs(opts.A, opts.B, copts)
 	if err != nil {
-		return inputMistake(err)
+		return inputMistake("compare", err)
 	}
 	samePathNote(opts.Stderr, opts.A, opts.B)
 	return writeComparison(full, format, reports, report.TextOptions{Top: opts.Top, TableOnPass: opts.set["top"]}, opts.terminal, opts.Stdout)

@@ -22,9 +22,12 @@ type curveOptions struct {
 	HTML     string
 	DType    string
 	Compute  string
-	analysis curve.Options
-	read     loaders.CurveOptions
-	load     loadFlags
+	// ReferenceGraphed accepts a REFERENCE run directory whose manifest
+	// says graphed beside an OTHER whose manifest says eager.
+	ReferenceGraphed bool
+	analysis         curve.Options
+	read             loaders.CurveOptions
+	load             loadFlags
 
 	Stdout, Stderr io.Writer
 	terminal       func(io.Writer) bool
@@ -38,7 +41,10 @@ func NewCmdCurve(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Compare two loss curves: do they agree, where do they part, sudden break or drift",
 		Long: `curve reads two loss curves — 1-D .npy (index = step), run directories, CSV with
 a header, JSON lines, or TensorBoard event files — aligns them by step and
-says whether they agree.
+says whether they agree. REFERENCE is the eager run, OTHER the graphed one:
+where both are run directories whose manifest.json "run": {"graphed": ...}
+says the first is graphed and the second eager, curve stops and asks to
+swap them (--reference-graphed keeps the order given).
 
 Differences are measured in rounding units of the dtype the model computed
 in (ε·|loss|; give --compute-dtype for bf16 models, autocast and TF32, whose
@@ -88,6 +94,8 @@ Exit status: 0 the curves agree, 1 they part, 2 usage or input error.`,
 	f.Float64Var(&opts.analysis.Level, "level", opts.analysis.Level, "standard errors of the reference's step-to-step noise the mean difference over --window steps must reach to be a shift")
 	f.Float64Var(&opts.analysis.MaxDrift, "max-drift", opts.analysis.MaxDrift, "fail a drift whose mean relative difference over --window steps passes this (default 0: drift passes)")
 	f.StringVar(&opts.Baseline, "baseline", "", "a third curve, of the reference run again from weights one ULP apart: the compared curve also fails where it departs from the reference by more than 3× the baseline's largest difference (how far rounding carries this run's loss)")
+	f.BoolVar(&opts.ReferenceGraphed, "reference-graphed", false,
+		"analyse in the order given when REFERENCE's manifest says it is the graphed run and OTHER's that it is eager (without it graphdiff stops and asks to swap them)")
 	f.StringVar(&opts.DType, "dtype", "", "dtype of the losses when the files do not say (default: guessed from the values)")
 	opts.load.register(c)
 	_ = c.RegisterFlagCompletionFunc("format", formatCompletion(report.CurveFormats))
@@ -131,9 +139,10 @@ func curveRun(opts *curveOptions) error {
 	if opts.read.Options, err = opts.load.options(); err != nil {
 		return err
 	}
-	res, err := check.Curves(opts.A, opts.B, opts.Baseline, opts.read, a)
+	res, err := check.Curves(opts.A, opts.B, check.CurvesOptions{Read: opts.read, Analysis: a, Baseline: opts.Baseline,
+		ReferenceGraphed: opts.ReferenceGraphed})
 	if err != nil {
-		return err
+		return inputMistake("curve", err)
 	}
 	var writeErr error
 	if opts.Plot != "" {

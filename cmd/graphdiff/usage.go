@@ -10,14 +10,15 @@ import (
 	"github.com/graphdiff/graphdiff/report"
 )
 
-// inputMistake turns the inputs a comparison refused before comparing
-// (check.Runs) into usage errors, each one line saying what to do; any
-// other error is returned as it is.
-func inputMistake(err error) error {
+// inputMistake turns the inputs a command refused before comparing
+// (check.Runs, check.Curves) into usage errors, each one line saying what
+// to do, the command line to give again that of command (compare,
+// curve); any other error is returned as it is.
+func inputMistake(command string, err error) error {
 	var line string
 	if e, ok := errors.AsType[*check.SwappedRuns](err); ok {
-		line = fmt.Sprintf("REFERENCE must be the eager run, but %v: swap them (graphdiff compare %s %s), "+
-			"or give --reference-graphed to compare them in this order", err, e.Eager, e.Graphed)
+		line = fmt.Sprintf("REFERENCE must be the eager run, but %v: swap them (graphdiff %s %s %s), "+
+			"or give --reference-graphed to compare them in this order", err, command, e.Eager, e.Graphed)
 	} else if e, ok := errors.AsType[*check.NoTensors](err); ok {
 		side := "OTHER"
 		if e.First {

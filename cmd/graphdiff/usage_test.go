@@ -79,6 +79,44 @@ func TestSwappedRuns(t *testing.T) {
 	}
 }
 
+// TestCurveSwappedRuns gives curve the run directories of a real run in
+// both orders: in order, the curves agree; graphed first, where their
+// manifests say which is which, the same usage error as compare's, with
+// the curve command line to give instead, unless --reference-graphed;
+// two loss files say nothing of the order and are analysed as given.
+func TestCurveSwappedRuns(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "..", "testdata", "runs", "mlp_fp32")
+	eager, graph := filepath.Join(dir, "eager"), filepath.Join(dir, "graph")
+	for _, tc := range []struct {
+		name string
+		args []string
+		// swapped: a usage error saying to swap; else the curves agree
+		swapped bool
+	}{
+		{"in order", []string{eager, graph}, false},
+		{"swapped", []string{graph, eager}, true},
+		{"swapped, accepted", []string{"--reference-graphed", graph, eager}, false},
+		{"loss files swapped", []string{filepath.Join(graph, "losses.npy"), filepath.Join(eager, "losses.npy")}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := run(append([]string{"curve"}, tc.args...)...)
+			if tc.swapped {
+				usageLine(t, code, stdout, stderr, "REFERENCE must be the eager run", graph+" is the graphed run and "+eager+" the eager one",
+					"swap them (graphdiff curve "+eager+" "+graph+")", "or give --reference-graphed")
+				return
+			}
+			if code != exitPass || !strings.HasPrefix(stdout, "PASS  loss curves") || stderr != "" {
+				t.Errorf("exit %d, want the curves to agree\n%s%s", code, stdout, stderr)
+			}
+		})
+	}
+	if _, stdout, _ := run("curve", "--help"); !strings.Contains(stdout, "--reference-graphed") {
+		t.Errorf("curve --help does not name --reference-graphed")
+	}
+}
+
 // TestNothingToCompare gives a side that holds no tensor: an empty
 // directory, a directory of other files. Exit 2 naming it, before
 // anything is compared, on either side; never a missing_steps diagnosis.
