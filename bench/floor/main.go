@@ -16,10 +16,15 @@
 //	floor opens DIR...   only open and close every file, on all cores,
 //	                     the directories listed beforehand (what no reader
 //	                     of the files can avoid)
+//	floor tree DIR...    list every file under the directories, map each
+//	                     (window bytes at a time) and read one word of
+//	                     every 64-byte line, whole files spread over all
+//	                     cores: the floor under comparing whole run trees
+//	                     (a training dump), no arithmetic
 //
 // It prints the elapsed time inside the process, the median of 3 rounds;
 // for files, fresh and opens the listing of the directories is timed in
-// files and fresh only.
+// files, fresh and tree only.
 package main
 
 import (
@@ -30,6 +35,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -40,8 +46,8 @@ func main() {
 	if len(os.Args) > 1 {
 		mode = os.Args[1]
 	}
-	if len(os.Args) < 3 || (mode == "map" && len(os.Args) != 4) || (mode != "map" && mode != "files" && mode != "fresh" && mode != "opens") {
-		fmt.Fprintln(os.Stderr, "usage: floor map A B | floor files DIR... | floor fresh DIR... | floor opens DIR...")
+	if len(os.Args) < 3 || (mode == "map" && len(os.Args) != 4) || (mode != "map" && mode != "files" && mode != "fresh" && mode != "opens" && mode != "tree") {
+		fmt.Fprintln(os.Stderr, "usage: floor map A B | floor files DIR... | floor fresh DIR... | floor opens DIR... | floor tree DIR...")
 		os.Exit(2)
 	}
 	var listed []string
@@ -59,6 +65,8 @@ func main() {
 			what = files(os.Args[2:], false)
 		case "fresh":
 			what = files(os.Args[2:], true)
+		case "tree":
+			what = tree(os.Args[2:])
 		default:
 			what = opens(listed)
 		}
@@ -186,6 +194,47 @@ func files(dirs []string, fresh bool) string {
 		return fmt.Sprintf("opened and read %d files, each into a new buffer", len(paths))
 	}
 	return fmt.Sprintf("opened and read %d files", len(paths))
+}
+
+// tree reads every file under dirs as mapped does a pair: window bytes
+// mapped at a time (the tail of a file too), one word of every 64-byte
+// line; the next file goes to the next free core.
+func tree(dirs []string) string {
+	paths := list(dirs)
+	var next atomic.Int64
+	var total atomic.Int64
+	sums := make([]uint64, runtime.NumCPU())
+	parallel(func(w, workers int) {
+		var x uint64
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(paths) {
+				break
+			}
+			f := openSize(paths[i])
+			for off := int64(0); off < f.size; off += window {
+				n := min(window, f.size-off)
+				if n < 8 {
+					break
+				}
+				m, err := syscall.Mmap(int(f.f.Fd()), off, int(n), syscall.PROT_READ, syscall.MAP_SHARED|mapPopulate)
+				check(err)
+				words := unsafe.Slice((*uint64)(unsafe.Pointer(&m[0])), len(m)/8)
+				for j := 0; j < len(words); j += 8 {
+					x ^= words[j]
+				}
+				check(syscall.Munmap(m))
+			}
+			total.Add(f.size)
+			check(f.f.Close())
+		}
+		sums[w] = x
+	})
+	var s uint64
+	for _, v := range sums {
+		s ^= v
+	}
+	return fmt.Sprintf("read %d files, %d bytes, mapped (xor %x)", len(paths), total.Load(), s&0xff)
 }
 
 func opens(paths []string) string {
