@@ -269,29 +269,37 @@ type updateSums struct {
 // float64, the arithmetic is the same.
 func addUpdates[F float32 | float64](s *updateSums, done int64, vals [][]F) {
 	pa, ca, pb, cb := vals[0], vals[1], vals[2], vals[3]
+	n := len(ca)
+	pa, pb, cb = pa[:n], pb[:n], cb[:n] // one bounds check, not one per element
 	var g []F
 	if len(vals) == 5 {
-		g = vals[4]
+		g = vals[4][:n]
 	}
 	bins, worst := &s.bins, &s.worst
 	var movedA, movedB, ulpA, ulpB int64
-	for k := range ca {
-		mA, mB := ca[k] != pa[k] || ca[k] != ca[k], cb[k] != pb[k] || cb[k] != cb[k]
-		if mA {
+	floor := worst.floor
+	for k := range n {
+		a0, a1, b0, b1 := pa[k], ca[k], pb[k], cb[k]
+		mA, mB := a1 != a0 || a1 != a1, b1 != b0 || b1 != b1
+		ua := float64(a1) - float64(a0)
+		ub := float64(b1) - float64(b0)
+		if mA != mB { // one run moved it and the other did not: by one ulp?
+			if mA {
+				movedA++
+				if math.Abs(ua) <= s.eps*math.Abs(float64(a0)) {
+					ulpA++
+				}
+			} else {
+				movedB++
+				if math.Abs(ub) <= s.eps*math.Abs(float64(b0)) {
+					ulpB++
+				}
+			}
+		} else if mA {
 			movedA++
-		}
-		if mB {
 			movedB++
 		}
-		ua := float64(ca[k]) - float64(pa[k])
-		ub := float64(cb[k]) - float64(pb[k])
-		switch {
-		case mA && !mB && math.Abs(ua) <= s.eps*math.Abs(float64(pa[k])):
-			ulpA++
-		case mB && !mA && math.Abs(ub) <= s.eps*math.Abs(float64(pb[k])):
-			ulpB++
-		}
-		if math.IsNaN(ua) || math.IsInf(ua, 0) || math.IsNaN(ub) || math.IsInf(ub, 0) {
+		if ua-ua != 0 || ub-ub != 0 { // NaN or ±Inf: x − x is 0 for every finite x
 			continue
 		}
 		e := 0
@@ -301,13 +309,16 @@ func addUpdates[F float32 | float64](s *updateSums, done int64, vals [][]F) {
 			}
 		}
 		d := ub - ua
-		worst.add(done+int64(k), e, d)
+		if math.Abs(d) > floor {
+			worst.add(done+int64(k), e, d)
+			floor = worst.floor
+		}
 		bin := &bins[e]
 		bin.N++
 		bin.UU += ua * ua
 		bin.DU += d * ua
 		bin.DD += d * d
-		bin.PU += math.Abs(float64(pa[k]) * ua)
+		bin.PU += math.Abs(float64(a0) * ua)
 	}
 	s.u.MovedA += movedA
 	s.u.MovedB += movedB
@@ -345,7 +356,11 @@ func (s *updateSums) finish(j UpdateJob) *Update {
 // largest first; an element replaces one only when strictly larger, so
 // ties keep the earlier element.
 type worstElems struct {
-	n     int
+	n int
+	// floor is the |d| an element must exceed to be kept: 0 until
+	// WorstElems are kept, then the smallest kept |d| (add's callers test
+	// it first, so that most elements cost one comparison).
+	floor float64
 	elems [WorstElems]struct {
 		pos int64
 		e   int
@@ -365,6 +380,9 @@ func (w *worstElems) add(pos int64, e int, d float64) {
 	}
 	w.elems[i].pos, w.elems[i].e, w.elems[i].d = pos, e, d
 	w.n = min(w.n+1, WorstElems)
+	if w.n == WorstElems {
+		w.floor = math.Abs(w.elems[w.n-1].d)
+	}
 }
 
 var errShort = errors.New("fewer values than its shape holds")
