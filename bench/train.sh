@@ -9,7 +9,8 @@
 # read one word of every 64-byte line on all cores, no arithmetic) take
 # turns, 3 rounds after a warm-up round, page cache warm; prints each
 # round's seconds, the medians, each binary's median over the floor's, and
-# each binary's peak resident memory.
+# each binary's peak resident anonymous memory (RssAnon, bench/peak.sh:
+# the dump's pages mapped from the page cache are not counted).
 #
 #   bench/train.sh OLD_BINARY NEW_BINARY [DIR]   (DIR: where the dump is
 #                                                 made, /tmp/graphdiff-bench/train)
@@ -36,8 +37,10 @@ floor() { # DIR: seconds the tree floor takes, timed from outside as graphdiff i
   e=$(date +%s.%N); secs "$s" "$e"
 }
 med() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
-peak() { # BINARY DIR: peak resident memory in MiB
-  /usr/bin/time -f %M "$1" compare "$2/eager" "$2/graph" --format json 2>&1 > /dev/null | tail -1 | awk '{printf "%.0f", $1/1024}'
+. "$here/peak.sh"
+peak() { # BINARY DIR: peak resident anonymous memory in MiB
+  run_peak /dev/null "$1" compare "$2/eager" "$2/graph" --format json
+  echo "$PEAK_MIB"
 }
 for layout in npy st; do
   d=$work/$layout
@@ -51,5 +54,5 @@ for layout in npy st; do
   done
   f=$(med "${fl[@]}"); o=$(med "${ol[@]}"); n=$(med "${nl[@]}")
   awk -v l="$layout" -v f="$f" -v o="$o" -v n="$n" 'BEGIN{printf "%s median  floor %s s  old %s s (%.2f× floor)  new %s s (%.2f× floor)\n", l, f, o, o/f, n, n/f}'
-  echo "$layout peak RSS  old $(peak "$old" "$d") MiB  new $(peak "$new" "$d") MiB"
+  echo "$layout peak anonymous memory  old $(peak "$old" "$d") MiB  new $(peak "$new" "$d") MiB"
 done
