@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -12,7 +15,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := NewCmdRoot(stdout, stderr)
 	root.SetIn(stdin)
 	root.SetArgs(args)
-	return exitCode(root.Execute(), stderr)
+	return exitCode(oneLine(root.Execute()), stderr)
 }
 
 // NewCmdRoot returns the graphdiff command with its subcommands.
@@ -37,6 +40,32 @@ Exit status, every command: 0 pass, 1 difference found, 2 usage or input error,
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(NewCmdInspect(stdout, stderr), NewCmdCompare(stdout, stderr, nil), NewCmdMerge(stdout, stderr), NewCmdExplain(stdout), NewCmdCurve(stdout, stderr), NewCmdDocs(stdout))
 	return root
+}
+
+// oneLine puts cobra's error for a word that names no command on one
+// line, with the commands it may have meant, as a usage error (with
+// none close, it points to help, as a flag nothing is close to does; cobra
+// spreads it over lines, which the printed error would show as escapes);
+// any other error is returned as it is.
+func oneLine(err error) error {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	first, rest, _ := strings.Cut(msg, "\n")
+	if !strings.HasPrefix(first, "unknown command ") {
+		return err
+	}
+	var meant []string
+	for _, l := range strings.Split(rest, "\n") {
+		if w, ok := strings.CutPrefix(l, "\t"); ok && w != "" {
+			meant = append(meant, w)
+		}
+	}
+	if len(meant) == 0 { // nothing close: where help is, as for flags
+		return &usageError{err: errors.New(first), help: "graphdiff"}
+	}
+	return &usageError{err: fmt.Errorf("%s: did you mean %s?", first, strings.Join(meant, " or "))}
 }
 
 // argsUsage wraps a positional-argument check so that its failure is a

@@ -52,6 +52,8 @@ func TestFlagTypos(t *testing.T) {
 		{"merge", []string{"merge", "--reprot", "json=x.json", "a.json"}, "did you mean --report?"},
 		{"docs", []string{"docs", "--mna", "dir"}, "did you mean --man?"},
 		{"root", []string{"--verison"}, "did you mean --version?"},
+		{"a command", []string{"compar", eager, graph}, `unknown command "compar" for "graphdiff": did you mean compare?`},
+		{"no command close", []string{"frobnicate"}, ""},
 		{"nothing close", []string{"compare", "--bogus", eager, graph}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
