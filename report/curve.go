@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -26,13 +25,6 @@ func Curve(w io.Writer, f Format, r *curve.Result, o TextOptions) error {
 	return curveRenderers.write(w, f, r, o, "curve")
 }
 
-// curveJSON writes the JSON form of a curve analysis (CurveJSON).
-func curveJSON(w io.Writer, r *curve.Result) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(NewCurveJSON(r))
-}
-
 // CurveJSON is the JSON form of a curve analysis:
 //
 //	verdict               "pass" or "fail"
@@ -50,6 +42,9 @@ func curveJSON(w io.Writer, r *curve.Result) error {
 //	                      per common step, as parallel arrays
 //
 // Non-finite numbers follow CompareJSON: NaN is null, ±Inf "inf"/"-inf".
+// `graphdiff curve --format json` writes it indented by two spaces, each
+// array of numbers on one line (curveJSON); in a comparison's report it
+// is indented as the rest.
 type CurveJSON struct {
 	Verdict            string        `json:"verdict"`
 	FirstDivergentStep *int64        `json:"first_divergent_step"`
