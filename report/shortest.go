@@ -162,6 +162,9 @@ func eightDigits(x uint32) uint64 {
 
 // decimalLength returns how many decimal digits u > 0 has.
 func decimalLength(u uint64) int {
+	if u >= 1e16 && u < 1e17 {
+		return 17 // as most of a float64's shortest digits number
+	}
 	t := bits.Len64(u) * 1233 >> 12 // ⌊log10 2^len⌋, the length or one less
 	if u < pow10Uint64[t] {
 		return t
