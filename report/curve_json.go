@@ -262,7 +262,7 @@ func (m *floatMemo) append(dst []byte, v float64) ([]byte, bool) {
 
 // appendFloatJSON appends v as Float.MarshalJSON writes it: NaN as null,
 // ±Inf as "inf" and "-inf", else the shortest decimal that reads back as
-// v, as strconv formats it ('g', -1; appendShortest).
+// v, as strconv formats it ('g', -1).
 func appendFloatJSON(dst []byte, v float64) []byte {
 	switch {
 	case math.IsNaN(v):
@@ -272,5 +272,5 @@ func appendFloatJSON(dst []byte, v float64) []byte {
 	case math.IsInf(v, -1):
 		return append(dst, `"-inf"`...)
 	}
-	return appendShortest(dst, v)
+	return strconv.AppendFloat(dst, v, 'g', -1, 64)
 }
