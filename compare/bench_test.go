@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/x448/float16"
@@ -230,4 +231,111 @@ func BenchmarkRunsLargeMixedEqual(b *testing.B) {
 // tensors of 1024 elements.
 func BenchmarkRunsSmallFiles(b *testing.B) {
 	benchmarkRuns(b, benchDir(b, "small", "a"), benchDir(b, "small", "b"))
+}
+
+// roundingElems is the size of BenchmarkKernelRounding's pairs: 16 Mi
+// float32 elements a side, four chunks.
+const roundingElems = 1 << 24
+
+// roundingCase is one pair of BenchmarkKernelRounding: a reference side a
+// and a side b that differs from it by rounding where the case says.
+type roundingCase struct {
+	name string
+	// b returns b from a
+	b func(a []float32) []float32
+	// mode is the ULP mode of the pair; inPlace folds b as bfloat16 words
+	// with addMixed, as a mapped bfloat16 file is read
+	mode    ulpMode
+	inPlace bool
+}
+
+// oneULPAt returns a with every element that pick chooses one unit in the
+// last place away from zero.
+func oneULPAt(a []float32, pick func(i int) bool) []float32 {
+	b := slices.Clone(a)
+	for i := range b {
+		if pick(i) {
+			b[i] = math.Float32frombits(math.Float32bits(b[i]) + 1)
+		}
+	}
+	return b
+}
+
+// randomFraction returns a pick of about the fraction p of positions,
+// at random.
+func randomFraction(p float64) func(i int) bool {
+	rng := rand.New(rand.NewPCG(5, 8))
+	return func(int) bool { return rng.Float64() < p }
+}
+
+// bfloat16Rounding returns a rounded to bfloat16, as float32.
+func bfloat16Rounding(a []float32) []float32 {
+	b := make([]float32, len(a))
+	for i, x := range a {
+		b[i] = math.Float32frombits(uint32(bfloat16Bits(float64(x))) << 16)
+	}
+	return b
+}
+
+var roundingCases = []roundingCase{
+	{name: "equal", b: slices.Clone[[]float32], mode: ulpFloat32},
+	{name: "all_one_ulp", b: func(a []float32) []float32 { return oneULPAt(a, func(int) bool { return true }) }, mode: ulpFloat32},
+	{name: "10pct_one_ulp", b: func(a []float32) []float32 { return oneULPAt(a, randomFraction(0.1)) }, mode: ulpFloat32},
+	{name: "0.1pct_one_ulp", b: func(a []float32) []float32 { return oneULPAt(a, randomFraction(0.001)) }, mode: ulpFloat32},
+	{name: "f32_vs_bf16", b: bfloat16Rounding, mode: ulpBFloat16 | ulpRoundA},
+	{name: "f32_vs_bf16_in_place", b: bfloat16Rounding, mode: ulpBFloat16 | ulpRoundA, inPlace: true},
+}
+
+// BenchmarkKernelRounding measures the float32 kernel, one core, on pairs
+// of 16 Mi elements that differ by rounding: equal, every element one ULP
+// apart, 10% and 0.1% of them at random positions, and float32 values
+// against their bfloat16 rounding (as float32, and as bfloat16 words read
+// in place). It folds them as a comparison does: an accumulator per chunk
+// of chunkElems, pieces of pairBufElems. It reports ns/elem; the cost of
+// a case is its ns/elem over the equal case's.
+func BenchmarkKernelRounding(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	a := make([]float32, roundingElems)
+	for i := range a {
+		a[i] = float32(rng.NormFloat64())
+	}
+	for _, rc := range roundingCases {
+		b.Run(rc.name, func(b *testing.B) {
+			vb := rc.b(a)
+			var raw []byte
+			if rc.inPlace {
+				raw = halfBytes(vb, false)
+			}
+			benchmarkRounding(b, a, vb, raw, rc.mode)
+		})
+	}
+}
+
+// benchmarkRounding folds a against b (or against the bfloat16 words raw,
+// where given) in chunks and pieces, as a comparison does.
+func benchmarkRounding(b *testing.B, va, vb []float32, raw []byte, mode ulpMode) {
+	half, buf := &loaders.Tensor{DType: loaders.BFloat16}, make([]float32, maxWindow)
+	d := loaders.Float32
+	if mode != ulpFloat32 {
+		d = loaders.BFloat16
+	}
+	tol, key := tolerances.For(d), ulpKeyFor(d)
+	kern := machineKernels() // the kernels Pairs runs
+	var h errorHistogram
+	b.SetBytes(int64(8 * len(va)))
+	for b.Loop() {
+		for lo := 0; lo < len(va); lo += chunkElems {
+			h.reset()
+			c := newAcc(kern, tol, key, false, true, &h, int64(lo))
+			for p := lo; p < lo+chunkElems && p < len(va); p += pairBufElems {
+				hi := min(p+pairBufElems, len(va))
+				if raw != nil {
+					c.addMixed(va[p:hi], raw[2*p:2*hi], half, mode, buf)
+				} else {
+					c.addF32(va[p:hi], vb[p:hi], mode)
+				}
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(va)), "ns/elem")
 }

@@ -3,6 +3,7 @@ package compare
 import (
 	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/graphdiff/graphdiff/loaders"
@@ -85,6 +86,132 @@ func FuzzMixedKernel(f *testing.F) {
 				})
 				if !sameMetrics(&whole, &want) || !sameMetrics(&split, &want) {
 					t.Fatalf("%s:\ngeneric %#v\nwhole   %#v\npieces  %#v", m.name, want, whole, split)
+				}
+			})
+		}
+	})
+}
+
+// roundingFromBytes makes two float32 sides from data, five bytes a pair:
+// the bit pattern of a (four bytes) and a control byte whose low three
+// bits say how b relates to a: equal (three ways in eight, so that runs of
+// equal pairs form), one unit in the last place up or down, a rounded to
+// bfloat16, a with low bits flipped by the control's top five, or −a.
+// Arbitrary data then gives runs of equal pairs broken by pairs that differ
+// by rounding, with every kind of bit pattern: ±0, subnormals, ±Inf, NaN.
+func roundingFromBytes(data []byte) (a, b []float32) {
+	n := len(data) / 5
+	a, b = make([]float32, n), make([]float32, n)
+	for i := range n {
+		p := data[5*i : 5*i+5]
+		bits, ctl := binary.LittleEndian.Uint32(p), p[4]
+		other := bits
+		switch ctl & 7 {
+		case 3:
+			other++
+		case 4:
+			other--
+		case 5:
+			other = uint32(bfloat16Bits(float64(math.Float32frombits(bits)))) << 16
+		case 6:
+			other ^= uint32(ctl >> 3)
+		case 7:
+			other ^= 1 << 31
+		}
+		a[i], b[i] = math.Float32frombits(bits), math.Float32frombits(other)
+	}
+	return a, b
+}
+
+// truncateBF16 returns v with each value's low sixteen bits cleared: a
+// bfloat16 value, as a bfloat16 side holds.
+func truncateBF16(v []float32) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = math.Float32frombits(math.Float32bits(x) &^ 0xFFFF)
+	}
+	return out
+}
+
+// bucketRange returns the buckets h counted in, (0, −1) for none.
+func bucketRange(h *errorHistogram) (lo, hi int) {
+	if lo, hi = h.span(); hi < lo {
+		return 0, -1
+	}
+	return lo, hi
+}
+
+// FuzzFloat32Kernel checks addF32 on pairs that differ by rounding among
+// equal ones against the general float64 loop, with every kernel set the
+// machine has, whole and in pieces, in every ULP mode of float32 data
+// (float32 units, and bfloat16 units with either side, both or neither
+// float32): the metrics and the histogram's range and total must be the
+// same, bit for bit.
+func FuzzFloat32Kernel(f *testing.F) {
+	seed := func(n int, ctl func(i int) byte) []byte {
+		data := make([]byte, 5*n)
+		rng := rand.New(rand.NewPCG(uint64(n), 3))
+		for i := range n {
+			binary.LittleEndian.PutUint32(data[5*i:], math.Float32bits(float32(rng.NormFloat64())))
+			data[5*i+4] = ctl(i)
+		}
+		return data
+	}
+	f.Add(seed(400, func(i int) byte { return 0 }))                      // all equal
+	f.Add(seed(400, func(i int) byte { return 3 }))                      // all one unit apart
+	f.Add(seed(400, func(i int) byte { return 5 }))                      // all rounded to bfloat16
+	f.Add(seed(400, func(i int) byte { return byte(3 * (i % 10 / 9)) })) // every tenth one unit apart
+	f.Add(seed(400, func(i int) byte { return byte(i*7919) % 6 }))       // mixed at random
+	f.Add(seed(300, func(i int) byte { return byte(4 + i%4) }))          // down, rounded, flipped, negated
+	specials := seed(300, func(i int) byte { return 3 })
+	for i, bits := range []uint32{0x7F800000, 0xFF800000, 0x7FC00001, 0x80000000, 0x00000001, 0x7F7FFFFF} {
+		binary.LittleEndian.PutUint32(specials[5*(60+37*i):], bits)
+	}
+	f.Add(specials)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a32, b32 := roundingFromBytes(data)
+		n := len(a32)
+		if n == 0 {
+			return
+		}
+		for _, m := range []struct {
+			name   string
+			dtype  loaders.DType
+			mode   ulpMode
+			aF, bF bool // the side holds float32 values, else bfloat16
+		}{
+			{"float32", loaders.Float32, ulpFloat32, true, true},
+			{"float32 vs bfloat16", loaders.BFloat16, ulpBFloat16 | ulpRoundA, true, false},
+			{"bfloat16 vs float32", loaders.BFloat16, ulpBFloat16 | ulpRoundB, false, true},
+			{"float32 vs float32 at bfloat16", loaders.BFloat16, ulpBFloat16 | ulpRoundA | ulpRoundB, true, true},
+			{"bfloat16", loaders.BFloat16, ulpBFloat16, false, false},
+		} {
+			a, b := a32, b32
+			if !m.aF {
+				a = truncateBF16(a)
+			}
+			if !m.bF {
+				b = truncateBF16(b)
+			}
+			wa, wb := widen64(a, b)
+			var hw errorHistogram
+			want := foldedMetrics(goKernels, m.dtype, n, &hw, func(c *acc) { c.addReal(wa, wb) })
+			wlo, whi := bucketRange(&hw)
+			eachKernelSet(t, func(t *testing.T, k kernels) {
+				for _, split := range []bool{false, true} {
+					var h errorHistogram
+					got := foldedMetrics(k, m.dtype, n, &h, func(c *acc) {
+						if !split {
+							c.addF32(a, b, m.mode)
+							return
+						}
+						pieces(n, func(lo, hi int) { c.addF32(a[lo:hi], b[lo:hi], m.mode) })
+					})
+					lo, hi := bucketRange(&h)
+					if !sameMetrics(&got, &want) || lo != wlo || hi != whi || h.total() != hw.total() {
+						t.Fatalf("%s, in pieces %v:\ngeneric %#v\n        histogram [%d, %d], %d counts\nkernel  %#v\n        histogram [%d, %d], %d counts",
+							m.name, split, want, wlo, whi, hw.total(), got, lo, hi, h.total())
+					}
 				}
 			})
 		}

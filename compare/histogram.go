@@ -12,9 +12,25 @@ type errorHistogram struct {
 	zeros  int64
 	counts []uint32 // indexed by bits>>48; allocated on first use
 	lo, hi int      // touched range of counts, for a cheap reset and walk
+	// spread holds counts that the sixteen-pair loops (kernel_amd64.s)
+	// keep apart, one table of spreadStride per lane of sixteen, indexed
+	// by bucket − spreadBase; spreadLo and spreadHi are the buckets they
+	// may hold (none where spreadLo > spreadHi). span adds them to counts
+	// before anything reads counts.
+	spread             []uint32
+	spreadLo, spreadHi int
 }
 
 const histBuckets = 1 << 15 // positive finite float64s: bits>>48 < 0x7FF0
+
+// The spread tables hold the buckets of float32 differences, 2⁻¹⁴⁹ ≤
+// |a−b| < 2¹²⁹: spreadBase (0x3600) is below the least, 0x36A0, and
+// spreadBase + spreadStride above the largest, 0x4810. The assembly's
+// spreadBase and spreadBytes (4·spreadStride) must agree.
+const (
+	spreadBase   = 0x3600
+	spreadStride = 0x1240
+)
 
 // add counts one finite, non-negative error.
 func (h *errorHistogram) add(e float64) {
@@ -42,10 +58,15 @@ func (h *errorHistogram) buckets() []uint32 {
 }
 
 // span returns the touched bucket range, empty (0, -1) when nothing
-// non-zero was counted.
+// non-zero was counted. Every reading of counts starts here, so it first
+// adds the spread tables' counts to them.
 func (h *errorHistogram) span() (lo, hi int) {
 	if h.counts == nil {
 		return 0, -1
+	}
+	if lo, hi := h.spreadLo, h.spreadHi; h.spread != nil && lo <= hi {
+		addSpread(h.counts[lo:hi+1], h.spread[lo-spreadBase:])
+		h.spreadLo, h.spreadHi = histBuckets, -1
 	}
 	return h.lo, h.hi
 }

@@ -31,10 +31,14 @@ import (
 //   - on amd64 with AVX2, runs of equal groups and groups that differ but
 //     hold no special value and no new maximum go through assembly
 //     (kernel_amd64.go), which does these same operations in this order;
+//     with AVX-512, sixteen pairs at a time, equal or not (fold32), so
+//     that pairs that differ at random among equal ones cost no switch
+//     between loops;
 //   - a float32 side against a bfloat16 side in place (addMixed) reads
 //     the bfloat16 words themselves in runs of equal pairs (assembly with
-//     AVX2) and, with AVX-512, in runs of pairs that all differ; only the
-//     windows between runs are widened to float32 first.
+//     AVX2) and, with AVX-512, sixteen pairs at a time, equal or not
+//     (foldMixed); only the windows between runs are widened to float32
+//     first.
 
 // kernels is a set of the assembly kernels (kernel_amd64.s), one bit
 // each: where a kernel's bit is clear, or without assembly (another
@@ -49,8 +53,8 @@ const (
 	kernEqual16                        // runs of equal 16-bit pairs (equalRunBF16AVX2, equalRunF16AVX2)
 	kernEqualMixed                     // runs of equal float32 and bfloat16 pairs (equalRunMixedAVX2)
 	kernDiffer32                       // the slow path's bulk, four pairs at a time (differRun32AVX2)
-	kernDiffer512                      // within it, sixteen at a time while all differ (differRun32AVX512)
-	kernMixed512                       // float32 against bfloat16 in place, sixteen at a time (differRunBF16AVX512)
+	kernDiffer512                      // sixteen pairs at a time, equal or not (fold32AVX512)
+	kernMixed512                       // float32 against bfloat16 in place, sixteen at a time (foldBF16AVX512)
 
 	// avx2Kernels are the kernels that need AVX2; avx512Kernels all of
 	// them, the last two needing AVX-512 (F, DQ, VL, BW) and BMI1.
@@ -208,9 +212,18 @@ func (c *acc) peak(ad, aa, a, b float64, pos int64) {
 // addF32 folds paired float32 values into the accumulator.
 func (c *acc) addF32(va, vb []float32, mode ulpMode) {
 	vb = vb[:len(va)]
+	foldAt := 0 // fold32 may take the pairs from here on
 	for i := 0; i < len(va); {
 		end := len(va)
 		if c.lane(i) == 0 && c.maxAbs.pos >= 0 {
+			if i >= foldAt {
+				if i += c.fold32(va[i:], vb[i:], i, mode); i == len(va) {
+					break
+				}
+				// The sixteen at i hold ±Inf, NaN or a new maximum, or
+				// fewer are left: the loops below take them.
+				foldAt = i + 4*lanes
+			}
 			// Equal groups need no bookkeeping once a finite pair has
 			// been seen (a zero difference cannot be a new maximum then).
 			if va[i] == vb[i] {
@@ -239,7 +252,7 @@ func (c *acc) addF32(va, vb []float32, mode ulpMode) {
 }
 
 // Windows of addMixed, in elements: where neither equalRunMixed nor
-// mixedRun takes the next pairs, the next window of the bfloat16 side is
+// foldMixed takes the next pairs, the next window of the bfloat16 side is
 // widened and goes through addF32. A window doubles from minWindow up to
 // maxWindow while the runs keep stopping early (pairs equal and differing
 // at random), and starts again at minWindow after a run at least as long
@@ -252,24 +265,25 @@ const (
 // addMixed folds pairs of which one side is float32 values (v) and the
 // other little-endian bfloat16 bytes (raw, of dtype half): side a where
 // mode has ulpRoundB, else side b; mode is ulpBFloat16 with ulpRoundA or
-// ulpRoundB. equalRunMixed (pairs that are equal, as when a bfloat16 run
-// was saved as float32) and mixedRun (pairs that all differ) read the
-// bfloat16 side in place; the windows between their runs are widened into
-// buf (at least maxWindow long). The result is addF32's on the widened
-// values, bit for bit. It returns how many pairs the two runs took.
+// ulpRoundB. foldMixed (pairs equal or not, with AVX-512) or else
+// equalRunMixed (pairs that are equal, as when a bfloat16 run was saved as
+// float32) read the bfloat16 side in place; the windows between their
+// runs are widened into buf (at least maxWindow long). The result is
+// addF32's on the widened values, bit for bit. It returns how many pairs
+// the runs took.
 func (c *acc) addMixed(v []float32, raw []byte, half *loaders.Tensor, mode ulpMode, buf []float32) (inPlace int) {
 	raw = raw[:2*len(v)]
 	window := minWindow
 	for i := 0; i < len(v); {
 		k, equal := 0, false
-		if c.lane(0) == 0 && c.maxAbs.pos >= 0 && math.Float32bits(v[i]) == uint32(binary.LittleEndian.Uint16(raw[2*i:]))<<16 {
+		switch {
+		case c.kernels&kernMixed512 != 0:
+			k = c.foldMixed(v[i:], raw[2*i:], mode)
+		case c.lane(0) == 0 && c.maxAbs.pos >= 0 && math.Float32bits(v[i]) == uint32(binary.LittleEndian.Uint16(raw[2*i:]))<<16:
 			var eq [lanes]float64
 			k, eq = c.kernels.equalRunMixed(v[i:], raw[2*i:], c.sums.eq)
 			c.foldEqual(k, eq)
 			equal = k > 0
-		}
-		if !equal {
-			k = c.mixedRun(v[i:], raw[2*i:], mode)
 		}
 		c.n += int64(k)
 		inPlace += k

@@ -15,16 +15,18 @@ import (
 // On amd64 with AVX2 the fast paths (eight pairs per iteration) and the
 // bulk of the slow path (differRun32, four) run in assembly
 // (kernel_amd64.s), with the Go loops' float64 operations in the Go loops'
-// order; with AVX-512 (F, DQ, VL, BW) as well, the slow path takes sixteen
-// pairs at a time while all of them differ, also with one side bfloat16
-// words read in place (differRunBF16AVX512). What they compute is bit for
-// bit the same, which the kernel tests check with each set: Go, AVX2, AVX2
-// with AVX-512. Build with -tags purego to use the Go loops only.
+// order; with AVX-512 (F, DQ, VL, BW) as well, float32 pairs go sixteen at
+// a time whether they are equal or not (fold32AVX512, and foldBF16AVX512
+// with one side bfloat16 words read in place), leaving to the loops above
+// only sixteen that hold ±Inf, NaN or a new maximum. What they compute is
+// bit for bit the same, which the kernel tests check with each set: Go,
+// AVX2, AVX2 with AVX-512. Build with -tags purego to use the Go loops
+// only.
 
 // cpuKernels returns the kernels this processor can run: none without
 // AVX2, avx2Kernels with it, and all of them with AVX-512 (F, DQ, VL, BW)
-// and BMI1 as well (the slow path's sixteen-pair loops split bucket
-// indices with BEXTR).
+// and BMI1 as well (the sixteen-pair loops split bucket indices with
+// BEXTR).
 func cpuKernels() kernels {
 	x := cpu.X86
 	switch {
@@ -119,12 +121,6 @@ type differState struct {
 //go:noescape
 func differRun32AVX2(a, b *float32, from, to int, st *differState, mode ulpMode) int
 
-//go:noescape
-func differRun32AVX512(a, b *float32, from, to int, st *differState, mode ulpMode) int
-
-//go:noescape
-func differRunBF16AVX512(a, b unsafe.Pointer, from, to int, st *differState, mode ulpMode) int
-
 // differRun32 folds the leading groups of lanes finite pairs of va and vb
 // (va[0] is the i-th next element and in lane 0) that offer no new maximum,
 // as block would, and returns how many elements it took: a multiple of
@@ -138,35 +134,61 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran boo
 		return 0, false
 	}
 	st := c.differState()
-	a, b, n := &va[0], &vb[:len(va)][0], len(va)
-	wide := c.kernels&kernDiffer512 != 0
-	for {
-		// sixteen at a time while every pair differs, then four at a
-		// time: past the sixteen that stopped the wider loop, or to the
-		// end without AVX-512
-		to := n
-		if wide {
-			k = differRun32AVX512(a, b, k, n, &st, mode)
-			to = min(n, k+4*lanes)
-		}
-		if to-k < lanes {
-			break
-		}
-		if k = differRun32AVX2(a, b, k, to, &st, mode); k < to || !wide {
-			break
-		}
-	}
+	k = differRun32AVX2(&va[0], &vb[:len(va)][0], 0, len(va), &st, mode)
 	c.takeDiffer(&st, k, i)
 	return k, true
 }
 
-// mixedRun is differRun32 for a pair of which one side is float32 (v) and
-// the other little-endian bfloat16 read in place (raw: side a with
-// ulpRoundB in mode, side b with ulpRoundA), without AVX2's four at a
-// time: it takes sixteen pairs at a time, v[0] being the next element,
-// and returns how many it took. It takes none without AVX-512, before
-// the first finite pair, off lane 0, or for another mode.
-func (c *acc) mixedRun(v []float32, raw []byte, mode ulpMode) int {
+// foldState is what fold32AVX512 and foldBF16AVX512 read and write. Its
+// layout is the assembly's (FS_* offsets; TestFoldStateLayout checks
+// them).
+type foldState struct {
+	sums      *laneSums
+	counts    *uint32 // the spread tables (errorHistogram.spread)
+	differ    int64   // pairs with a ≠ b
+	beyond    int64   // pairs beyond the tolerance
+	first     int64   // index of the first of these, −1 if none
+	_         int64
+	maxULP    [4 * lanes]uint32 // largest ULP distance, per lane of sixteen
+	minBucket [4 * lanes]uint16 // least bucket of pairs that differ, per lane
+	// read only: block's thresholds, and below them the float32 ones of
+	// the first tests (kernel_amd64.s says how they are rounded)
+	maxAbs, relThr, atol, rtol         float64
+	maxAbs32, relThr32, atol32, rtol32 float32
+}
+
+//go:noescape
+func fold32AVX512(a, b unsafe.Pointer, from, to int, st *foldState, mode ulpMode) int
+
+//go:noescape
+func foldBF16AVX512(a, b unsafe.Pointer, from, to int, st *foldState, mode ulpMode) int
+
+//go:noescape
+func addSpreadAVX512(counts, spread *uint32, n int)
+
+// fold32 folds the pairs of va and vb (va[0] is the i-th next element and
+// in lane 0, after the first finite pair) sixteen at a time, as block
+// would, and returns how many it took: a multiple of sixteen, stopping
+// before sixteen that hold ±Inf, NaN or a new maximum, or with fewer than
+// sixteen left. It takes none without the assembly or for ULP distances
+// by key function.
+func (c *acc) fold32(va, vb []float32, i int, mode ulpMode) int {
+	if c.kernels&kernDiffer512 == 0 || mode == ulpKeyFunc || len(va) < 4*lanes {
+		return 0
+	}
+	vb = vb[:len(va)]
+	st := c.foldState()
+	k := fold32AVX512(unsafe.Pointer(&va[0]), unsafe.Pointer(&vb[0]), 0, len(va), &st, mode)
+	c.takeFold(&st, k, i)
+	return k
+}
+
+// foldMixed is fold32 for a pair of which one side is float32 (v) and the
+// other little-endian bfloat16 read in place (raw: side a with ulpRoundB
+// in mode, side b with ulpRoundA), v[0] being the next element. It takes
+// none without the assembly, before the first finite pair, off lane 0, or
+// for another mode.
+func (c *acc) foldMixed(v []float32, raw []byte, mode ulpMode) int {
 	if c.kernels&kernMixed512 == 0 || c.maxAbs.pos < 0 || c.lane(0) != 0 || len(v) < 4*lanes ||
 		mode != ulpBFloat16|ulpRoundA && mode != ulpBFloat16|ulpRoundB {
 		return 0
@@ -176,10 +198,83 @@ func (c *acc) mixedRun(v []float32, raw []byte, mode ulpMode) int {
 	if mode&ulpRoundB != 0 {
 		a, b = b, a
 	}
-	st := c.differState()
-	k := differRunBF16AVX512(a, b, 0, len(v), &st, mode)
-	c.takeDiffer(&st, k, 0)
+	st := c.foldState()
+	k := foldBF16AVX512(a, b, 0, len(v), &st, mode)
+	c.takeFold(&st, k, 0)
 	return k
+}
+
+// foldState returns the state of a sixteen-pair run from the accumulator.
+func (c *acc) foldState() foldState {
+	h := c.hist
+	h.buckets() // block's range, which takeFold widens
+	st := foldState{sums: &c.sums, counts: &h.spreadTables()[0], first: -1,
+		maxAbs: c.maxAbs.Value, relThr: c.maxRel.Value * (1 - 1e-12), atol: c.tol.ATol, rtol: c.tol.RTol}
+	// With maxAbs 0 every pair that differs is a new maximum: the least
+	// float32 |b − a| that is not 0 passes.
+	st.maxAbs32 = max(float32Below(st.maxAbs), math.SmallestNonzeroFloat32)
+	st.relThr32 = float32Below(st.relThr * (1 - 0x1p-40))
+	// Tolerances the float32 test cannot bound leave it 0, which passes
+	// every pair that differs to the exact test.
+	if st.atol >= 0 && st.rtol >= 0 && st.atol < math.Inf(1) && st.rtol < math.Inf(1) {
+		st.atol32 = float32Below(st.atol * (1 - 0x1p-30))
+		st.rtol32 = float32Below(st.rtol * (1 - 0x1p-30))
+	}
+	return st
+}
+
+// float32Below returns the largest float32 at most x, for x ≥ 0 or +Inf
+// (math.MaxFloat32 for x beyond it), and 0 for NaN.
+func float32Below(x float64) float32 {
+	if !(x >= 0) {
+		return 0
+	}
+	f := float32(x)
+	if float64(f) > x {
+		f = math.Nextafter32(f, 0)
+	}
+	return f
+}
+
+// takeFold records the k pairs a sixteen-pair run took from the i-th next
+// element, as st says. Their buckets are in the spread tables, whose
+// range it widens: up to maxAbs's, which block counted.
+func (c *acc) takeFold(st *foldState, k, i int) {
+	h := c.hist
+	c.finite += int64(k)
+	h.zeros += int64(k) - st.differ
+	if st.differ > 0 {
+		lo := int(slices.Min(st.minBucket[:]))
+		h.lo = min(h.lo, lo)
+		h.spreadLo = min(h.spreadLo, lo)
+		h.spreadHi = max(h.spreadHi, int(math.Float64bits(st.maxAbs)>>48))
+	}
+	c.beyond += st.beyond
+	if st.first >= 0 {
+		c.firstBeyond(c.base + c.n + int64(i) + st.first)
+	}
+	c.maxULP = max(c.maxULP, uint64(slices.Max(st.maxULP[:])))
+}
+
+// spreadTables returns the histogram's spread tables, allocated on first
+// use.
+func (h *errorHistogram) spreadTables() []uint32 {
+	if h.spread == nil {
+		h.spread = make([]uint32, 4*lanes*spreadStride)
+		h.spreadLo, h.spreadHi = histBuckets, -1
+	}
+	return h.spread
+}
+
+// addSpread adds the counts of the sixteen spread tables (spread: lane 0's
+// from the first bucket of counts) to counts and zeroes them. Only the
+// sixteen-pair loops, which need AVX-512, fill them.
+func addSpread(counts, spread []uint32) {
+	if len(counts) == 0 {
+		return
+	}
+	_ = spread[15*spreadStride+len(counts)-1]
+	addSpreadAVX512(&counts[0], &spread[0], len(counts))
 }
 
 // differState returns the state of a slow-path run from the accumulator.

@@ -315,15 +315,6 @@ GLOBL round16<>(SB), RODATA|NOPTR, $16
 	VPADDD round16<>(SB), m, m; \
 	VPSRLD $16, m, m
 
-// ROUND_BF16_Z is ROUND_BF16 for the sixteen magnitudes in ZMM m, with
-// the constants in registers (Z27: 1, Z28: 0x7FFF), through Z12.
-#define ROUND_BF16_Z(m) \
-	VPSRLD $16, m, Z12; \
-	VPANDD Z27, Z12, Z12; \
-	VPADDD Z12, m, m; \
-	VPADDD Z28, m, m; \
-	VPSRLD $16, m, m
-
 // COUNT2 adds one to the histogram buckets (R9) of the two quadwords of
 // XMM x, through BX.
 #define COUNT2(x) \
@@ -331,19 +322,6 @@ GLOBL round16<>(SB), RODATA|NOPTR, $16
 	INCL    (R9)(BX*4); \
 	VPEXTRQ $1, x, BX; \
 	INCL    (R9)(BX*4)
-
-// COUNT4 adds one to the histogram buckets (R9) of the four words of r,
-// through R14, with the BEXTR controls of words 1 and 2 in R13 and R8; it
-// overwrites r.
-#define COUNT4(r) \
-	MOVWQZX r, R14; \
-	INCL    (R9)(R14*4); \
-	BEXTRQ  R13, r, R14; \
-	INCL    (R9)(R14*4); \
-	BEXTRQ  R8, r, R14; \
-	INCL    (R9)(R14*4); \
-	SHRQ    $48, r; \
-	INCL    (R9)(r*4)
 
 // ULP_MAX takes the ULP distances of the float32 bit patterns a and b
 // (whose keys ma and mb are) into the lane maxima acc: |ma − mb| where the
@@ -537,6 +515,90 @@ done:
 	VMOVUPD Y4, 128(DX)
 	STORE_STATE
 
+// The sixteen-pair loops, with AVX-512 (F, DQ, VL, BW): fold32AVX512
+// (both sides float32) and foldBF16AVX512 (one side bfloat16 words read
+// in place). Each takes sixteen pairs at a time, equal or not, and leaves
+// only for sixteen that hold ±Inf or NaN or a new maximum, which Go takes
+// (block keeps their positions and ties). A step goes one of three ways:
+//
+//   - all sixteen equal (b − a is 0 in float32 exactly when a = b, both
+//     finite): the squares into eq, one VMULPD and one VADDPD a group, as
+//     equalRun32 does;
+//   - some differ: float32 tests first, each conservative (they may pass
+//     a pair that block would call a new maximum or beyond the tolerance,
+//     never the reverse); if any passes, the sixteen are tested exactly,
+//     in float64, as block does, and left to Go for a new maximum, ±Inf
+//     or NaN, or counted beyond the tolerance. Then the sums, group by
+//     group in storage order (with masks where some pairs are equal), the
+//     histogram, the ULP distances;
+//   - all sixteen differ: the same without masks.
+//
+// The float32 tests compare bit patterns of non-negative values as
+// unsigned integers (NaN above +Inf above every finite value): a pair may
+// be an event where |b − a|, rounded to float32 (Z10), is at least
+//
+//   - maxAbs rounded down to float32 (at least 2⁻¹⁴⁹: with maxAbs 0 every
+//     pair that differs is a new maximum), or NaN or ±Inf: a new maximum
+//     |a−b| is at least maxAbs, and rounding to nearest is monotonic;
+//   - |a|·T rounded down, T the relative threshold rounded down (less
+//     than 2⁻⁴⁰ of it): |a−b| ≥ thr·|a| in float64 is then at least it;
+//   - atol′ + rtol′·|a| rounded down (one rounding, VFMADD with RD_SAE),
+//     atol′ and rtol′ below atol and rtol by 2⁻³⁰ of them at least, so
+//     that it is below atol + rtol·|a| in float64, whose two roundings
+//     move it by 2⁻⁵² of it at most: a pair beyond the tolerance is at
+//     least it.
+//
+// The sums add in block's order: lane l of each partial takes the pairs
+// of lane l of the four groups in turn; a², b² and a·b of float32 values
+// are exact in float64, so VFMADD231PD rounds their sums as VMULPD and
+// VADDPD do; (b − a)² is not, and is VMULPD then VADDPD. Masked lanes are
+// left as they are, as block leaves them.
+//
+// The histogram: each lane of the sixteen counts in a table of its own
+// (spread tables, kernel_amd64.go: counts of one bucket in two lanes of a
+// step would be two increments of one address, and the processor's
+// guesses at such pairs cost more than the increments), folded into the
+// histogram before it is read. A step's bucket indices are counted in the
+// next step (Y29), which leaves their increments to run beside its work;
+// pairs that differ among some equal ones are packed first and counted
+// alone.
+//
+// Registers: Y0–Y4 the partials (sqD, sqA, sqB, ab, eq); Y5 the least
+// bucket of each lane; Z7 the largest ULP distance of each lane; Z8, Z9
+// the sixteen a and b (float32); Z10 |b − a| in float32; Z11 |a|; Z12–Z15
+// and Z31 temporaries; Y16–Y19 b − a of the four groups (float64); Z20,
+// Z21 the rounding constants 1 and 0x7FFF; Z22 the permutation of the top
+// words; Y23 0x7FFF words; Z24 0x7FFFFFFF; Z25–Z28 the float32 thresholds
+// (maxAbs, relative, rtol′, atol′); Y29 the previous step's bucket
+// indices; Y30 spreadBase words. K1 the pairs that differ (or hold ±Inf or
+// NaN), K2 maybe events, K3 signs that differ, K4 equal pairs, K5–K7 masks
+// of groups. AX the next pair, CX the last a step starts at, SI and DI the
+// sides, R8 the pairs that differ, R9 the spread tables, R10 and R13 BEXTR
+// controls, R12 the first pair beyond the tolerance (−1: none), R14 the
+// state in the exact tests.
+
+// Offsets in foldState (kernel_amd64.go; TestFoldStateLayout).
+#define FS_SUMS 0
+#define FS_COUNTS 8
+#define FS_DIFFER 16
+#define FS_BEYOND 24
+#define FS_FIRST 32
+#define FS_MAXULP 48
+#define FS_MINBUCKET 112
+#define FS_MAXABS 144
+#define FS_RELTHR 152
+#define FS_ATOL 160
+#define FS_RTOL 168
+#define FS_MAXABS32 176
+#define FS_RELTHR32 180
+#define FS_ATOL32 184
+#define FS_RTOL32 188
+
+// spreadBytes is the distance between two lanes' spread tables
+// (spreadStride uint32 in kernel_amd64.go): 0x4900 mod 4096 is 0x900, so
+// the sixteen tables start at sixteen different offsets in a page.
+#define spreadBytes 0x4900
+
 // TOPWORDS16 lists the words of two ZMM registers of eight float64 each
 // that hold their top 16 bits, for VPERMT2W: words 3, 7, …, 31 of the
 // first and 35, 39, …, 63 (3, 7, … of the second).
@@ -545,27 +607,6 @@ DATA topWords16<>+8(SB)/8, $0x001F001B00170013
 DATA topWords16<>+16(SB)/8, $0x002F002B00270023
 DATA topWords16<>+24(SB)/8, $0x003F003B00370033
 GLOBL topWords16<>(SB), RODATA|NOPTR, $32
-
-// SUMS8 adds the products of the eight pairs a, b (float64, ZMM) with
-// d = b − a to the four-lane partials Y0–Y3: the first four pairs' terms
-// and then the next four's, through Z8 and Z9.
-#define SUMS8(a, b, d) \
-	VMULPD        d, d, Z8; \
-	VEXTRACTF64X4 $1, Z8, Y9; \
-	VADDPD        Y8, Y0, Y0; \
-	VADDPD        Y9, Y0, Y0; \
-	VMULPD        a, a, Z8; \
-	VEXTRACTF64X4 $1, Z8, Y9; \
-	VADDPD        Y8, Y1, Y1; \
-	VADDPD        Y9, Y1, Y1; \
-	VMULPD        b, b, Z8; \
-	VEXTRACTF64X4 $1, Z8, Y9; \
-	VADDPD        Y8, Y2, Y2; \
-	VADDPD        Y9, Y2, Y2; \
-	VMULPD        b, a, Z8; \
-	VEXTRACTF64X4 $1, Z8, Y9; \
-	VADDPD        Y8, Y3, Y3; \
-	VADDPD        Y9, Y3, Y3
 
 // ULP_MAX16 is ULP_MAX for sixteen lanes (ZMM): the signs of the bit
 // patterns a and b differ where K5 is set. It overwrites a.
@@ -577,215 +618,436 @@ GLOBL topWords16<>(SB), RODATA|NOPTR, $32
 	VPADDD    mb, ma, K5, a; \
 	VPMAXUD   a, acc, acc
 
-// LOOP16 is the body of differRun32AVX512 and differRunBF16AVX512 for
-// one ULP mode and one layout of the sides: it takes sixteen pairs at AX,
-// and more while AX ≤ CX, with the label top at its start and counted
-// after the tolerance test. LOAD puts the first eight pairs in Z10 and Z11
-// (a and b, float64), the next eight in Z15 and Z16; the rest go in
-// Z12–Z14 (d = b − a, |d|, |a|) and Z17–Z19. BITS puts the sixteen float32
-// bit patterns of a in Z8 and of b in Z9, and KEYS turns their magnitudes
-// in Z10 (a) and Z11 (b) into keys. A step leaves for done16 before it
-// changes anything, so the pairs taken are AX − from, and all of them
-// differ.
-#define LOOP16(top, counted, LOAD, BITS, KEYS) \
-top: \
-	LOAD; \
-	VSUBPD    Z10, Z11, Z12;         /* d = b − a */ \
-	VSUBPD    Z15, Z16, Z17; \
-	VANDPD    Z20, Z12, Z13;         /* |d| */ \
-	VANDPD    Z20, Z17, Z18; \
-	VCMPPD    $0x1E, Z25, Z13, K1;   /* |d| > 0 (not NaN) */ \
-	VCMPPD    $0x1E, Z25, Z18, K2; \
-	KANDB     K2, K1, K1; \
-	KORTESTB  K1, K1; \
-	JCC       done16;                /* some pair equal, ±Inf or NaN */ \
-	VANDPD    Z20, Z10, Z14;         /* |a| */ \
-	VANDPD    Z20, Z15, Z19; \
-	VMULPD    Z21, Z14, Z8; \
-	VMULPD    Z21, Z19, Z9; \
-	VCMPPD    $0x1D, Z8, Z13, K1;    /* |d| ≥ maxRel·|a| */ \
-	VCMPPD    $0x1D, Z9, Z18, K2; \
-	VCMPPD    $0x15, Z22, Z13, K3;   /* not |d| < maxAbs */ \
-	VCMPPD    $0x15, Z22, Z18, K4; \
-	KORB      K1, K2, K1; \
-	KORB      K3, K4, K3; \
-	KORTESTB  K1, K3; \
-	JNZ       done16;                /* a new maximum */ \
-	VMULPD    Z23, Z14, Z8; \
-	VMULPD    Z23, Z19, Z9; \
-	VADDPD    Z24, Z8, Z8; \
-	VADDPD    Z24, Z9, Z9; \
-	VCMPPD    $0x1E, Z8, Z13, K1;    /* beyond: |d| > atol + rtol·|a| */ \
-	VCMPPD    $0x1E, Z9, Z18, K2; \
-	KORTESTB  K1, K2; \
-	JZ        counted; \
-	KUNPCKBW  K1, K2, K3; \
-	KMOVW     K3, BX; \
-	POPCNTQ   BX, DX; \
-	ADDQ      DX, R11; \
-	TESTQ     R12, R12; \
-	JNS       counted; \
-	BSFQ      BX, R12; \
-	ADDQ      AX, R12; \
-counted: \
-	SUMS8(Z10, Z11, Z12); \
-	SUMS8(Z15, Z16, Z17); \
-	VMINPD    Z13, Z5, Z5; \
-	VMINPD    Z18, Z5, Z5; \
-	VPERMT2W  Z18, Z29, Z13; \
-	VMOVQ     X13, BX; \
-	VPEXTRQ   $1, X13, DX; \
-	COUNT4(BX); \
-	COUNT4(DX); \
-	VEXTRACTI128 $1, Y13, X13; \
-	VMOVQ     X13, BX; \
-	VPEXTRQ   $1, X13, DX; \
-	COUNT4(BX); \
-	COUNT4(DX); \
-	BITS; \
-	VPANDD    Z26, Z8, Z10; \
-	VPANDD    Z26, Z9, Z11; \
-	KEYS; \
-	ULP_MAX16(Z8, Z9, Z10, Z11, Z7); \
-	ADDQ      $16, AX; \
-	CMPQ      AX, CX; \
-	JLE       top
+// ROUND16 rounds the sixteen float32 magnitudes in ZMM m to bfloat16 keys
+// (ROUND_BF16 for sixteen lanes), through Z31.
+#define ROUND16(m) \
+	VPSRLD $16, m, Z31; \
+	VPANDD Z20, Z31, Z31; \
+	VPADDD Z31, m, m; \
+	VPADDD Z21, m, m; \
+	VPSRLD $16, m, m
 
-// The keys of LOOP16 by ULP mode: float32 units need none (the magnitude
-// is the key); for bfloat16 units a bfloat16 side is shifted down and a
-// float32 side rounded.
-#define KEYS_F32
-#define KEYS_BF16 VPSRLD $16, Z10, Z10; VPSRLD $16, Z11, Z11
-#define KEYS_ROUND_A ROUND_BF16_Z(Z10); VPSRLD $16, Z11, Z11
-#define KEYS_ROUND_B VPSRLD $16, Z10, Z10; ROUND_BF16_Z(Z11)
-#define KEYS_ROUND_AB ROUND_BF16_Z(Z10); ROUND_BF16_Z(Z11)
+// The keys by ULP mode, of the magnitudes |a| in Z14 and |b| in Z15:
+// float32 units need none; for bfloat16 units a bfloat16 side is shifted
+// down and a float32 side rounded.
+#define FKEYS_F32
+#define FKEYS_BF16 VPSRLD $16, Z14, Z14; VPSRLD $16, Z15, Z15
+#define FKEYS_ROUND_A ROUND16(Z14); VPSRLD $16, Z15, Z15
+#define FKEYS_ROUND_B VPSRLD $16, Z14, Z14; ROUND16(Z15)
+#define FKEYS_ROUND_AB ROUND16(Z14); ROUND16(Z15)
 
-// The layouts of LOOP16: both sides float32 (LOAD_F32, BITS_F32), or one
-// side float32 and the other bfloat16 (16-bit words, widened to float32
-// bit patterns in Z30 by a zero extension and a shift).
-#define LOAD_F32 \
+// FKEYED_* put the keys of a and b, where their signs agree, in Z14 and
+// Z15; for float32 units the bit patterns Z8 and Z9 serve (FLOOP's ka and
+// kb).
+#define FKEYED_F32
+#define FKEYED_BF16 VPANDD Z24, Z9, Z15; VMOVDQA32 Z11, Z14; FKEYS_BF16
+#define FKEYED_ROUND_A VPANDD Z24, Z9, Z15; VMOVDQA32 Z11, Z14; FKEYS_ROUND_A
+#define FKEYED_ROUND_B VPANDD Z24, Z9, Z15; VMOVDQA32 Z11, Z14; FKEYS_ROUND_B
+#define FKEYED_ROUND_AB VPANDD Z24, Z9, Z15; VMOVDQA32 Z11, Z14; FKEYS_ROUND_AB
+
+// The layouts. FLOAD_* put the sixteen a in Z8 and b in Z9 as float32;
+// FCVT_*(off, i, y) put the four of group i (at byte offset off of a
+// float32 side in memory) in YMM y as float64.
+#define FLOAD_F32 \
 	PREFETCH32(SI); \
 	PREFETCH32(DI); \
-	VCVTPS2PD (SI)(AX*4), Z10; \
-	VCVTPS2PD (DI)(AX*4), Z11; \
-	VCVTPS2PD 32(SI)(AX*4), Z15; \
-	VCVTPS2PD 32(DI)(AX*4), Z16
-#define BITS_F32 \
-	VMOVDQU32 (SI)(AX*4), Z8; \
-	VMOVDQU32 (DI)(AX*4), Z9
-#define WIDEN_BF16(p, lo, hi) \
-	VPMOVZXWD     (p)(AX*2), Z30; \
-	VPSLLD        $16, Z30, Z30; \
-	VCVTPS2PD     Y30, lo; \
-	VEXTRACTF32X8 $1, Z30, Y9; \
-	VCVTPS2PD     Y9, hi
-#define LOAD_BF16_B \
+	VMOVUPS (SI)(AX*4), Z8; \
+	VMOVUPS (DI)(AX*4), Z9
+#define FLOAD_BF16_B \
 	PREFETCH32(SI); \
 	PREFETCH16(DI); \
-	VCVTPS2PD (SI)(AX*4), Z10; \
-	VCVTPS2PD 32(SI)(AX*4), Z15; \
-	WIDEN_BF16(DI, Z11, Z16)
-#define BITS_BF16_B \
-	VMOVDQU32 (SI)(AX*4), Z8; \
-	VMOVDQA32 Z30, Z9
-#define LOAD_BF16_A \
-	PREFETCH32(DI); \
+	VMOVUPS   (SI)(AX*4), Z8; \
+	VPMOVZXWD (DI)(AX*2), Z9; \
+	VPSLLD    $16, Z9, Z9
+#define FLOAD_BF16_A \
 	PREFETCH16(SI); \
-	VCVTPS2PD (DI)(AX*4), Z11; \
-	VCVTPS2PD 32(DI)(AX*4), Z16; \
-	WIDEN_BF16(SI, Z10, Z15)
-#define BITS_BF16_A \
-	VMOVDQA32 Z30, Z8; \
-	VMOVDQU32 (DI)(AX*4), Z9
+	PREFETCH32(DI); \
+	VPMOVZXWD (SI)(AX*2), Z8; \
+	VPSLLD    $16, Z8, Z8; \
+	VMOVUPS   (DI)(AX*4), Z9
+#define FCVT_MEM_A(off, i, y) VCVTPS2PD off(SI)(AX*4), y
+#define FCVT_MEM_B(off, i, y) VCVTPS2PD off(DI)(AX*4), y
+#define FCVT_REG_A(off, i, y) VEXTRACTF32X4 $i, Z8, X31; VCVTPS2PD X31, y
+#define FCVT_REG_B(off, i, y) VEXTRACTF32X4 $i, Z9, X31; VCVTPS2PD X31, y
 
-// PROLOGUE16 is the start of a sixteen-pair function: LOAD_STATE, the
-// lane extremes in Z5 and Z7, the constants in Z20–Z29 and the BEXTR
-// controls; BX holds the mode, and CX the last index a step may start at.
-// With fewer than sixteen pairs it goes to done16.
-#define PROLOGUE16 \
-	LOAD_STATE; \
-	VBROADCASTF64X4 ST_MINAD(R8), Z5; \
-	VBROADCASTI32X4 ST_MAXULP(R8), Z7; \
-	VBROADCASTSD absMask<>(SB), Z20; \
-	VBROADCASTSD ST_MAXREL(R8), Z21; \
-	VBROADCASTSD ST_MAXABS(R8), Z22; \
-	VBROADCASTSD ST_RTOL(R8), Z23; \
-	VBROADCASTSD ST_ATOL(R8), Z24; \
-	VPXORQ Z25, Z25, Z25; \
-	VPBROADCASTD mag32<>(SB), Z26; \
-	VPBROADCASTD one32<>(SB), Z27; \
-	VPBROADCASTD round16<>(SB), Z28; \
-	VMOVDQU32 topWords16<>(SB), Y29; \
-	SUBQ AX, R10;                      /* plus AX at the end: every pair taken differs */ \
-	MOVQ R13, BX;                      /* the mode */ \
-	MOVL $0x1010, R13;                 /* BEXTR: 16 bits from bit 16 */ \
-	MOVL $0x1020, R8;                  /* and from bit 32 (R8 is reloaded at the end) */ \
-	SUBQ $16, CX; \
-	CMPQ AX, CX; \
-	JGT  done16
+// FEQUAL adds the squares of group i of sixteen equal pairs to eq.
+#define FEQUAL(off, i, CVT) \
+	CVT(off, i, Y12); \
+	VMULPD Y12, Y12, Y12; \
+	VADDPD Y12, Y4, Y4
 
-// EPILOGUE16 is the end of a sixteen-pair function, at done16: the count
-// of pairs that differ, the lane extremes folded to four, STORE_STATE.
-#define EPILOGUE16 \
-	ADDQ AX, R10; \
-	MOVQ st+32(FP), R8; \
-	VEXTRACTF64X4 $1, Z5, Y9; \
-	VMINPD Y9, Y5, Y5; \
-	VEXTRACTI64X4 $1, Z7, Y9; \
-	VPMAXUD Y9, Y7, Y7; \
-	VEXTRACTI128 $1, Y7, X9; \
-	VPMAXUD X9, X7, X7; \
-	STORE_STATE
+// FALL folds group i of sixteen pairs that all differ, leaving b − a in d.
+#define FALL(off, i, d, CVT_A, CVT_B) \
+	CVT_A(off, i, Y12); \
+	CVT_B(off, i, Y13); \
+	VSUBPD      Y12, Y13, d; \
+	VMULPD      d, d, Y14; \
+	VADDPD      Y14, Y0, Y0; \
+	VFMADD231PD Y12, Y12, Y1; \
+	VFMADD231PD Y13, Y13, Y2; \
+	VFMADD231PD Y13, Y12, Y3
 
-// func differRun32AVX512(a, b *float32, from, to int, st *differState, mode ulpMode) int
-//
-// differRun32AVX2 for sixteen pairs at a time, where the machine has
-// AVX-512 (F, DQ, VL, BW): it stops before any sixteen with an equal pair,
-// ±Inf, NaN or a new maximum, which differRun32AVX2 then takes four at a
-// time. With every pair differing there are no masks: the products go
-// into the same four-lane partials Y0–Y3, four pairs' at a time in
-// storage order, as four groups would. Z5 holds eight lanes of the least
-// |a−b| and Z7 sixteen of the largest ULP distance, folded to four at the
-// end; Z20–Z29 hold the constants. There is one loop per ULP mode, so
-// that a step does not test the mode.
-TEXT ·differRun32AVX512(SB), NOSPLIT, $0-56
-	PROLOGUE16
+// FMIX is FALL where some pairs are equal: those of mask kd differ, those
+// of ke are equal (their (b − a)² is +0, which leaves sqD as it is).
+#define FMIX(off, i, kd, ke, d, CVT_A, CVT_B) \
+	CVT_A(off, i, Y12); \
+	CVT_B(off, i, Y13); \
+	VSUBPD      Y12, Y13, d; \
+	VMULPD      d, d, Y14; \
+	VADDPD      Y14, Y0, Y0; \
+	VFMADD231PD Y12, Y12, kd, Y1; \
+	VFMADD231PD Y12, Y12, ke, Y4; \
+	VFMADD231PD Y13, Y13, kd, Y2; \
+	VFMADD231PD Y13, Y12, kd, Y3
+
+// FEXACT tests group i in float64, as block does: it leaves for done16
+// where a pair is ±Inf or NaN or |b − a| exceeds maxAbs, or where a pair
+// that differs (mask kd) reaches the relative threshold, |b − a| ≥
+// thr·|a|; else it sets the bits of the pairs beyond the tolerance, |b −
+// a| > atol + rtol·|a| (of those that differ), in BX.
+#define FEXACT(off, i, kd, CVT_A, CVT_B) \
+	CVT_A(off, i, Y12); \
+	CVT_B(off, i, Y13); \
+	VSUBPD      Y12, Y13, Y14; \
+	VANDPD.BCST absMask<>(SB), Y14, Y14; \
+	VANDPD.BCST absMask<>(SB), Y12, Y15; \
+	VCMPPD.BCST $0x16, FS_MAXABS(R14), Y14, K7; \
+	KORTESTB    K7, K7; \
+	JNZ         done16; \
+	VMULPD.BCST FS_RELTHR(R14), Y15, Y12; \
+	VCMPPD      $0x1D, Y12, Y14, kd, K7; \
+	KORTESTB    K7, K7; \
+	JNZ         done16; \
+	VMULPD.BCST FS_RTOL(R14), Y15, Y15; \
+	VADDPD.BCST FS_ATOL(R14), Y15, Y15; \
+	VCMPPD      $0x1E, Y15, Y14, kd, K7; \
+	KMOVB       K7, DX; \
+	SHLQ        $(4*i), DX; \
+	ORQ         DX, BX
+
+// FBUCKETS puts the buckets of the sixteen b − a (Y16–Y19: the top 16
+// bits of |b − a| as float64) in Y16 and takes the least of those of
+// mask k into Y5.
+#define FBUCKETS(k) \
+	VINSERTF64X4 $1, Y17, Z16, Z16; \
+	VINSERTF64X4 $1, Y19, Z18, Z18; \
+	VPERMT2W     Z18, Z22, Z16; \
+	VPANDD       Y23, Y16, Y16; \
+	VPMINUW      Y16, Y5, k, Y5
+
+// FULPTEST goes to slow where a pair that differs has signs that differ.
+#define FULPTEST(slow) \
+	VPXORD   Z8, Z9, Z13; \
+	VPMOVD2M Z13, K3; \
+	KTESTW   K1, K3; \
+	JNZ      slow
+
+// FULPMAX takes |ka − kb|, the ULP distances of pairs whose signs agree,
+// into Z7 where K1 is set.
+#define FULPMAX(ka, kb) \
+	VPSUBD  kb, ka, Z13; \
+	VPABSD  Z13, Z13; \
+	VPMAXUD Z13, Z7, K1, Z7
+
+// FULPSLOW is ULP_MAX16, for sixteen pairs of which some have signs that
+// differ (around zero), which then goes back to done.
+#define FULPSLOW(KEYS, slow, done) \
+slow: \
+	VPANDD    Z24, Z9, Z15; \
+	VMOVDQA32 Z11, Z14; \
+	KEYS; \
+	ULP_MAX16(Z8, Z9, Z14, Z15, Z7); \
+	JMP       done
+
+// SCOUNT4 adds one to the spread tables (R9) of lanes l0–l3 at the four
+// spread indices in r, through R14; it overwrites r.
+#define SCOUNT4(r, l0, l1, l2, l3) \
+	MOVWQZX r, R14; \
+	INCL    (l0*spreadBytes)(R9)(R14*4); \
+	BEXTRQ  R13, r, R14; \
+	INCL    (l1*spreadBytes)(R9)(R14*4); \
+	BEXTRQ  R10, r, R14; \
+	INCL    (l2*spreadBytes)(R9)(R14*4); \
+	SHRQ    $48, r; \
+	INCL    (l3*spreadBytes)(R9)(r*4)
+
+// COUNT16 counts the spread indices in YMM y (low XMM x), packed first,
+// the rest 0: a quadword of zeros ends them (an index is never 0). It
+// overwrites x.
+#define COUNT16(y, x, done) \
+	VMOVQ         x, BX; \
+	TESTQ         BX, BX; \
+	JZ            done; \
+	VPEXTRQ       $1, x, DX; \
+	SCOUNT4(BX, 0, 1, 2, 3); \
+	TESTQ         DX, DX; \
+	JZ            done; \
+	VEXTRACTI32X4 $1, y, x; \
+	VMOVQ         x, BX; \
+	SCOUNT4(DX, 4, 5, 6, 7); \
+	TESTQ         BX, BX; \
+	JZ            done; \
+	VPEXTRQ       $1, x, DX; \
+	SCOUNT4(BX, 8, 9, 10, 11); \
+	TESTQ         DX, DX; \
+	JZ            done; \
+	SCOUNT4(DX, 12, 13, 14, 15); \
+done:
+
+// FLOOP is the loop of one layout and one ULP mode; its labels are its
+// first eleven arguments.
+#define FLOOP(top, exact, checked, mixed, slow1, ulp1, slow2, ulp2, count1, count2, count3, LOAD, CVT_A, CVT_B, CVT_EQ, KEYS, KEYED, ka, kb) \
+top: \
+	LOAD; \
+	VSUBPS        Z8, Z9, Z10; \
+	VANDPS        Z24, Z10, Z10; \
+	VPTESTMD      Z10, Z10, K1; \
+	KMOVW         K1, R11; \
+	TESTL         R11, R11; \
+	JNZ           exact; \
+	FEQUAL(0, 0, CVT_EQ); \
+	FEQUAL(16, 1, CVT_EQ); \
+	FEQUAL(32, 2, CVT_EQ); \
+	FEQUAL(48, 3, CVT_EQ); \
+	ADDQ          $16, AX; \
+	CMPQ          AX, CX; \
+	JLE           top; \
+	JMP           done16; \
+exact: \
+	VANDPS        Z24, Z8, Z11; \
+	VMULPS.RD_SAE Z26, Z11, Z12; \
+	VMOVAPS       Z28, Z13; \
+	VFMADD231PS.RD_SAE Z27, Z11, Z13; \
+	VMINPS        Z13, Z12, Z12; \
+	VMINPS        Z25, Z12, Z12; \
+	VPCMPUD       $5, Z12, Z10, K1, K2; \
+	KORTESTW      K2, K2; \
+	JZ            checked; \
+	XORQ          BX, BX; \
+	MOVQ          st+32(FP), R14; \
+	KSHIFTRW      $4, K1, K5; \
+	KSHIFTRW      $8, K1, K6; \
+	FEXACT(0, 0, K1, CVT_A, CVT_B); \
+	FEXACT(16, 1, K5, CVT_A, CVT_B); \
+	KSHIFTRW      $12, K1, K5; \
+	FEXACT(32, 2, K6, CVT_A, CVT_B); \
+	FEXACT(48, 3, K5, CVT_A, CVT_B); \
+	TESTQ         BX, BX; \
+	JZ            checked; \
+	POPCNTQ       BX, DX; \
+	ADDQ          DX, FS_BEYOND(R14); \
+	TESTQ         R12, R12; \
+	JNS           checked; \
+	BSFQ          BX, R12; \
+	ADDQ          AX, R12; \
+checked: \
+	CMPL          R11, $0xFFFF; \
+	JNE           mixed; \
+	FALL(0, 0, Y16, CVT_A, CVT_B); \
+	FALL(16, 1, Y17, CVT_A, CVT_B); \
+	FALL(32, 2, Y18, CVT_A, CVT_B); \
+	FALL(48, 3, Y19, CVT_A, CVT_B); \
+	FBUCKETS(K1); \
+	FULPTEST(slow1); \
+	KEYED; \
+	FULPMAX(ka, kb); \
+ulp1: \
+	COUNT16(Y29, X29, count1); \
+	VPSUBW        Y30, Y16, Y29; \
+	ADDQ          $16, R8; \
+	ADDQ          $16, AX; \
+	CMPQ          AX, CX; \
+	JLE           top; \
+	JMP           done16; \
+mixed: \
+	KNOTW         K1, K4; \
+	FMIX(0, 0, K1, K4, Y16, CVT_A, CVT_B); \
+	KSHIFTRW      $4, K1, K5; \
+	KSHIFTRW      $4, K4, K6; \
+	FMIX(16, 1, K5, K6, Y17, CVT_A, CVT_B); \
+	KSHIFTRW      $8, K1, K5; \
+	KSHIFTRW      $8, K4, K6; \
+	FMIX(32, 2, K5, K6, Y18, CVT_A, CVT_B); \
+	KSHIFTRW      $12, K1, K5; \
+	KSHIFTRW      $12, K4, K6; \
+	FMIX(48, 3, K5, K6, Y19, CVT_A, CVT_B); \
+	FBUCKETS(K1); \
+	FULPTEST(slow2); \
+	KEYED; \
+	FULPMAX(ka, kb); \
+ulp2: \
+	COUNT16(Y29, X29, count2); \
+	VPSUBW        Y30, Y16, Y29; \
+	VPMOVZXWD     Y29, Z31; \
+	VPCOMPRESSD.Z Z31, K1, Z31; \
+	VPMOVDW       Z31, Y29; \
+	POPCNTL       R11, R11; \
+	ADDQ          R11, R8; \
+	ADDQ          $16, AX; \
+	CMPQ          AX, CX; \
+	JLE           top; \
+	JMP           done16; \
+	FULPSLOW(KEYS, slow1, ulp1); \
+	FULPSLOW(KEYS, slow2, ulp2)
+
+// FPROLOGUE reads the arguments (a, b, from, to, st, mode: SI, DI, AX,
+// CX, R14, BX) and the state, and sets up the constants; CX becomes the
+// last index a step may start at. With fewer than sixteen pairs it goes to
+// done16.
+#define FPROLOGUE \
+	MOVQ         a+0(FP), SI; \
+	MOVQ         b+8(FP), DI; \
+	MOVQ         from+16(FP), AX; \
+	MOVQ         to+24(FP), CX; \
+	MOVQ         st+32(FP), R14; \
+	MOVBQZX      mode+40(FP), BX; \
+	MOVQ         FS_SUMS(R14), DX; \
+	VMOVUPD      0(DX), Y0; \
+	VMOVUPD      32(DX), Y1; \
+	VMOVUPD      64(DX), Y2; \
+	VMOVUPD      96(DX), Y3; \
+	VMOVUPD      128(DX), Y4; \
+	MOVQ         FS_COUNTS(R14), R9; \
+	MOVQ         FS_FIRST(R14), R12; \
+	VPTERNLOGD   $0xFF, Z5, Z5, Z5; \
+	VPXORD       Z7, Z7, Z7; \
+	VPXORD       Z29, Z29, Z29; \
+	VPBROADCASTD one32<>(SB), Z20; \
+	VPBROADCASTD round16<>(SB), Z21; \
+	VMOVDQU32    topWords16<>(SB), Y22; \
+	MOVL         $0x7FFF, DX; \
+	VPBROADCASTW DX, Y23; \
+	VPBROADCASTD mag32<>(SB), Z24; \
+	VBROADCASTSS FS_MAXABS32(R14), Z25; \
+	VBROADCASTSS FS_RELTHR32(R14), Z26; \
+	VBROADCASTSS FS_RTOL32(R14), Z27; \
+	VBROADCASTSS FS_ATOL32(R14), Z28; \
+	MOVL         $spreadBase, DX; \
+	VPBROADCASTW DX, Y30; \
+	MOVL         $0x1010, R13;           /* BEXTR: 16 bits from bit 16 */ \
+	MOVL         $0x1020, R10;           /* and from bit 32 */ \
+	XORQ         R8, R8; \
+	SUBQ         $16, CX; \
+	CMPQ         AX, CX; \
+	JGT          done16
+
+// FEPILOGUE, at done16, counts the last step's buckets and writes the
+// state back, returning AX, the index where the loop stopped.
+#define FEPILOGUE \
+	COUNT16(Y29, X29, counted); \
+	MOVQ      st+32(FP), R14; \
+	MOVQ      R8, FS_DIFFER(R14); \
+	MOVQ      R12, FS_FIRST(R14); \
+	MOVQ      FS_SUMS(R14), DX; \
+	VMOVUPD   Y0, 0(DX); \
+	VMOVUPD   Y1, 32(DX); \
+	VMOVUPD   Y2, 64(DX); \
+	VMOVUPD   Y3, 96(DX); \
+	VMOVUPD   Y4, 128(DX); \
+	VMOVDQU32 Z7, FS_MAXULP(R14); \
+	VMOVDQU16 Y5, FS_MINBUCKET(R14); \
+	VZEROUPPER; \
+	MOVQ      AX, ret+48(FP); \
+	RET
+
+// spreadBase is the bucket of spread index 0 (spreadBase in
+// kernel_amd64.go): below every bucket of a float32 |b − a| ≥ 2⁻¹⁴⁹.
+#define spreadBase 0x3600
+
+// func fold32AVX512(a, b unsafe.Pointer, from, to int, st *foldState, mode ulpMode) int
+TEXT ·fold32AVX512(SB), NOSPLIT, $0-56
+	FPROLOGUE
 	BTQ  $1, BX
-	JCC  loopF32
+	JCC  f32
 	ANDQ $12, BX                       // ulpRoundA, ulpRoundB
-	JZ   loopBF16
+	JZ   bf16
 	CMPQ BX, $4
-	JEQ  loopRoundA
+	JEQ  roundA
 	CMPQ BX, $8
-	JEQ  loopRoundB
-	JMP  loopRoundAB
+	JEQ  roundB
+	JMP  roundAB
 
-LOOP16(loopF32, countedF32, LOAD_F32, BITS_F32, KEYS_F32)
-	JMP done16
-LOOP16(loopBF16, countedBF16, LOAD_F32, BITS_F32, KEYS_BF16)
-	JMP done16
-LOOP16(loopRoundA, countedRoundA, LOAD_F32, BITS_F32, KEYS_ROUND_A)
-	JMP done16
-LOOP16(loopRoundB, countedRoundB, LOAD_F32, BITS_F32, KEYS_ROUND_B)
-	JMP done16
-LOOP16(loopRoundAB, countedRoundAB, LOAD_F32, BITS_F32, KEYS_ROUND_AB)
+FLOOP(f32, exactF32, checkedF32, mixedF32, slow1F32, ulp1F32, slow2F32, ulp2F32, count1F32, count2F32, count3F32, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_F32, FKEYED_F32, Z8, Z9)
+FLOOP(bf16, exactBF16, checkedBF16, mixedBF16, slow1BF16, ulp1BF16, slow2BF16, ulp2BF16, count1BF16, count2BF16, count3BF16, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_BF16, FKEYED_BF16, Z14, Z15)
+FLOOP(roundA, exactRA, checkedRA, mixedRA, slow1RA, ulp1RA, slow2RA, ulp2RA, count1RA, count2RA, count3RA, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_ROUND_A, FKEYED_ROUND_A, Z14, Z15)
+FLOOP(roundB, exactRB, checkedRB, mixedRB, slow1RB, ulp1RB, slow2RB, ulp2RB, count1RB, count2RB, count3RB, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_ROUND_B, FKEYED_ROUND_B, Z14, Z15)
+FLOOP(roundAB, exactRAB, checkedRAB, mixedRAB, slow1RAB, ulp1RAB, slow2RAB, ulp2RAB, count1RAB, count2RAB, count3RAB, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_ROUND_AB, FKEYED_ROUND_AB, Z14, Z15)
 
 done16:
-	EPILOGUE16
+	FEPILOGUE
 
-// func differRunBF16AVX512(a, b unsafe.Pointer, from, to int, st *differState, mode ulpMode) int
+// func foldBF16AVX512(a, b unsafe.Pointer, from, to int, st *foldState, mode ulpMode) int
 //
-// differRun32AVX512 for a pair of which one side is float32 and the other
-// bfloat16, read in place: the mode is ulpBFloat16 with ulpRoundA (a is
-// float32, b bfloat16) or with ulpRoundB (a is bfloat16, b float32).
-TEXT ·differRunBF16AVX512(SB), NOSPLIT, $0-56
-	PROLOGUE16
+// fold32AVX512 with one side bfloat16 words, read in place: the mode is
+// ulpBFloat16 with ulpRoundA (a is float32, b bfloat16) or with ulpRoundB
+// (a is bfloat16, b float32). Equal pairs are squared from the float32
+// side.
+TEXT ·foldBF16AVX512(SB), NOSPLIT, $0-56
+	FPROLOGUE
 	BTQ  $2, BX
-	JCC  loopA16
+	JCC  bfA
 
-LOOP16(loopB16, countedB16, LOAD_BF16_B, BITS_BF16_B, KEYS_ROUND_A)
-	JMP done16
-LOOP16(loopA16, countedA16, LOAD_BF16_A, BITS_BF16_A, KEYS_ROUND_B)
+FLOOP(bfB, exactB, checkedB, mixedB, slow1B, ulp1B, slow2B, ulp2B, count1B, count2B, count3B, FLOAD_BF16_B, FCVT_MEM_A, FCVT_REG_B, FCVT_MEM_A, FKEYS_ROUND_A, FKEYED_ROUND_A, Z14, Z15)
+FLOOP(bfA, exactA, checkedA, mixedA, slow1A, ulp1A, slow2A, ulp2A, count1A, count2A, count3A, FLOAD_BF16_A, FCVT_REG_A, FCVT_MEM_B, FCVT_MEM_B, FKEYS_ROUND_B, FKEYED_ROUND_B, Z14, Z15)
 
 done16:
-	EPILOGUE16
+	FEPILOGUE
+
+// SPREADLANE adds the counts of lane l's table at SI (mask K1) to Z0 and
+// zeroes them (Z1 is 0).
+#define SPREADLANE(l) \
+	VMOVDQU32.Z (l*spreadBytes)(SI), K1, Z2; \
+	VPADDD      Z2, Z0, Z0; \
+	VMOVDQU32   Z1, K1, (l*spreadBytes)(SI)
+
+// func addSpreadAVX512(counts, spread *uint32, n int)
+//
+// addSpreadAVX512 adds the n counts of each of the sixteen spread tables
+// from spread (lane l's at spread + l·spreadBytes) to counts, and zeroes
+// them: sixteen buckets a step, the last fewer under a mask.
+TEXT ·addSpreadAVX512(SB), NOSPLIT, $0-24
+	MOVQ   counts+0(FP), DI
+	MOVQ   spread+8(FP), SI
+	MOVQ   n+16(FP), CX
+	VPXORD Z1, Z1, Z1
+	MOVL   $0xFFFF, AX
+	KMOVW  AX, K1
+
+spreadStep:
+	CMPQ CX, $16
+	JGE  spreadAdd
+	TESTQ CX, CX
+	JZ   spreadDone
+	MOVL $1, AX                        // the last step: n < 16 buckets
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	MOVQ $16, CX
+
+spreadAdd:
+	VMOVDQU32.Z (DI), K1, Z0
+	SPREADLANE(0)
+	SPREADLANE(1)
+	SPREADLANE(2)
+	SPREADLANE(3)
+	SPREADLANE(4)
+	SPREADLANE(5)
+	SPREADLANE(6)
+	SPREADLANE(7)
+	SPREADLANE(8)
+	SPREADLANE(9)
+	SPREADLANE(10)
+	SPREADLANE(11)
+	SPREADLANE(12)
+	SPREADLANE(13)
+	SPREADLANE(14)
+	SPREADLANE(15)
+	VMOVDQU32 Z0, K1, (DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP  spreadStep
+
+spreadDone:
+	VZEROUPPER
+	RET

@@ -35,13 +35,37 @@ func TestDifferStateLayout(t *testing.T) {
 	}
 }
 
+// TestFoldStateLayout checks foldState's offsets against those the
+// assembly uses (FS_* in kernel_amd64.s).
+func TestFoldStateLayout(t *testing.T) {
+	t.Parallel()
+	var st foldState
+	got := map[string]uintptr{
+		"sums": unsafe.Offsetof(st.sums), "counts": unsafe.Offsetof(st.counts),
+		"differ": unsafe.Offsetof(st.differ), "beyond": unsafe.Offsetof(st.beyond),
+		"first": unsafe.Offsetof(st.first), "maxULP": unsafe.Offsetof(st.maxULP),
+		"minBucket": unsafe.Offsetof(st.minBucket),
+		"maxAbs":    unsafe.Offsetof(st.maxAbs), "relThr": unsafe.Offsetof(st.relThr),
+		"atol": unsafe.Offsetof(st.atol), "rtol": unsafe.Offsetof(st.rtol),
+		"maxAbs32": unsafe.Offsetof(st.maxAbs32), "relThr32": unsafe.Offsetof(st.relThr32),
+		"atol32": unsafe.Offsetof(st.atol32), "rtol32": unsafe.Offsetof(st.rtol32),
+	}
+	want := map[string]uintptr{"sums": 0, "counts": 8, "differ": 16, "beyond": 24, "first": 32, "maxULP": 48,
+		"minBucket": 112, "maxAbs": 144, "relThr": 152, "atol": 160, "rtol": 168,
+		"maxAbs32": 176, "relThr32": 180, "atol32": 184, "rtol32": 188}
+	for f, off := range want {
+		if got[f] != off {
+			t.Errorf("foldState.%s at %d, the assembly reads it at %d", f, got[f], off)
+		}
+	}
+}
+
 // TestMixedReadsInPlace checks that addMixed reads the bfloat16 side in
 // place wherever it can, with AVX-512: on a run whose pairs all differ
 // (both ways round), from an accumulator off lane 0, with one equal pair
-// that stops the sixteen-pair loop, every pair goes in place but for the
-// first window (which reaches lane 0), the window of the equal pair
-// (minWindow again after the long run before it) and a tail shorter than
-// sixteen. The metrics are addF32's.
+// among them (which the sixteen-pair loop takes too), every pair goes in
+// place but for the first window (which reaches lane 0), at most one
+// window more and a tail shorter than sixteen. The metrics are addF32's.
 func TestMixedReadsInPlace(t *testing.T) {
 	t.Parallel()
 	if cpuKernels()&kernMixed512 == 0 {

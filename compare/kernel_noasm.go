@@ -30,5 +30,20 @@ func (kernels) equalRunMixed(v []float32, raw []byte, e [lanes]float64) (int, [l
 // differRun32 takes no elements: block does all the slow path's work.
 func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran bool) { return 0, false }
 
-// mixedRun takes no elements: addMixed widens the bfloat16 side.
-func (c *acc) mixedRun(v []float32, raw []byte, mode ulpMode) int { return 0 }
+// fold32 takes no elements: the loops of addF32 take them all.
+func (c *acc) fold32(va, vb []float32, i int, mode ulpMode) int { return 0 }
+
+// foldMixed takes no elements: addMixed widens the bfloat16 side.
+func (c *acc) foldMixed(v []float32, raw []byte, mode ulpMode) int { return 0 }
+
+// addSpread adds the counts of the sixteen spread tables to counts and
+// zeroes them; nothing fills them without the assembly.
+func addSpread(counts, spread []uint32) {
+	for l := range 4 * lanes {
+		t := spread[l*spreadStride:][:len(counts)]
+		for k, n := range t {
+			counts[k] += n
+		}
+		clear(t)
+	}
+}
