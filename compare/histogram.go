@@ -16,9 +16,12 @@ type errorHistogram struct {
 	// keep apart, one table of spreadStride per lane of sixteen, indexed
 	// by bucket − spreadBase; spreadLo and spreadHi are the buckets they
 	// may hold (none where spreadLo > spreadHi). span adds them to counts
-	// before anything reads counts.
-	spread             []uint32
+	// before anything reads counts. A table takes at most one count a
+	// sixteen, and spreadSixteens counts the sixteens since they were last
+	// added, which must stay below 1<<16.
+	spread             []uint16
 	spreadLo, spreadHi int
+	spreadSixteens     int
 }
 
 const histBuckets = 1 << 15 // positive finite float64s: bits>>48 < 0x7FF0
@@ -26,7 +29,7 @@ const histBuckets = 1 << 15 // positive finite float64s: bits>>48 < 0x7FF0
 // The spread tables hold the buckets of float32 differences, 2⁻¹⁴⁹ ≤
 // |a−b| < 2¹²⁹: spreadBase (0x3600) is below the least, 0x36A0, and
 // spreadBase + spreadStride above the largest, 0x4810. The assembly's
-// spreadBase and spreadBytes (4·spreadStride) must agree.
+// spreadBase and spreadBytes (2·spreadStride) must agree.
 const (
 	spreadBase   = 0x3600
 	spreadStride = 0x1240
@@ -64,11 +67,16 @@ func (h *errorHistogram) span() (lo, hi int) {
 	if h.counts == nil {
 		return 0, -1
 	}
+	h.addSpread()
+	return h.lo, h.hi
+}
+
+// addSpread adds the spread tables' counts to counts and empties them.
+func (h *errorHistogram) addSpread() {
 	if lo, hi := h.spreadLo, h.spreadHi; h.spread != nil && lo <= hi {
 		addSpread(h.counts[lo:hi+1], h.spread[lo-spreadBase:])
-		h.spreadLo, h.spreadHi = histBuckets, -1
 	}
-	return h.lo, h.hi
+	h.spreadLo, h.spreadHi, h.spreadSixteens = histBuckets, -1, 0
 }
 
 // total returns how many errors were counted.

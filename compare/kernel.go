@@ -55,11 +55,14 @@ const (
 	kernDiffer32                       // the slow path's bulk, four pairs at a time (differRun32AVX2)
 	kernDiffer512                      // sixteen pairs at a time, equal or not (fold32AVX512)
 	kernMixed512                       // float32 against bfloat16 in place, sixteen at a time (foldBF16AVX512)
+	kernPack16                         // within these, pairs that differ packed by VPCOMPRESSW (AVX512_VBMI2)
 
-	// avx2Kernels are the kernels that need AVX2; avx512Kernels all of
-	// them, the last two needing AVX-512 (F, DQ, VL, BW) and BMI1.
+	// avx2Kernels are the kernels that need AVX2; avx512Kernels those
+	// and the two that need AVX-512 (F, DQ, VL, BW) and BMI1; vbmi2Kernels
+	// all of them.
 	avx2Kernels   = kernEqual32 | kernEqual16 | kernEqualMixed | kernDiffer32
 	avx512Kernels = avx2Kernels | kernDiffer512 | kernMixed512
+	vbmi2Kernels  = avx512Kernels | kernPack16
 )
 
 // ulpMode says how the float32 kernel measures ULP distances: in float32

@@ -24,14 +24,16 @@ import (
 // only.
 
 // cpuKernels returns the kernels this processor can run: none without
-// AVX2, avx2Kernels with it, and all of them with AVX-512 (F, DQ, VL, BW)
+// AVX2, avx2Kernels with it, avx512Kernels with AVX-512 (F, DQ, VL, BW)
 // and BMI1 as well (the sixteen-pair loops split bucket indices with
-// BEXTR).
+// BEXTR), and all of them with AVX512_VBMI2 too.
 func cpuKernels() kernels {
 	x := cpu.X86
 	switch {
 	case !x.HasAVX2:
 		return 0
+	case x.HasAVX512F && x.HasAVX512DQ && x.HasAVX512VL && x.HasAVX512BW && x.HasBMI1 && x.HasAVX512VBMI2:
+		return vbmi2Kernels
 	case x.HasAVX512F && x.HasAVX512DQ && x.HasAVX512VL && x.HasAVX512BW && x.HasBMI1:
 		return avx512Kernels
 	}
@@ -41,9 +43,8 @@ func cpuKernels() kernels {
 // machineKernels returns the kernels Pairs runs: those the processor can
 // run, less those GRAPHDIFF_NOASM turns off, for measuring what each gains
 // (bench/kernels.sh): a comma-separated list of equal32, equal16,
-// equalmixed, differ32 (which also stops differ512, a loop inside it),
-// differ512 and mixed512. The Go loops then run, with the same results.
-// Unknown names are ignored.
+// equalmixed, differ32, differ512, mixed512 and pack16. The Go loops then
+// run, with the same results. Unknown names are ignored.
 func machineKernels() kernels {
 	k := cpuKernels()
 	off := strings.Split(os.Getenv("GRAPHDIFF_NOASM"), ",")
@@ -51,7 +52,8 @@ func machineKernels() kernels {
 		name   string
 		kernel kernels
 	}{{"equal32", kernEqual32}, {"equal16", kernEqual16}, {"equalmixed", kernEqualMixed},
-		{"differ32", kernDiffer32}, {"differ512", kernDiffer512}, {"mixed512", kernMixed512}} {
+		{"differ32", kernDiffer32}, {"differ512", kernDiffer512}, {"mixed512", kernMixed512},
+		{"pack16", kernPack16}} {
 		if slices.Contains(off, n.name) {
 			k &^= n.kernel
 		}
@@ -144,16 +146,17 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran boo
 // them).
 type foldState struct {
 	sums      *laneSums
-	counts    *uint32 // the spread tables (errorHistogram.spread)
-	differ    int64   // pairs with a ≠ b
-	beyond    int64   // pairs beyond the tolerance
-	first     int64   // index of the first of these, −1 if none
-	_         int64
+	counts    *uint16           // the spread tables (errorHistogram.spread)
+	differ    int64             // pairs with a ≠ b
+	beyond    int64             // pairs beyond the tolerance
+	first     int64             // index of the first of these, −1 if none
+	pack16    int64             // 1 where VPCOMPRESSW may run (kernPack16)
 	maxULP    [4 * lanes]uint32 // largest ULP distance, per lane of sixteen
 	minBucket [4 * lanes]uint16 // least bucket of pairs that differ, per lane
-	// read only: block's thresholds, and below them the float32 ones of
-	// the first tests (kernel_amd64.s says how they are rounded)
-	maxAbs, relThr, atol, rtol         float64
+	// read only: the maxima and the tolerance, and below them the float32
+	// thresholds of the first tests (kernel_amd64.s says how they are
+	// rounded)
+	maxAbs, maxRel, atol, rtol         float64
 	maxAbs32, relThr32, atol32, rtol32 float32
 }
 
@@ -164,7 +167,7 @@ func fold32AVX512(a, b unsafe.Pointer, from, to int, st *foldState, mode ulpMode
 func foldBF16AVX512(a, b unsafe.Pointer, from, to int, st *foldState, mode ulpMode) int
 
 //go:noescape
-func addSpreadAVX512(counts, spread *uint32, n int)
+func addSpreadAVX512(counts *uint32, spread *uint16, n int)
 
 // fold32 folds the pairs of va and vb (va[0] is the i-th next element and
 // in lane 0, after the first finite pair) sixteen at a time, as block
@@ -176,9 +179,10 @@ func (c *acc) fold32(va, vb []float32, i int, mode ulpMode) int {
 	if c.kernels&kernDiffer512 == 0 || mode == ulpKeyFunc || len(va) < 4*lanes {
 		return 0
 	}
-	vb = vb[:len(va)]
+	n := c.foldable(len(va))
+	vb = vb[:n]
 	st := c.foldState()
-	k := fold32AVX512(unsafe.Pointer(&va[0]), unsafe.Pointer(&vb[0]), 0, len(va), &st, mode)
+	k := fold32AVX512(unsafe.Pointer(&va[0]), unsafe.Pointer(&vb[0]), 0, n, &st, mode)
 	c.takeFold(&st, k, i)
 	return k
 }
@@ -193,15 +197,33 @@ func (c *acc) foldMixed(v []float32, raw []byte, mode ulpMode) int {
 		mode != ulpBFloat16|ulpRoundA && mode != ulpBFloat16|ulpRoundB {
 		return 0
 	}
-	raw = raw[:2*len(v)]
+	n := c.foldable(len(v))
+	raw = raw[:2*n]
 	a, b := unsafe.Pointer(&v[0]), unsafe.Pointer(&raw[0])
 	if mode&ulpRoundB != 0 {
 		a, b = b, a
 	}
 	st := c.foldState()
-	k := foldBF16AVX512(a, b, 0, len(v), &st, mode)
+	k := foldBF16AVX512(a, b, 0, n, &st, mode)
 	c.takeFold(&st, k, 0)
 	return k
+}
+
+// foldSixteens is the most sixteens one run takes: with the one it counts
+// at its end, it keeps a spread table's counts below 1<<16.
+const foldSixteens = 1<<16 - 2
+
+// foldable returns how many of n pairs the next sixteen-pair run may
+// take, first adding the spread tables' counts to the histogram where
+// they could come near 1<<16 in the run.
+func (c *acc) foldable(n int) int {
+	h := c.hist
+	n = min(n, 4*lanes*foldSixteens)
+	if h.spreadSixteens+n/(4*lanes) >= foldSixteens {
+		h.addSpread()
+	}
+	h.spreadSixteens += n/(4*lanes) + 1
+	return n
 }
 
 // foldState returns the state of a sixteen-pair run from the accumulator.
@@ -209,11 +231,14 @@ func (c *acc) foldState() foldState {
 	h := c.hist
 	h.buckets() // block's range, which takeFold widens
 	st := foldState{sums: &c.sums, counts: &h.spreadTables()[0], first: -1,
-		maxAbs: c.maxAbs.Value, relThr: c.maxRel.Value * (1 - 1e-12), atol: c.tol.ATol, rtol: c.tol.RTol}
+		maxAbs: c.maxAbs.Value, maxRel: c.maxRel.Value, atol: c.tol.ATol, rtol: c.tol.RTol}
+	if c.kernels&kernPack16 != 0 {
+		st.pack16 = 1
+	}
 	// With maxAbs 0 every pair that differs is a new maximum: the least
 	// float32 |b − a| that is not 0 passes.
 	st.maxAbs32 = max(float32Below(st.maxAbs), math.SmallestNonzeroFloat32)
-	st.relThr32 = float32Below(st.relThr * (1 - 0x1p-40))
+	st.relThr32 = float32Below(st.maxRel * (1 - 0x1p-40))
 	// Tolerances the float32 test cannot bound leave it 0, which passes
 	// every pair that differs to the exact test.
 	if st.atol >= 0 && st.rtol >= 0 && st.atol < math.Inf(1) && st.rtol < math.Inf(1) {
@@ -258,9 +283,9 @@ func (c *acc) takeFold(st *foldState, k, i int) {
 
 // spreadTables returns the histogram's spread tables, allocated on first
 // use.
-func (h *errorHistogram) spreadTables() []uint32 {
+func (h *errorHistogram) spreadTables() []uint16 {
 	if h.spread == nil {
-		h.spread = make([]uint32, 4*lanes*spreadStride)
+		h.spread = make([]uint16, 4*lanes*spreadStride)
 		h.spreadLo, h.spreadHi = histBuckets, -1
 	}
 	return h.spread
@@ -269,7 +294,7 @@ func (h *errorHistogram) spreadTables() []uint32 {
 // addSpread adds the counts of the sixteen spread tables (spread: lane 0's
 // from the first bucket of counts) to counts and zeroes them. Only the
 // sixteen-pair loops, which need AVX-512, fill them.
-func addSpread(counts, spread []uint32) {
+func addSpread(counts []uint32, spread []uint16) {
 	if len(counts) == 0 {
 		return
 	}

@@ -540,8 +540,9 @@ done:
 //   - maxAbs rounded down to float32 (at least 2⁻¹⁴⁹: with maxAbs 0 every
 //     pair that differs is a new maximum), or NaN or ±Inf: a new maximum
 //     |a−b| is at least maxAbs, and rounding to nearest is monotonic;
-//   - |a|·T rounded down, T the relative threshold rounded down (less
-//     than 2⁻⁴⁰ of it): |a−b| ≥ thr·|a| in float64 is then at least it;
+//   - |a|·T rounded down, T below maxRel by 2⁻⁴¹ of it at least: a new
+//     maximum |a−b|/|a| > maxRel (divided in float64, which rounds it by
+//     2⁻⁵³ of it at most) is then at least it;
 //   - atol′ + rtol′·|a| rounded down (one rounding, VFMADD with RD_SAE),
 //     atol′ and rtol′ below atol and rtol by 2⁻³⁰ of them at least, so
 //     that it is below atol + rtol·|a| in float64, whose two roundings
@@ -574,8 +575,8 @@ done:
 // NaN), K2 maybe events, K3 signs that differ, K4 equal pairs, K5–K7 masks
 // of groups. AX the next pair, CX the last a step starts at, SI and DI the
 // sides, R8 the pairs that differ, R9 the spread tables, R10 and R13 BEXTR
-// controls, R12 the first pair beyond the tolerance (−1: none), R14 the
-// state in the exact tests.
+// controls, R12 the mode (FLOOP), R14 the state in the exact tests (which
+// keep the first pair beyond the tolerance there).
 
 // Offsets in foldState (kernel_amd64.go; TestFoldStateLayout).
 #define FS_SUMS 0
@@ -583,10 +584,11 @@ done:
 #define FS_DIFFER 16
 #define FS_BEYOND 24
 #define FS_FIRST 32
+#define FS_PACK16 40
 #define FS_MAXULP 48
 #define FS_MINBUCKET 112
 #define FS_MAXABS 144
-#define FS_RELTHR 152
+#define FS_MAXREL 152
 #define FS_ATOL 160
 #define FS_RTOL 168
 #define FS_MAXABS32 176
@@ -595,9 +597,9 @@ done:
 #define FS_RTOL32 188
 
 // spreadBytes is the distance between two lanes' spread tables
-// (spreadStride uint32 in kernel_amd64.go): 0x4900 mod 4096 is 0x900, so
-// the sixteen tables start at sixteen different offsets in a page.
-#define spreadBytes 0x4900
+// (spreadStride uint16 in histogram.go): 0x2480 mod 4096 is 0x480, so the
+// sixteen tables start at sixteen different offsets in a page.
+#define spreadBytes 0x2480
 
 // TOPWORDS16 lists the words of two ZMM registers of eight float64 each
 // that hold their top 16 bits, for VPERMT2W: words 3, 7, …, 31 of the
@@ -636,32 +638,67 @@ GLOBL topWords16<>(SB), RODATA|NOPTR, $32
 #define FKEYS_ROUND_B VPSRLD $16, Z14, Z14; ROUND16(Z15)
 #define FKEYS_ROUND_AB ROUND16(Z14); ROUND16(Z15)
 
-// FKEYED_* put the keys of a and b, where their signs agree, in Z14 and
-// Z15; for float32 units the bit patterns Z8 and Z9 serve (FLOOP's ka and
-// kb).
-#define FKEYED_F32
-#define FKEYED_BF16 VPANDD Z24, Z9, Z15; VMOVDQA32 Z11, Z14; FKEYS_BF16
-#define FKEYED_ROUND_A VPANDD Z24, Z9, Z15; VMOVDQA32 Z11, Z14; FKEYS_ROUND_A
-#define FKEYED_ROUND_B VPANDD Z24, Z9, Z15; VMOVDQA32 Z11, Z14; FKEYS_ROUND_B
-#define FKEYED_ROUND_AB VPANDD Z24, Z9, Z15; VMOVDQA32 Z11, Z14; FKEYS_ROUND_AB
+// FDIST_* take the ULP distances of the pairs that differ (K1) and whose
+// signs agree, |ka − kb|, into Z7, through Z13–Z15 and Z31: for float32
+// units the bit patterns' difference; for bfloat16 units the magnitudes
+// shifted down, and a float32 side rounded first (ROUND16), except where
+// the other side is bfloat16: a multiple of 2¹⁶, which the difference of
+// the rounding sum (|a| + 0x7FFF + bit 16 of |a|) and it, shifted down
+// arithmetically, leaves exact, so that the float32 side is not rounded
+// alone.
+#define FDIST_F32 \
+	VPSUBD  Z9, Z8, Z13; \
+	VPABSD  Z13, Z13; \
+	VPMAXUD Z13, Z7, K1, Z7
+#define FDIST_BF16 \
+	VPANDD  Z24, Z9, Z15; \
+	VPSUBD  Z15, Z11, Z13; \
+	VPSRAD  $16, Z13, Z13; \
+	VPABSD  Z13, Z13; \
+	VPMAXUD Z13, Z7, K1, Z7
+#define FDIST_ROUND(f, h) \
+	VPSRLD  $16, f, Z31; \
+	VPANDD  Z20, Z31, Z31; \
+	VPADDD  Z31, f, Z14; \
+	VPSUBD  h, Z14, Z14; \
+	VPADDD  Z21, Z14, Z14; \
+	VPSRAD  $16, Z14, Z13; \
+	VPABSD  Z13, Z13; \
+	VPMAXUD Z13, Z7, K1, Z7
+#define FDIST_ROUND_A VPANDD Z24, Z9, Z15; FDIST_ROUND(Z11, Z15)
+#define FDIST_ROUND_B VPANDD Z24, Z9, Z15; FDIST_ROUND(Z15, Z11)
+#define FDIST_ROUND_AB \
+	VPANDD    Z24, Z9, Z15; \
+	VMOVDQA32 Z11, Z14; \
+	FKEYS_ROUND_AB; \
+	VPSUBD    Z15, Z14, Z13; \
+	VPABSD    Z13, Z13; \
+	VPMAXUD   Z13, Z7, K1, Z7
 
 // The layouts. FLOAD_* put the sixteen a in Z8 and b in Z9 as float32;
 // FCVT_*(off, i, y) put the four of group i (at byte offset off of a
-// float32 side in memory) in YMM y as float64.
+// float32 side in memory) in YMM y as float64. A float32 side's line is
+// asked for twice, as the eight-pair loops ask for it (PREFETCH32 for
+// each half): once a line, sixteen equal pairs took 0.34 ns a pair where
+// equalRun32AVX2 took 0.29 (BenchmarkKernelRounding, median of 8), twice
+// 0.29.
+#define PREFETCH32X2(p) \
+	PREFETCH32(p); \
+	PREFETCHT0 (prefetchAhead+32)(p)(AX*4)
 #define FLOAD_F32 \
-	PREFETCH32(SI); \
-	PREFETCH32(DI); \
+	PREFETCH32X2(SI); \
+	PREFETCH32X2(DI); \
 	VMOVUPS (SI)(AX*4), Z8; \
 	VMOVUPS (DI)(AX*4), Z9
 #define FLOAD_BF16_B \
-	PREFETCH32(SI); \
+	PREFETCH32X2(SI); \
 	PREFETCH16(DI); \
 	VMOVUPS   (SI)(AX*4), Z8; \
 	VPMOVZXWD (DI)(AX*2), Z9; \
 	VPSLLD    $16, Z9, Z9
 #define FLOAD_BF16_A \
 	PREFETCH16(SI); \
-	PREFETCH32(DI); \
+	PREFETCH32X2(DI); \
 	VPMOVZXWD (SI)(AX*2), Z8; \
 	VPSLLD    $16, Z8, Z8; \
 	VMOVUPS   (DI)(AX*4), Z9
@@ -700,11 +737,12 @@ GLOBL topWords16<>(SB), RODATA|NOPTR, $32
 	VFMADD231PD Y13, Y13, kd, Y2; \
 	VFMADD231PD Y13, Y12, kd, Y3
 
-// FEXACT tests group i in float64, as block does: it leaves for done16
+// FEXACT tests group i in float64, as peak does: it leaves for done16
 // where a pair is ±Inf or NaN or |b − a| exceeds maxAbs, or where a pair
-// that differs (mask kd) reaches the relative threshold, |b − a| ≥
-// thr·|a|; else it sets the bits of the pairs beyond the tolerance, |b −
-// a| > atol + rtol·|a| (of those that differ), in BX.
+// that differs (mask kd) has |b − a|/|a| above maxRel (+Inf for |a| = 0:
+// above any finite maxRel); a tie is no new maximum, its position being
+// later. Else it sets the bits of the pairs beyond the tolerance, |b − a|
+// > atol + rtol·|a| (of those that differ), in BX.
 #define FEXACT(off, i, kd, CVT_A, CVT_B) \
 	CVT_A(off, i, Y12); \
 	CVT_B(off, i, Y13); \
@@ -714,8 +752,8 @@ GLOBL topWords16<>(SB), RODATA|NOPTR, $32
 	VCMPPD.BCST $0x16, FS_MAXABS(R14), Y14, K7; \
 	KORTESTB    K7, K7; \
 	JNZ         done16; \
-	VMULPD.BCST FS_RELTHR(R14), Y15, Y12; \
-	VCMPPD      $0x1D, Y12, Y14, kd, K7; \
+	VDIVPD      Y15, Y14, Y12; \
+	VCMPPD.BCST $0x1E, FS_MAXREL(R14), Y12, kd, K7; \
 	KORTESTB    K7, K7; \
 	JNZ         done16; \
 	VMULPD.BCST FS_RTOL(R14), Y15, Y15; \
@@ -742,13 +780,6 @@ GLOBL topWords16<>(SB), RODATA|NOPTR, $32
 	KTESTW   K1, K3; \
 	JNZ      slow
 
-// FULPMAX takes |ka − kb|, the ULP distances of pairs whose signs agree,
-// into Z7 where K1 is set.
-#define FULPMAX(ka, kb) \
-	VPSUBD  kb, ka, Z13; \
-	VPABSD  Z13, Z13; \
-	VPMAXUD Z13, Z7, K1, Z7
-
 // FULPSLOW is ULP_MAX16, for sixteen pairs of which some have signs that
 // differ (around zero), which then goes back to done.
 #define FULPSLOW(KEYS, slow, done) \
@@ -763,21 +794,20 @@ slow: \
 // spread indices in r, through R14; it overwrites r.
 #define SCOUNT4(r, l0, l1, l2, l3) \
 	MOVWQZX r, R14; \
-	INCL    (l0*spreadBytes)(R9)(R14*4); \
+	INCW    (l0*spreadBytes)(R9)(R14*2); \
 	BEXTRQ  R13, r, R14; \
-	INCL    (l1*spreadBytes)(R9)(R14*4); \
+	INCW    (l1*spreadBytes)(R9)(R14*2); \
 	BEXTRQ  R10, r, R14; \
-	INCL    (l2*spreadBytes)(R9)(R14*4); \
+	INCW    (l2*spreadBytes)(R9)(R14*2); \
 	SHRQ    $48, r; \
-	INCL    (l3*spreadBytes)(R9)(r*4)
+	INCW    (l3*spreadBytes)(R9)(r*2)
 
 // COUNT16 counts the spread indices in YMM y (low XMM x), packed first,
-// the rest 0: a quadword of zeros ends them (an index is never 0). It
-// overwrites x.
+// the rest 0: a quadword of zeros ends them (an index is never 0), past
+// the first, which counts even zeros (in lane tables' slot 0, never read)
+// rather than branch on a count that varies at random. It overwrites x.
 #define COUNT16(y, x, done) \
 	VMOVQ         x, BX; \
-	TESTQ         BX, BX; \
-	JZ            done; \
 	VPEXTRQ       $1, x, DX; \
 	SCOUNT4(BX, 0, 1, 2, 3); \
 	TESTQ         DX, DX; \
@@ -794,17 +824,32 @@ slow: \
 	SCOUNT4(DX, 12, 13, 14, 15); \
 done:
 
-// FLOOP is the loop of one layout and one ULP mode; its labels are its
-// first eleven arguments.
-#define FLOOP(top, exact, checked, mixed, slow1, ulp1, slow2, ulp2, count1, count2, count3, LOAD, CVT_A, CVT_B, CVT_EQ, KEYS, KEYED, ka, kb) \
-top: \
+// FHEAD loads sixteen pairs and sets K1 and R11 to those that differ (or
+// hold ±Inf or NaN: b − a in float32 is 0 exactly where a = b, both
+// finite).
+#define FHEAD(LOAD) \
 	LOAD; \
-	VSUBPS        Z8, Z9, Z10; \
-	VANDPS        Z24, Z10, Z10; \
-	VPTESTMD      Z10, Z10, K1; \
-	KMOVW         K1, R11; \
+	VSUBPS   Z8, Z9, Z10; \
+	VANDPS   Z24, Z10, Z10; \
+	VPTESTMD Z10, Z10, K1; \
+	KMOVW    K1, R11
+
+// FLOOP is the loop of one layout and one ULP mode; its labels are its
+// first fourteen arguments. K0 is not 0 where VPCOMPRESSW may run.
+//
+// Where equal and differing sixteens alternate at random, the branch
+// between their paths is mispredicted often; so the loop runs in two
+// modes. From top (R12 ≥ 0) all equal sixteens take the equal path, and
+// R12 counts the sixteens in a row that mix equal and differing pairs: at
+// three it switches to topm (R12 < 0), where every sixteen takes the
+// general path (which folds equal pairs as the equal path does) and R12
+// is −1 less the equal sixteens in a row, back to top at four of them.
+#define FLOOP(top, topm, noneq, next, exact, checked, mixed, slow1, ulp1, slow2, ulp2, count1, count2, pack32, packed, LOAD, CVT_A, CVT_B, CVT_EQ, KEYS, DIST) \
+top: \
+	FHEAD(LOAD); \
 	TESTL         R11, R11; \
-	JNZ           exact; \
+	JNZ           noneq; \
+	XORL          R12, R12; \
 	FEQUAL(0, 0, CVT_EQ); \
 	FEQUAL(16, 1, CVT_EQ); \
 	FEQUAL(32, 2, CVT_EQ); \
@@ -813,6 +858,24 @@ top: \
 	CMPQ          AX, CX; \
 	JLE           top; \
 	JMP           done16; \
+noneq: \
+	CMPL          R11, $0xFFFF; \
+	JEQ           exact; \
+	INCQ          R12; \
+	CMPQ          R12, $3; \
+	JLT           exact; \
+	MOVQ          $-1, R12; \
+	JMP           exact; \
+topm: \
+	FHEAD(LOAD); \
+	LEAQ          -1(R12), DX; \
+	MOVQ          $-1, BX; \
+	TESTL         R11, R11; \
+	CMOVQNE       BX, DX; \
+	MOVQ          DX, R12; \
+	CMPQ          DX, $-5; \
+	JGT           exact; \
+	XORL          R12, R12; \
 exact: \
 	VANDPS        Z24, Z8, Z11; \
 	VMULPS.RD_SAE Z26, Z11, Z12; \
@@ -836,10 +899,11 @@ exact: \
 	JZ            checked; \
 	POPCNTQ       BX, DX; \
 	ADDQ          DX, FS_BEYOND(R14); \
-	TESTQ         R12, R12; \
-	JNS           checked; \
-	BSFQ          BX, R12; \
-	ADDQ          AX, R12; \
+	CMPQ          FS_FIRST(R14), $0; \
+	JGE           checked; \
+	BSFQ          BX, DX; \
+	ADDQ          AX, DX; \
+	MOVQ          DX, FS_FIRST(R14); \
 checked: \
 	CMPL          R11, $0xFFFF; \
 	JNE           mixed; \
@@ -849,16 +913,18 @@ checked: \
 	FALL(48, 3, Y19, CVT_A, CVT_B); \
 	FBUCKETS(K1); \
 	FULPTEST(slow1); \
-	KEYED; \
-	FULPMAX(ka, kb); \
+	DIST; \
 ulp1: \
 	COUNT16(Y29, X29, count1); \
 	VPSUBW        Y30, Y16, Y29; \
 	ADDQ          $16, R8; \
+next: \
 	ADDQ          $16, AX; \
 	CMPQ          AX, CX; \
-	JLE           top; \
-	JMP           done16; \
+	JGT           done16; \
+	TESTQ         R12, R12; \
+	JS            topm; \
+	JMP           top; \
 mixed: \
 	KNOTW         K1, K4; \
 	FMIX(0, 0, K1, K4, Y16, CVT_A, CVT_B); \
@@ -873,22 +939,24 @@ mixed: \
 	FMIX(48, 3, K5, K6, Y19, CVT_A, CVT_B); \
 	FBUCKETS(K1); \
 	FULPTEST(slow2); \
-	KEYED; \
-	FULPMAX(ka, kb); \
+	DIST; \
 ulp2: \
 	COUNT16(Y29, X29, count2); \
 	VPSUBW        Y30, Y16, Y29; \
-	VPMOVZXWD     Y29, Z31; \
-	VPCOMPRESSD.Z Z31, K1, Z31; \
-	VPMOVDW       Z31, Y29; \
+	KORTESTW      K0, K0; \
+	JZ            pack32; \
+	VPCOMPRESSW.Z Y29, K1, Y29;          /* the indices of pairs that differ, first */ \
+packed: \
 	POPCNTL       R11, R11; \
 	ADDQ          R11, R8; \
-	ADDQ          $16, AX; \
-	CMPQ          AX, CX; \
-	JLE           top; \
-	JMP           done16; \
+	JMP           next; \
 	FULPSLOW(KEYS, slow1, ulp1); \
-	FULPSLOW(KEYS, slow2, ulp2)
+	FULPSLOW(KEYS, slow2, ulp2); \
+pack32: \
+	VPMOVZXWD     Y29, Z31;              /* VPCOMPRESSW without AVX512_VBMI2 */ \
+	VPCOMPRESSD.Z Z31, K1, Z31; \
+	VPMOVDW       Z31, Y29; \
+	JMP           packed
 
 // FPROLOGUE reads the arguments (a, b, from, to, st, mode: SI, DI, AX,
 // CX, R14, BX) and the state, and sets up the constants; CX becomes the
@@ -908,7 +976,9 @@ ulp2: \
 	VMOVUPD      96(DX), Y3; \
 	VMOVUPD      128(DX), Y4; \
 	MOVQ         FS_COUNTS(R14), R9; \
-	MOVQ         FS_FIRST(R14), R12; \
+	XORL         R12, R12; \
+	MOVQ         FS_PACK16(R14), DX; \
+	KMOVW        DX, K0; \
 	VPTERNLOGD   $0xFF, Z5, Z5, Z5; \
 	VPXORD       Z7, Z7, Z7; \
 	VPXORD       Z29, Z29, Z29; \
@@ -937,7 +1007,6 @@ ulp2: \
 	COUNT16(Y29, X29, counted); \
 	MOVQ      st+32(FP), R14; \
 	MOVQ      R8, FS_DIFFER(R14); \
-	MOVQ      R12, FS_FIRST(R14); \
 	MOVQ      FS_SUMS(R14), DX; \
 	VMOVUPD   Y0, 0(DX); \
 	VMOVUPD   Y1, 32(DX); \
@@ -967,11 +1036,11 @@ TEXT ·fold32AVX512(SB), NOSPLIT, $0-56
 	JEQ  roundB
 	JMP  roundAB
 
-FLOOP(f32, exactF32, checkedF32, mixedF32, slow1F32, ulp1F32, slow2F32, ulp2F32, count1F32, count2F32, count3F32, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_F32, FKEYED_F32, Z8, Z9)
-FLOOP(bf16, exactBF16, checkedBF16, mixedBF16, slow1BF16, ulp1BF16, slow2BF16, ulp2BF16, count1BF16, count2BF16, count3BF16, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_BF16, FKEYED_BF16, Z14, Z15)
-FLOOP(roundA, exactRA, checkedRA, mixedRA, slow1RA, ulp1RA, slow2RA, ulp2RA, count1RA, count2RA, count3RA, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_ROUND_A, FKEYED_ROUND_A, Z14, Z15)
-FLOOP(roundB, exactRB, checkedRB, mixedRB, slow1RB, ulp1RB, slow2RB, ulp2RB, count1RB, count2RB, count3RB, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_ROUND_B, FKEYED_ROUND_B, Z14, Z15)
-FLOOP(roundAB, exactRAB, checkedRAB, mixedRAB, slow1RAB, ulp1RAB, slow2RAB, ulp2RAB, count1RAB, count2RAB, count3RAB, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_ROUND_AB, FKEYED_ROUND_AB, Z14, Z15)
+FLOOP(f32, topmf32, noneqf32, nextf32, exactF32, checkedF32, mixedF32, slow1F32, ulp1F32, slow2F32, ulp2F32, count1F32, count2F32, pack32F32, packedF32, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_F32, FDIST_F32)
+FLOOP(bf16, topmbf16, noneqbf16, nextbf16, exactBF16, checkedBF16, mixedBF16, slow1BF16, ulp1BF16, slow2BF16, ulp2BF16, count1BF16, count2BF16, pack32BF16, packedBF16, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_BF16, FDIST_BF16)
+FLOOP(roundA, topmroundA, noneqroundA, nextroundA, exactRA, checkedRA, mixedRA, slow1RA, ulp1RA, slow2RA, ulp2RA, count1RA, count2RA, pack32RA, packedRA, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_ROUND_A, FDIST_ROUND_A)
+FLOOP(roundB, topmroundB, noneqroundB, nextroundB, exactRB, checkedRB, mixedRB, slow1RB, ulp1RB, slow2RB, ulp2RB, count1RB, count2RB, pack32RB, packedRB, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_ROUND_B, FDIST_ROUND_B)
+FLOOP(roundAB, topmroundAB, noneqroundAB, nextroundAB, exactRAB, checkedRAB, mixedRAB, slow1RAB, ulp1RAB, slow2RAB, ulp2RAB, count1RAB, count2RAB, pack32RAB, packedRAB, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_ROUND_AB, FDIST_ROUND_AB)
 
 done16:
 	FEPILOGUE
@@ -987,20 +1056,21 @@ TEXT ·foldBF16AVX512(SB), NOSPLIT, $0-56
 	BTQ  $2, BX
 	JCC  bfA
 
-FLOOP(bfB, exactB, checkedB, mixedB, slow1B, ulp1B, slow2B, ulp2B, count1B, count2B, count3B, FLOAD_BF16_B, FCVT_MEM_A, FCVT_REG_B, FCVT_MEM_A, FKEYS_ROUND_A, FKEYED_ROUND_A, Z14, Z15)
-FLOOP(bfA, exactA, checkedA, mixedA, slow1A, ulp1A, slow2A, ulp2A, count1A, count2A, count3A, FLOAD_BF16_A, FCVT_REG_A, FCVT_MEM_B, FCVT_MEM_B, FKEYS_ROUND_B, FKEYED_ROUND_B, Z14, Z15)
+FLOOP(bfB, topmbfB, noneqbfB, nextbfB, exactB, checkedB, mixedB, slow1B, ulp1B, slow2B, ulp2B, count1B, count2B, pack32B, packedB, FLOAD_BF16_B, FCVT_MEM_A, FCVT_REG_B, FCVT_MEM_A, FKEYS_ROUND_A, FDIST_ROUND_A)
+FLOOP(bfA, topmbfA, noneqbfA, nextbfA, exactA, checkedA, mixedA, slow1A, ulp1A, slow2A, ulp2A, count1A, count2A, pack32A, packedA, FLOAD_BF16_A, FCVT_REG_A, FCVT_MEM_B, FCVT_MEM_B, FKEYS_ROUND_B, FDIST_ROUND_B)
 
 done16:
 	FEPILOGUE
 
 // SPREADLANE adds the counts of lane l's table at SI (mask K1) to Z0 and
-// zeroes them (Z1 is 0).
+// zeroes them (Y1 is 0).
 #define SPREADLANE(l) \
-	VMOVDQU32.Z (l*spreadBytes)(SI), K1, Z2; \
+	VMOVDQU16.Z (l*spreadBytes)(SI), K1, Y2; \
+	VPMOVZXWD   Y2, Z2; \
 	VPADDD      Z2, Z0, Z0; \
-	VMOVDQU32   Z1, K1, (l*spreadBytes)(SI)
+	VMOVDQU16   Y1, K1, (l*spreadBytes)(SI)
 
-// func addSpreadAVX512(counts, spread *uint32, n int)
+// func addSpreadAVX512(counts *uint32, spread *uint16, n int)
 //
 // addSpreadAVX512 adds the n counts of each of the sixteen spread tables
 // from spread (lane l's at spread + l·spreadBytes) to counts, and zeroes
@@ -1044,7 +1114,7 @@ spreadAdd:
 	SPREADLANE(15)
 	VMOVDQU32 Z0, K1, (DI)
 	ADDQ $64, DI
-	ADDQ $64, SI
+	ADDQ $32, SI
 	SUBQ $16, CX
 	JMP  spreadStep
 

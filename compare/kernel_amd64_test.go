@@ -3,10 +3,12 @@
 package compare
 
 import (
+	"math"
 	"testing"
 	"unsafe"
 
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/tolerances"
 )
 
 // TestDifferStateLayout checks differState's offsets against those the
@@ -43,15 +45,15 @@ func TestFoldStateLayout(t *testing.T) {
 	got := map[string]uintptr{
 		"sums": unsafe.Offsetof(st.sums), "counts": unsafe.Offsetof(st.counts),
 		"differ": unsafe.Offsetof(st.differ), "beyond": unsafe.Offsetof(st.beyond),
-		"first": unsafe.Offsetof(st.first), "maxULP": unsafe.Offsetof(st.maxULP),
+		"first": unsafe.Offsetof(st.first), "pack16": unsafe.Offsetof(st.pack16), "maxULP": unsafe.Offsetof(st.maxULP),
 		"minBucket": unsafe.Offsetof(st.minBucket),
-		"maxAbs":    unsafe.Offsetof(st.maxAbs), "relThr": unsafe.Offsetof(st.relThr),
+		"maxAbs":    unsafe.Offsetof(st.maxAbs), "maxRel": unsafe.Offsetof(st.maxRel),
 		"atol": unsafe.Offsetof(st.atol), "rtol": unsafe.Offsetof(st.rtol),
 		"maxAbs32": unsafe.Offsetof(st.maxAbs32), "relThr32": unsafe.Offsetof(st.relThr32),
 		"atol32": unsafe.Offsetof(st.atol32), "rtol32": unsafe.Offsetof(st.rtol32),
 	}
-	want := map[string]uintptr{"sums": 0, "counts": 8, "differ": 16, "beyond": 24, "first": 32, "maxULP": 48,
-		"minBucket": 112, "maxAbs": 144, "relThr": 152, "atol": 160, "rtol": 168,
+	want := map[string]uintptr{"sums": 0, "counts": 8, "differ": 16, "beyond": 24, "first": 32, "pack16": 40, "maxULP": 48,
+		"minBucket": 112, "maxAbs": 144, "maxRel": 152, "atol": 160, "rtol": 168,
 		"maxAbs32": 176, "relThr32": 180, "atol32": 184, "rtol32": 188}
 	for f, off := range want {
 		if got[f] != off {
@@ -84,4 +86,60 @@ func TestMixedReadsInPlace(t *testing.T) {
 		addMixedOnce(c, v[:head], raw[:2*head], mode) // too short for the loop
 		return c.addMixed(v[head:], raw[2*head:], &loaders.Tensor{DType: loaders.BFloat16}, mode, make([]float32, maxWindow))
 	})
+}
+
+// TestSpreadCountsStayBelow16Bits folds 2 Mi pairs that all differ by the
+// same amount, so that every one counts in one bucket of each lane's
+// spread table, 131,072 times: past what 16 bits hold, which the tables
+// must add to the histogram before. The histogram and metrics are the
+// general loop's, whether the pairs come whole or in 64 Ki pieces.
+func TestSpreadCountsStayBelow16Bits(t *testing.T) {
+	t.Parallel()
+	if cpuKernels()&kernDiffer512 == 0 {
+		t.Skip("no AVX-512 on this machine")
+	}
+	const n = 1 << 21
+	a, b := make([]float32, n), make([]float32, n)
+	for i := range a {
+		a[i], b[i] = 1.5, math.Nextafter32(1.5, 2)
+	}
+	wa, wb := widen64(a, b)
+	var hw errorHistogram
+	want := foldedMetrics(goKernels, loaders.Float32, n, &hw, func(c *acc) { c.addReal(wa, wb) })
+	for _, piece := range []int{n, pairBufElems} {
+		var h errorHistogram
+		got := foldedMetrics(avx512Kernels, loaders.Float32, n, &h, func(c *acc) {
+			for lo := 0; lo < n; lo += piece {
+				c.addF32(a[lo:lo+piece], b[lo:lo+piece], ulpFloat32)
+			}
+		})
+		lo, hi := h.span()
+		if wlo, whi := hw.span(); !sameMetrics(&got, &want) || lo != wlo || hi != whi || h.counts[lo] != hw.counts[lo] {
+			t.Errorf("pieces of %d: histogram [%d, %d] with %d in %d, want [%d, %d] with %d\ngeneric %#v\nkernel  %#v",
+				piece, lo, hi, h.counts[lo], lo, wlo, whi, hw.counts[wlo], want, got)
+		}
+	}
+}
+
+// TestTiesStayInTheLoop checks that pairs that tie both maxima, as every
+// pair does where equal values differ by one unit (weights set to one
+// value, one step apart), go through the sixteen-pair loop: a tie is no
+// new maximum, so after the first sixteen it takes every pair.
+func TestTiesStayInTheLoop(t *testing.T) {
+	t.Parallel()
+	if cpuKernels()&kernDiffer512 == 0 {
+		t.Skip("no AVX-512 on this machine")
+	}
+	const n = 4096
+	a, b := make([]float32, n), make([]float32, n)
+	for i := range a {
+		a[i], b[i] = 1.5, math.Nextafter32(1.5, 2)
+	}
+	var h errorHistogram
+	c := newAcc(avx512Kernels, tolerances.For(loaders.Float32), ulpKeyFor(loaders.Float32), false, true, &h, 0)
+	c.block(a[:4*lanes], b[:4*lanes], 0, ulpFloat32)
+	c.n += 4 * lanes
+	if k := c.fold32(a[4*lanes:], b[4*lanes:], 0, ulpFloat32); k != n-4*lanes {
+		t.Errorf("the loop took %d pairs of %d", k, n-4*lanes)
+	}
 }

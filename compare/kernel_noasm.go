@@ -38,11 +38,11 @@ func (c *acc) foldMixed(v []float32, raw []byte, mode ulpMode) int { return 0 }
 
 // addSpread adds the counts of the sixteen spread tables to counts and
 // zeroes them; nothing fills them without the assembly.
-func addSpread(counts, spread []uint32) {
+func addSpread(counts []uint32, spread []uint16) {
 	for l := range 4 * lanes {
 		t := spread[l*spreadStride:][:len(counts)]
 		for k, n := range t {
-			counts[k] += n
+			counts[k] += uint32(n)
 		}
 		clear(t)
 	}

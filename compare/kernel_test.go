@@ -83,13 +83,13 @@ const goKernels kernels = 0
 
 // eachKernelSet runs test, in turn, with the Go loops alone and, where the
 // machine has them, the AVX2 assembly kernels, then those with the
-// AVX-512 loops too.
+// AVX-512 loops too, without and with AVX512_VBMI2.
 func eachKernelSet(t *testing.T, test func(t *testing.T, k kernels)) {
 	t.Helper()
 	for _, set := range []struct {
 		name string
 		k    kernels
-	}{{"go", goKernels}, {"avx2", avx2Kernels}, {"avx512", avx512Kernels}} {
+	}{{"go", goKernels}, {"avx2", avx2Kernels}, {"avx512", avx512Kernels}, {"vbmi2", vbmi2Kernels}} {
 		if set.k&^cpuKernels() != 0 {
 			t.Logf("no %s kernels on this machine", set.name)
 			continue
