@@ -518,8 +518,9 @@ done:
 // The sixteen-pair loops, with AVX-512 (F, DQ, VL, BW): fold32AVX512
 // (both sides float32) and foldBF16AVX512 (one side bfloat16 words read
 // in place). Each takes sixteen pairs at a time, equal or not, and leaves
-// only for sixteen that hold ±Inf or NaN or a new maximum, which Go takes
-// (block keeps their positions and ties). A step goes one of three ways:
+// only for sixteen that hold ±Inf or NaN or a new maximum (a tie is none:
+// its position is later), which Go takes (block keeps positions and ties).
+// A step goes one of three ways:
 //
 //   - all sixteen equal (b − a is 0 in float32 exactly when a = b, both
 //     finite): the squares into eq, one VMULPD and one VADDPD a group, as
@@ -527,10 +528,10 @@ done:
 //   - some differ: float32 tests first, each conservative (they may pass
 //     a pair that block would call a new maximum or beyond the tolerance,
 //     never the reverse); if any passes, the sixteen are tested exactly,
-//     in float64, as block does, and left to Go for a new maximum, ±Inf
-//     or NaN, or counted beyond the tolerance. Then the sums, group by
-//     group in storage order (with masks where some pairs are equal), the
-//     histogram, the ULP distances;
+//     in float64, as block and peak decide, and left to Go for a new
+//     maximum, ±Inf or NaN, or counted beyond the tolerance. Then the
+//     sums, group by group in storage order (with masks where some pairs
+//     are equal), the histogram, the ULP distances;
 //   - all sixteen differ: the same without masks.
 //
 // The float32 tests compare bit patterns of non-negative values as
@@ -556,13 +557,13 @@ done:
 // left as they are, as block leaves them.
 //
 // The histogram: each lane of the sixteen counts in a table of its own
-// (spread tables, kernel_amd64.go: counts of one bucket in two lanes of a
-// step would be two increments of one address, and the processor's
-// guesses at such pairs cost more than the increments), folded into the
+// (errorHistogram.spread, 16-bit counts: counts of one bucket in two lanes
+// of a step would be two increments of one address, and the processor's
+// guesses at such pairs cost more than the increments), added to the
 // histogram before it is read. A step's bucket indices are counted in the
 // next step (Y29), which leaves their increments to run beside its work;
-// pairs that differ among some equal ones are packed first and counted
-// alone.
+// pairs that differ among some equal ones are packed first (VPCOMPRESSW
+// where K0 says the processor has it) and counted alone.
 //
 // Registers: Y0–Y4 the partials (sqD, sqA, sqB, ab, eq); Y5 the least
 // bucket of each lane; Z7 the largest ULP distance of each lane; Z8, Z9
