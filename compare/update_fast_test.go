@@ -42,7 +42,7 @@ func addUpdatesByDefinition[F float32 | float64](s *updateSums, done int64, vals
 			}
 		}
 		d := ub - ua
-		s.worst.addByDefinition(done+int64(k), e, d)
+		s.worst.add(done+int64(k), e, d) // its own test, not the loop's floor
 		bin := &s.bins[e]
 		bin.N++
 		bin.UU += ua * ua
@@ -50,21 +50,6 @@ func addUpdatesByDefinition[F float32 | float64](s *updateSums, done int64, vals
 		bin.DD += d * d
 		bin.PU += math.Abs(float64(pa[k]) * ua)
 	}
-}
-
-// addByDefinition is worstElems.add without its early way out.
-func (w *worstElems) addByDefinition(pos int64, e int, d float64) {
-	a := math.Abs(d)
-	if a == 0 || (w.n == WorstElems && a <= math.Abs(w.elems[w.n-1].d)) {
-		return
-	}
-	i := min(w.n, WorstElems-1)
-	for i > 0 && math.Abs(w.elems[i-1].d) < a {
-		w.elems[i] = w.elems[i-1]
-		i--
-	}
-	w.elems[i].pos, w.elems[i].e, w.elems[i].d = pos, e, d
-	w.n = min(w.n+1, WorstElems)
 }
 
 // updateValues makes the five streams of an update of n elements: a

@@ -491,6 +491,19 @@ func causesText(w io.Writer, label string, cs []diagnose.Cause, o TextOptions) {
 	}
 }
 
+// failingFirst sorts out, stably: failing pairs before the others, and
+// within each the larger key first. It returns out.
+func failingFirst(out []*judge.TensorResult, key func(*judge.TensorResult) float64) []*judge.TensorResult {
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Failed() != b.Failed() {
+			return a.Failed()
+		}
+		return key(a) > key(b)
+	})
+	return out
+}
+
 // worstFirst orders pairs for people: failing before matching, and within
 // each, the larger relative L2 error first; ties keep step order.
 func worstFirst(ts []*judge.TensorResult) []*judge.TensorResult {
@@ -504,14 +517,7 @@ func worstFirst(ts []*judge.TensorResult) []*judge.TensorResult {
 		}
 		return t.Metrics.RelL2
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Failed() != b.Failed() {
-			return a.Failed()
-		}
-		return severity(a) > severity(b)
-	})
-	return out
+	return failingFirst(out, severity)
 }
 
 // where names a tensor for people: "step 3, grads/fc1.weight", or the

@@ -129,7 +129,7 @@ func (d *curveDoc) floats(name string, vs []float64) {
 				memoize = 4*hits >= memoTrial
 			}
 			if !memoize {
-				text = appendFloatJSON(text, vs[k])
+				text = appendFloat(text, Float(vs[k]))
 				continue
 			}
 			var hit bool
@@ -243,7 +243,7 @@ type floatMemo [1 << memoBits]struct {
 	text [24]byte
 }
 
-// append appends v's JSON text (appendFloatJSON) to dst, and says
+// append appends v's JSON text (appendFloat) to dst, and says
 // whether the memo held it. The text is copied whole, in fixed-size
 // stores, to and from the room dst has past its end.
 func (m *floatMemo) append(dst []byte, v float64) ([]byte, bool) {
@@ -255,22 +255,7 @@ func (m *floatMemo) append(dst []byte, v float64) ([]byte, bool) {
 		*(*[len(e.text)]byte)(dst[n : n+len(e.text)]) = e.text
 		return dst[:n+int(e.n)], true
 	}
-	dst = appendFloatJSON(dst, v)
+	dst = appendFloat(dst, Float(v))
 	e.bits, e.n, e.text = bits, uint8(len(dst)-n), *(*[len(e.text)]byte)(dst[n : n+len(e.text)])
 	return dst, false
-}
-
-// appendFloatJSON appends v as Float.MarshalJSON writes it: NaN as null,
-// ±Inf as "inf" and "-inf", else the shortest decimal that reads back as
-// v, as strconv formats it ('g', -1).
-func appendFloatJSON(dst []byte, v float64) []byte {
-	switch {
-	case math.IsNaN(v):
-		return append(dst, "null"...)
-	case math.IsInf(v, 1):
-		return append(dst, `"inf"`...)
-	case math.IsInf(v, -1):
-		return append(dst, `"-inf"`...)
-	}
-	return strconv.AppendFloat(dst, v, 'g', -1, 64)
 }

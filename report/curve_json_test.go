@@ -182,9 +182,9 @@ func TestFloatMemoIsAppendFloatJSON(t *testing.T) {
 			v = edgeNumbers[i%len(edgeNumbers)]
 		}
 		got, hit := memo.append([]byte("x"), v)
-		want := appendFloatJSON([]byte("x"), v)
+		want := appendFloat([]byte("x"), Float(v))
 		if f, _ := Float(v).MarshalJSON(); !bytes.Equal(got, want) || !bytes.Equal(want[1:], f) {
-			t.Fatalf("%v: memo %s (held: %t), appendFloatJSON %s, Float.MarshalJSON %s", v, got[1:], hit, want[1:], f)
+			t.Fatalf("%v: memo %s (held: %t), appendFloat %s, Float.MarshalJSON %s", v, got[1:], hit, want[1:], f)
 		}
 		if hit {
 			held++

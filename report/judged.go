@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 
 	"github.com/graphdiff/graphdiff/judge"
@@ -62,14 +61,7 @@ func byRatio(ts []*judge.TensorResult) []*judge.TensorResult {
 		}
 		return math.Inf(-1)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Failed() != b.Failed() {
-			return a.Failed()
-		}
-		return key(a) > key(b)
-	})
-	return out
+	return failingFirst(out, key)
 }
 
 // numKey writes v for a data attribute the HTML page sorts by: "" for NaN
