@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -121,7 +122,13 @@ func (e *engine) updates(jobs []UpdateJob, workers int) []UpdateOutcome {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	parallel.For(len(jobs), workers, func(i int) {
+	order := make([]int, len(jobs)) // largest first: no large job left to run alone at the end
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(jobs[y].CurA.Len(), jobs[x].CurA.Len()) })
+	parallel.For(len(jobs), workers, func(k int) {
+		i := order[k]
 		u, err := e.measureUpdate(jobs[i])
 		out[i] = UpdateOutcome{Update: u, Err: err}
 	})
