@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/graphdiff/graphdiff/judge"
@@ -203,4 +204,56 @@ func compareLoaded(a, b, baseline *loaders.Run, opts Options) *compared {
 	opts.readFirst = true
 	c, _ := runSteps(a, b, baseline, opts)
 	return c
+}
+
+// TestRunsKeepWholeMapsUntilTheUpdates compares two runs of one 1.2 MB
+// parameter and its gradient at two steps (numpy's f4_big.npy copied into
+// each place): while the steps are compared their maps are kept whole
+// (loaders.Entry.KeepMaps), the update of step 1 is measured from them,
+// and once the comparison returns no whole map is left.
+func TestRunsKeepWholeMapsUntilTheUpdates(t *testing.T) {
+	big, err := os.ReadFile(filepath.Join("..", "testdata", "npy", "f4_big.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	for _, run := range []string{"eager", "graph"} {
+		for _, p := range []string{"step_000000/params/w.npy", "step_000000/grads/w.npy", "step_000001/params/w.npy", "step_000001/grads/w.npy"} {
+			path := filepath.Join(root, run, filepath.FromSlash(p))
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, big, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before := loaders.WholeMapped()
+	var most atomic.Int64
+	opts := Options{Progress: func(int64) (func(int64), func()) {
+		return func(int64) {
+			if m := loaders.WholeMapped() - before; m > most.Load() {
+				most.Store(m)
+			}
+		}, func() {}
+	}}
+	r := mustRuns(t, load(t, filepath.Join(root, "eager")), load(t, filepath.Join(root, "graph")), opts)
+	if most.Load() == 0 {
+		t.Error("no whole map was kept while the steps were compared")
+	}
+	if left := loaders.WholeMapped() - before; left != 0 {
+		t.Errorf("%d bytes of whole maps left after the comparison", left)
+	}
+	measured := 0
+	for _, tr := range r.Tensors {
+		if tr.Step == 1 && tr.Kind == loaders.KindParam {
+			if tr.Update == nil || tr.Update.Count != 300000 {
+				t.Errorf("%s at step 1: update %+v, want one of 300000 elements", tr.Name, tr.Update)
+			}
+			measured++
+		}
+	}
+	if measured != 1 {
+		t.Errorf("%d parameters at step 1, want 1", measured)
+	}
 }

@@ -60,6 +60,7 @@ func runSteps(a, b, baseline *loaders.Run, opts Options) (*compared, error) {
 		opts.Planned(len(pr.held))
 	}
 	st := newStepper(pr, rd, opts, prec, baseline, a, b)
+	defer st.releaseMaps()
 	progress, done := st.progress()
 	defer done()
 	st.planHeads()

@@ -36,6 +36,9 @@ type stepper struct {
 	// weights are the last step's stateful entries (parameters, tensors
 	// of no kind word), held for the next one's updates.
 	weights []*loaders.Entry
+	// grads are this step's reference gradients, whose maps are kept
+	// (KeepMaps) for its updates.
+	grads []*loaders.Entry
 	// parted marks, by token pair name, the sequences of a decoding
 	// whose greedy tokens flipped by a near tie at an earlier step.
 	parted map[string][]bool
@@ -246,8 +249,13 @@ func (st *stepper) compareStep(u int, ctx judge.Context, progress func(int64)) (
 	st.measureUpdates(ms, pairs)
 	for _, e := range st.weights {
 		e.Release()
+		e.ReleaseMaps()
 	}
 	st.weights = state
+	for _, e := range st.grads {
+		e.ReleaseMaps()
+	}
+	st.grads = st.grads[:0]
 	if len(ms) == 0 {
 		return judge.StepFacts{}, false, nil
 	}
@@ -274,6 +282,7 @@ func (st *stepper) comparePart(ms []member, progress func(int64)) {
 	defer func() { st.jobs, st.noiseOf = jobs, noiseOf }()
 	for k, m := range ms {
 		e := st.entries[m.i]
+		st.keepMaps(m.i, e)
 		keep := 0
 		if st.keepN != nil {
 			keep = st.keepN[m.i]
@@ -302,6 +311,29 @@ func (st *stepper) comparePart(ms []member, progress func(int64)) {
 			st.kept[ms[k].i] = kept{o.HeadA, o.HeadB}
 		}
 		k++
+	}
+}
+
+// keepMaps asks that the tensors of pair i that the updates read again,
+// its parameters (this step's update and the next's) and its reference
+// gradient (this step's), keep their maps until then (KeepMaps), so that
+// each is mapped once.
+func (st *stepper) keepMaps(i int, e pairEntries) {
+	switch k := st.pairs.held[i].Kind; {
+	case stateful(k):
+		e.a.KeepMaps()
+		e.b.KeepMaps()
+	case k == loaders.KindGrad:
+		e.a.KeepMaps()
+		st.grads = append(st.grads, e.a)
+	}
+}
+
+// releaseMaps ends what keepMaps asked for, once nothing more is
+// compared.
+func (st *stepper) releaseMaps() {
+	for _, e := range slices.Concat(st.weights, st.grads) {
+		e.ReleaseMaps()
 	}
 }
 

@@ -63,3 +63,31 @@ func TestFileTruncatedWhileMapped(t *testing.T) {
 	up := e.updates([]UpdateJob{{PrevA: a, CurA: a, PrevB: a, CurB: b}}, 1)
 	check("update", up[0].Err)
 }
+
+// TestFileTruncatedWhileMappedWhole is TestFileTruncatedWhileMapped for
+// tensors whose maps are kept whole (loaders.Entry.KeepMaps), as a
+// comparison of runs keeps parameters' and gradients' maps: the fault
+// names the file just the same.
+func TestFileTruncatedWhileMappedWhole(t *testing.T) {
+	fixture := filepath.Join("..", "testdata", "npy", "f4_big.npy")
+	dir := t.TempDir()
+	pathA := copyFixture(t, fixture, dir, "a.npy")
+	pathB := copyFixture(t, fixture, dir, "b.npy")
+	a, b := &loaders.Entry{Tensor: openOne(t, pathA)}, &loaders.Entry{Tensor: openOne(t, pathB)}
+	a.KeepMaps()
+	b.KeepMaps()
+	defer a.ReleaseMaps()
+	defer b.ReleaseMaps()
+	e := newEngine()
+	e.mapped = func(m *loaders.Tensor) {
+		if m == b.Tensor {
+			if err := os.Truncate(pathB, 4096); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	out := e.pairs([]Job{{A: a.Tensor, B: b.Tensor, DType: loaders.Float32, Tolerance: tolerances.For(loaders.Float32)}}, 1, nil)
+	if err := out[0].Err; err == nil || !strings.HasPrefix(err.Error(), pathB+": ") || !strings.Contains(err.Error(), "changed while being read") {
+		t.Errorf("comparison of a truncated file kept whole: error %v, want one naming %s as changed", err, pathB)
+	}
+}

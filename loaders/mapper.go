@@ -157,6 +157,11 @@ func (m *Mapper) Bytes(first, count int64) ([]byte, func(), error) {
 	es := int64(t.DType.Size())
 	off, n := t.data.offset+es*first, es*count
 	m.waitReady(off, off+n)
+	if w := t.data.whole; w != nil {
+		if b, release, ok := w.slice(t, m.f, off, n); ok {
+			return b, release, nil
+		}
+	}
 	b, release, err := mapRange(m.f, off, n)
 	if err != nil {
 		return nil, nil, t.errorf("mapping data: %w", unwrapPathError(err))

@@ -226,3 +226,121 @@ func TestMapperMapsMoreThanItReadsAhead(t *testing.T) {
 		t.Fatal("mapping the whole tensor waited 30 s for a reading that waits for a map")
 	}
 }
+
+// TestKeepMapsSharesOneMap: the tensor of an entry that keeps its maps is
+// mapped once, whole: every piece any Mapper asks for, before
+// ReleaseMaps, is a slice of that one map, with the file's values; the map
+// outlives its slices until ReleaseMaps, and goes once the last slice in
+// use is released; pieces asked for afterwards are mapped apart.
+func TestKeepMapsSharesOneMap(t *testing.T) {
+	path := filepath.Join("..", "testdata", "npy", "f4_big.npy")
+	e := &Entry{Tensor: openOne(t, path, Options{})}
+	want := readC(t, e.Tensor, 1000)
+	n := e.Len()
+	before := wholeMapped.Load()
+	e.KeepMaps()
+	w := e.data.whole
+	if w == nil {
+		t.Fatalf("%s (%d bytes) keeps no whole map", path, e.data.size)
+	}
+	values := func(b []byte) []float64 {
+		v, ok := native32(b, false)
+		if !ok {
+			t.Fatal("map not aligned for float32")
+		}
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = float64(x)
+		}
+		return out
+	}
+	m1, err := e.NewMapper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m1.Close()
+	head, relHead, err := m1.Bytes(0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail, relTail, err := m1.Bytes(1000, n-1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := e.NewMapper() // a later comparison of the same tensor
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	all, relAll, err := m2.Bytes(0, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &head[0] != &all[0] || &tail[0] != &all[4000] {
+		t.Fatal("pieces of one tensor asked for by two mappers are not slices of one map")
+	}
+	checkValues(t, values(slices.Concat(head, tail)), want)
+	checkValues(t, values(all), want)
+	if got := wholeMapped.Load() - before; got != e.data.size {
+		t.Errorf("whole maps hold %d bytes more, want the tensor's %d", got, e.data.size)
+	}
+	relHead()
+	relTail()
+	relAll()
+	if w.data == nil {
+		t.Fatal("the map went with its slices, before ReleaseMaps")
+	}
+	again, relAgain, err := m2.Bytes(500, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ReleaseMaps()
+	if w.data == nil {
+		t.Fatal("the map went at ReleaseMaps while a slice of it was in use")
+	}
+	checkValues(t, values(again), want[500:510])
+	relAgain()
+	if w.data != nil || wholeMapped.Load() != before {
+		t.Fatalf("the map stayed after its last slice was released (%d bytes held)", wholeMapped.Load()-before)
+	}
+	apart, relApart, err := m2.Bytes(0, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer relApart()
+	checkValues(t, values(apart), want)
+	if w.data != nil {
+		t.Error("a piece asked for after ReleaseMaps made a whole map again")
+	}
+}
+
+// TestKeepMapsWithinBudget: a tensor that would take the whole maps past
+// their budget is mapped piece by piece, with the same values.
+func TestKeepMapsWithinBudget(t *testing.T) {
+	path := filepath.Join("..", "testdata", "npy", "f4_big.npy")
+	e := &Entry{Tensor: openOne(t, path, Options{})}
+	want := readC(t, e.Tensor, 1000)
+	defer func(b int64) { wholeMapBudget = b }(wholeMapBudget)
+	wholeMapBudget = wholeMapped.Load() + e.data.size - 1
+	e.KeepMaps()
+	defer e.ReleaseMaps()
+	m, err := e.NewMapper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	b, release, err := m.Bytes(0, e.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if e.data.whole.data != nil || !e.data.whole.declined {
+		t.Fatal("a whole map was made past the budget")
+	}
+	v, _ := native32(b, false)
+	got := make([]float64, len(v))
+	for i, x := range v {
+		got[i] = float64(x)
+	}
+	checkValues(t, got, want)
+}

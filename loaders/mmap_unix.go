@@ -19,6 +19,18 @@ import (
 // readers of the mapping run with debug.SetPanicOnFault and turn that into
 // an error.
 func mapRange(f *dataFile, off, n int64) ([]byte, func(), error) {
+	return mapFile(f, off, n, mapPopulate)
+}
+
+// mapWhole is mapRange without entering any page into the page tables:
+// the map of a whole tensor, whose pieces populate enters as they are
+// asked for.
+func mapWhole(f *dataFile, off, n int64) ([]byte, func(), error) {
+	return mapFile(f, off, n, 0)
+}
+
+// mapFile maps n bytes of f from off with the extra mmap flags.
+func mapFile(f *dataFile, off, n int64, flags int) ([]byte, func(), error) {
 	if n == 0 {
 		return nil, func() {}, nil
 	}
@@ -31,7 +43,7 @@ func mapRange(f *dataFile, off, n int64) ([]byte, func(), error) {
 	}
 	page := int64(os.Getpagesize())
 	start := off &^ (page - 1)
-	m, err := syscall.Mmap(f.fd, start, int(off-start+n), syscall.PROT_READ, syscall.MAP_SHARED|mapPopulate)
+	m, err := syscall.Mmap(f.fd, start, int(off-start+n), syscall.PROT_READ, syscall.MAP_SHARED|flags)
 	if err != nil {
 		return nil, nil, err
 	}

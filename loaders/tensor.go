@@ -63,6 +63,9 @@ type dataRef struct {
 	// the first read of the data (Open, OpenRange or NewMapper take it);
 	// nil when none was kept.
 	kept *atomic.Pointer[dataFile]
+	// whole is the data's map kept whole (Entry.KeepMaps); nil when
+	// pieces are mapped one by one.
+	whole *wholeMap
 }
 
 // opener returns how to open the data: open, or the file's own opener

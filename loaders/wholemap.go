@@ -1,0 +1,130 @@
+package loaders
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// wholeMap is a tensor's data mapped once, whole, and kept from the first
+// map of any of it until ReleaseMaps (see Entry.KeepMaps): a parameter
+// compared at one step and read again by the updates of that step and
+// the next costs one mmap and one munmap, not one each per chunk and per
+// reading. Each piece asked for is entered into the page tables as it is
+// asked for (populate), on the goroutine that asked, so that chunks of one
+// tensor still fill their pages in parallel.
+type wholeMap struct {
+	mu sync.Mutex
+	// data are the tensor's bytes in the map, nil before the first map,
+	// after the unmapping, or when declined; unmap unmaps them.
+	data  []byte
+	unmap func()
+	// users counts the slices given out and not yet released; the map
+	// goes once ReleaseMaps was called and users is 0.
+	users    int
+	released bool
+	// declined: no whole map for this tensor (over the budget, or the
+	// map failed); pieces are mapped one by one as without KeepMaps.
+	declined bool
+	size     int64 // bytes charged to wholeMapped
+}
+
+// wholeMapped is the bytes of all whole maps now held, at most
+// wholeMapBudget.
+var wholeMapped atomic.Int64
+
+// wholeMapBudget is the most bytes whole maps may hold at once: a quarter
+// of the machine's memory (wholeMapFraction), so that the pages they keep
+// entered in the page tables (file pages of the page cache, not the
+// process's own memory) never crowd out what the comparison needs; a
+// tensor past it is mapped piece by piece as before. 0 where the system
+// has no whole maps.
+var wholeMapBudget = physicalMemory() / wholeMapFraction
+
+const wholeMapFraction = 4
+
+// wholeMapMin is the smallest tensor kept whole, in bytes: below it a
+// tensor is read, not mapped (the comparison maps from 1 MiB).
+const wholeMapMin = 1 << 20
+
+// KeepMaps asks that the data of this resolved entry, when it is mapped,
+// be mapped whole and kept so until ReleaseMaps, Release leaving it: the
+// readings of one tensor by several comparisons (a pair, then the update
+// of its step and of the next) share one map. Entries under 1 MiB, not
+// mappable in place, or past the budget of whole maps (a quarter of
+// physical memory in all) are mapped as before.
+func (e *Entry) KeepMaps() {
+	if e.Tensor == nil || !e.Mappable() || e.data.size < wholeMapMin || wholeMapBudget == 0 || e.data.whole != nil {
+		return
+	}
+	e.data.whole = &wholeMap{}
+}
+
+// ReleaseMaps unmaps the whole map of KeepMaps once no slice of it is in
+// use; later maps of the data are made piece by piece.
+func (e *Entry) ReleaseMaps() {
+	if e.Tensor == nil || e.data.whole == nil {
+		return
+	}
+	w := e.data.whole
+	w.mu.Lock()
+	w.released = true
+	w.unmapIfUnused()
+	w.mu.Unlock()
+}
+
+// slice returns bytes [off, off+n) of file f (offsets in the file) from
+// t's whole map, mapping it on first use, entered into the page tables,
+// with the function that releases it; false when the map is not kept
+// (declined, released, or it failed), and the caller maps the piece
+// itself.
+func (w *wholeMap) slice(t *Tensor, f *dataFile, off, n int64) ([]byte, func(), bool) {
+	w.mu.Lock()
+	if w.released || w.declined {
+		w.mu.Unlock()
+		return nil, nil, false
+	}
+	if w.data == nil {
+		size := t.data.size
+		if wholeMapped.Add(size) > wholeMapBudget {
+			wholeMapped.Add(-size)
+			w.declined = true
+			w.mu.Unlock()
+			return nil, nil, false
+		}
+		data, unmap, err := mapWhole(f, t.data.offset, size)
+		if err != nil {
+			wholeMapped.Add(-size)
+			w.declined = true
+			w.mu.Unlock()
+			return nil, nil, false
+		}
+		w.data, w.unmap, w.size = data, unmap, size
+	}
+	w.users++
+	b := w.data[off-t.data.offset : off-t.data.offset+n : off-t.data.offset+n]
+	w.mu.Unlock()
+	populate(b)
+	var once sync.Once
+	return b, func() {
+		once.Do(func() {
+			w.mu.Lock()
+			w.users--
+			w.unmapIfUnused()
+			w.mu.Unlock()
+		})
+	}, true
+}
+
+// unmapIfUnused unmaps the map once it is released and no slice of it is
+// in use. Called with w.mu held.
+func (w *wholeMap) unmapIfUnused() {
+	if !w.released || w.users > 0 || w.data == nil {
+		return
+	}
+	w.unmap()
+	wholeMapped.Add(-w.size)
+	w.data, w.unmap, w.size = nil, nil, 0
+}
+
+// WholeMapped returns the bytes the whole maps of KeepMaps hold now.
+func WholeMapped() int64 { return wholeMapped.Load() }
