@@ -254,6 +254,9 @@ func TestKeepMapsSharesOneMap(t *testing.T) {
 		}
 		return out
 	}
+	var entered int64
+	defer func(f func([]byte)) { enterPages = f }(enterPages)
+	enterPages = func(b []byte) { entered += int64(len(b)); populate(b) }
 	m1, err := e.NewMapper()
 	if err != nil {
 		t.Fatal(err)
@@ -275,6 +278,9 @@ func TestKeepMapsSharesOneMap(t *testing.T) {
 	all, relAll, err := m2.Bytes(0, n)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if entered != e.data.size {
+		t.Errorf("%d bytes entered into the page tables for two pieces and the whole again, want the tensor's %d, once", entered, e.data.size)
 	}
 	if &head[0] != &all[0] || &tail[0] != &all[4000] {
 		t.Fatal("pieces of one tensor asked for by two mappers are not slices of one map")

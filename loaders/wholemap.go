@@ -1,8 +1,10 @@
 package loaders
 
 import (
+	"os"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // wholeMap is a tensor's data mapped once, whole, and kept from the first
@@ -22,6 +24,11 @@ type wholeMap struct {
 	// goes once ReleaseMaps was called and users is 0.
 	users    int
 	released bool
+	// entered marks, by granule of the map (granule bytes from the page
+	// the data starts on), what populate has entered into the page
+	// tables: a piece asked for again (the update that reads a parameter
+	// the comparison read) enters only what is not.
+	entered []uint64
 	// declined: no whole map for this tensor (over the budget, or the
 	// map failed); pieces are mapped one by one as without KeepMaps.
 	declined bool
@@ -99,11 +106,13 @@ func (w *wholeMap) slice(t *Tensor, f *dataFile, off, n int64) ([]byte, func(), 
 			return nil, nil, false
 		}
 		w.data, w.unmap, w.size = data, unmap, size
+		w.entered = make([]uint64, (w.granules()+63)/64)
 	}
 	w.users++
-	b := w.data[off-t.data.offset : off-t.data.offset+n : off-t.data.offset+n]
+	from, to := off-t.data.offset, off-t.data.offset+n
+	b := w.data[from:to:to]
+	w.enter(from, to)
 	w.mu.Unlock()
-	populate(b)
 	var once sync.Once
 	return b, func() {
 		once.Do(func() {
@@ -113,6 +122,52 @@ func (w *wholeMap) slice(t *Tensor, f *dataFile, off, n int64) ([]byte, func(), 
 			w.mu.Unlock()
 		})
 	}, true
+}
+
+// enterPages is populate; tests count its calls.
+var enterPages = populate
+
+// granule is the unit in which a whole map's pages are entered into the
+// page tables: 16 pages of 4 KiB.
+const granule = 64 << 10
+
+// lead returns how far the data starts past the page it starts on: the
+// first granule starts there.
+func (w *wholeMap) lead() int64 {
+	return int64(uintptr(unsafe.Pointer(unsafe.SliceData(w.data))) & uintptr(os.Getpagesize()-1))
+}
+
+// granules returns how many granules the map spans.
+func (w *wholeMap) granules() int64 { return (w.lead() + int64(len(w.data)) + granule - 1) / granule }
+
+// enter enters the granules that hold data bytes [from, to) into the page
+// tables, those not entered before, runs of them at a time, and marks
+// them. Called with w.mu held, which it lets go of while it enters.
+func (w *wholeMap) enter(from, to int64) {
+	if from >= to {
+		return
+	}
+	lead := w.lead()
+	g0, g1 := (lead+from)/granule, (lead+to+granule-1)/granule
+	isSet := func(g int64) bool { return w.entered[g/64]&(1<<(g%64)) != 0 }
+	for g := g0; g < g1; {
+		if isSet(g) {
+			g++
+			continue
+		}
+		end := g + 1
+		for end < g1 && !isSet(end) {
+			end++
+		}
+		lo, hi := max(g*granule-lead, 0), min(end*granule-lead, int64(len(w.data)))
+		w.mu.Unlock()
+		enterPages(w.data[lo:hi])
+		w.mu.Lock()
+		for k := g; k < end; k++ {
+			w.entered[k/64] |= 1 << (k % 64)
+		}
+		g = end
+	}
 }
 
 // unmapIfUnused unmaps the map once it is released and no slice of it is
