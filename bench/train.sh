@@ -7,7 +7,10 @@
 # .npy per tensor; one safetensors file per step and kind). Two graphdiff
 # binaries and the tree floor (bench/floor tree: list every file, map it,
 # read one word of every 64-byte line on all cores, no arithmetic) take
-# turns, 3 rounds after a warm-up round, page cache warm; prints each
+# turns, 3 rounds after a warm-up round, page cache warm, each layout
+# recached first (bench/recache.py: evicted and read back, so that every
+# file's pages sit in the page cache as a second read of any file leaves
+# them, whatever the writing left); prints each
 # round's seconds, the medians, each binary's median over the floor's, and
 # each binary's peak resident anonymous memory (RssAnon, bench/peak.sh:
 # the dump's pages mapped from the page cache are not counted).
@@ -44,7 +47,7 @@ peak() { # BINARY DIR: peak resident anonymous memory in MiB
 }
 for layout in npy st; do
   d=$work/$layout
-  find "$d" -type f -exec cat {} + > /dev/null # page cache warm
+  /usr/bin/python3 "$here/recache.py" "$d" # page cache warm, in one state
   run "$old" "$d" > /dev/null; run "$new" "$d" > /dev/null
   fl=(); ol=(); nl=()
   for r in 1 2 3; do
