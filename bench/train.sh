@@ -17,6 +17,9 @@
 #
 #   bench/train.sh OLD_BINARY NEW_BINARY [DIR]   (DIR: where the dump is
 #                                                 made, /tmp/graphdiff-bench/train)
+#
+# With NUMPY=1 it also times bench/np_tree.py, the same pairs and update
+# sums in numpy, once per layout, after the rounds.
 set -euo pipefail
 old=$(readlink -f "$1"); new=$(readlink -f "$2")
 work=${3:-/tmp/graphdiff-bench/train}
@@ -58,4 +61,8 @@ for layout in npy st; do
   f=$(med "${fl[@]}"); o=$(med "${ol[@]}"); n=$(med "${nl[@]}")
   awk -v l="$layout" -v f="$f" -v o="$o" -v n="$n" 'BEGIN{printf "%s median  floor %s s  old %s s (%.2f× floor)  new %s s (%.2f× floor)\n", l, f, o, o/f, n, n/f}'
   echo "$layout peak anonymous memory  old $(peak "$old" "$d") MiB  new $(peak "$new" "$d") MiB"
+  if [ -n "${NUMPY:-}" ]; then # the same analysis in numpy (bench/np_tree.py), once
+    s=$(date +%s.%N); /usr/bin/python3 "$here/np_tree.py" "$d/eager" "$d/graph" > /dev/null; e=$(date +%s.%N)
+    awk -v l="$layout" -v t="$(secs "$s" "$e")" -v n="$n" 'BEGIN{printf "%s numpy  %s s (%.1f× new)\n", l, t, t/n}'
+  fi
 done
