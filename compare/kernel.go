@@ -56,12 +56,13 @@ const (
 	kernDiffer512                      // sixteen pairs at a time, equal or not (fold32AVX512)
 	kernMixed512                       // float32 against bfloat16 in place, sixteen at a time (foldBF16AVX512)
 	kernPack16                         // within these, pairs that differ packed by VPCOMPRESSW (AVX512_VBMI2)
+	kernUpdate512                      // update sums of float32 parameters, sixteen elements at a time (addUpdatesAVX512)
 
 	// avx2Kernels are the kernels that need AVX2; avx512Kernels those
-	// and the two that need AVX-512 (F, DQ, VL, BW) and BMI1; vbmi2Kernels
+	// and the three that need AVX-512 (F, DQ, VL, BW) and BMI1; vbmi2Kernels
 	// all of them.
 	avx2Kernels   = kernEqual32 | kernEqual16 | kernEqualMixed | kernDiffer32
-	avx512Kernels = avx2Kernels | kernDiffer512 | kernMixed512
+	avx512Kernels = avx2Kernels | kernDiffer512 | kernMixed512 | kernUpdate512
 	vbmi2Kernels  = avx512Kernels | kernPack16
 )
 

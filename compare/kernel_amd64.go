@@ -43,7 +43,7 @@ func cpuKernels() kernels {
 // machineKernels returns the kernels Pairs runs: those the processor can
 // run, less those GRAPHDIFF_NOASM turns off, for measuring what each gains
 // (bench/kernels.sh): a comma-separated list of equal32, equal16,
-// equalmixed, differ32, differ512, mixed512 and pack16. The Go loops then
+// equalmixed, differ32, differ512, mixed512, pack16 and update512. The Go loops then
 // run, with the same results. Unknown names are ignored.
 func machineKernels() kernels {
 	k := cpuKernels()
@@ -53,7 +53,7 @@ func machineKernels() kernels {
 		kernel kernels
 	}{{"equal32", kernEqual32}, {"equal16", kernEqual16}, {"equalmixed", kernEqualMixed},
 		{"differ32", kernDiffer32}, {"differ512", kernDiffer512}, {"mixed512", kernMixed512},
-		{"pack16", kernPack16}} {
+		{"pack16", kernPack16}, {"update512", kernUpdate512}} {
 		if slices.Contains(off, n.name) {
 			k &^= n.kernel
 		}

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"unsafe"
 
 	"github.com/graphdiff/graphdiff/internal/parallel"
 	"github.com/graphdiff/graphdiff/loaders"
@@ -260,21 +261,89 @@ func readUpdate64(ts []*loaders.Tensor, n int64, sums *updateSums) error {
 }
 
 // updateSums are an Update's sums while its elements are added: by the
-// gradient's float32 biased exponent (0: no gradient, or not finite or
-// subnormal), and the elements of largest update difference.
+// gradient's float32 biased exponent e (bin 0: no gradient, or one that is
+// zero, subnormal, ±Inf or NaN), and the elements of largest update
+// difference.
 type updateSums struct {
-	bins  [256]UpdateBin
+	t     *updateTable // allocated on first use
 	worst worstElems
 	u     *Update
 	eps   float64 // UpdateJob.Epsilon
+	// noKernels are the kernels addUpdates may not run (tests set them to
+	// run each set): it runs those of updateKernels less these.
+	noKernels kernels
+	blk       *updateBlock // the assembly's buffers, allocated on first use
+}
+
+// updateTable holds the sums of updateSums by bin e: the 256 float32
+// biased exponents and the assembly's row.
+type updateTable struct {
+	// sums[e] holds bin e's UU, DU, DD and PU, in that order; 32-byte
+	// aligned (the assembly adds a row with one 256-bit add). Row skipBin
+	// and row updateRows−1 are the assembly's own (see update_amd64.s);
+	// no bin's sums are there.
+	sums [updateRows][4]float64
+	// counts[j][e] counts elements of bin e in eight tables whose sum is
+	// the bin's N (the assembly counts element i in table i mod 8, the Go
+	// loop in table 0).
+	counts [8][256]int64
+}
+
+// updateRows is the number of rows of updateTable.sums: a bin for each
+// float32 biased exponent, and one more the assembly reads (never writes).
+const updateRows = 257
+
+// skipBin is the bin no element is added to (a biased exponent of 0xff
+// puts an element in bin 0): the assembly adds the elements whose update
+// is NaN or ±Inf in either run there instead of leaving them out.
+const skipBin = 0xff
+
+// updateKernels are the kernels addUpdates runs: the machine's
+// (machineKernels).
+var updateKernels = machineKernels()
+
+// init allocates the sums on first use, at a 64-byte boundary.
+func (s *updateSums) init() {
+	if s.t == nil {
+		s.t = (*updateTable)(alignedFloats(int(unsafe.Sizeof(updateTable{}) / 8)))
+	}
+}
+
+// alignedFloats returns the first of n zeroed float64 starting at a
+// 64-byte boundary.
+func alignedFloats(n int) unsafe.Pointer {
+	buf := make([]float64, n+8)
+	skip := (-uintptr(unsafe.Pointer(&buf[0]))) % 64 / 8
+	return unsafe.Pointer(&buf[skip])
 }
 
 // addUpdates adds the elements at done.. of vals (prev and current
 // parameter of run A, then of run B, then the gradient when there is a
 // fifth) to s: what moved in each run, and u = cur − prev of each run in
 // float64, binned by the gradient's exponent. Stenciled for float32 and
-// float64, the arithmetic is the same.
+// float64, the arithmetic is the same. For float32 values with the
+// kernUpdate512 kernel, whole groups of sixteen go through the assembly
+// (addUpdates512), with the same results bit for bit, and the rest through
+// addUpdatesGo.
 func addUpdates[F float32 | float64](s *updateSums, done int64, vals [][]F) {
+	s.init()
+	if v, ok := any(vals).([][]float32); ok && updateKernels&^s.noKernels&kernUpdate512 != 0 {
+		k := s.addUpdates512(done, v)
+		if k == len(v[1]) {
+			return
+		}
+		var rest [5][]float32
+		for i := range v {
+			rest[i] = v[i][k:]
+		}
+		addUpdatesGo(s, done+int64(k), rest[:len(v)])
+		return
+	}
+	addUpdatesGo(s, done, vals)
+}
+
+// addUpdatesGo is addUpdates, one element at a time.
+func addUpdatesGo[F float32 | float64](s *updateSums, done int64, vals [][]F) {
 	pa, ca, pb, cb := vals[0], vals[1], vals[2], vals[3]
 	n := len(ca)
 	pa, pb, cb = pa[:n], pb[:n], cb[:n] // one bounds check, not one per element
@@ -282,7 +351,7 @@ func addUpdates[F float32 | float64](s *updateSums, done int64, vals [][]F) {
 	if len(vals) == 5 {
 		g = vals[4][:n]
 	}
-	bins, worst := &s.bins, &s.worst
+	t, worst := s.t, &s.worst
 	var movedA, movedB, ulpA, ulpB int64
 	floor := worst.floor
 	for k := range n {
@@ -320,12 +389,14 @@ func addUpdates[F float32 | float64](s *updateSums, done int64, vals [][]F) {
 			worst.add(done+int64(k), e, d)
 			floor = worst.floor
 		}
-		bin := &bins[e]
-		bin.N++
-		bin.UU += ua * ua
-		bin.DU += d * ua
-		bin.DD += d * d
-		bin.PU += math.Abs(float64(a0) * ua)
+		// float64(·) rounds each product before it is added: no fused
+		// multiply-add on any GOAMD64 level, as in the assembly
+		bin := &t.sums[e]
+		t.counts[0][e]++
+		bin[0] += float64(ua * ua)
+		bin[1] += float64(d * ua)
+		bin[2] += float64(d * d)
+		bin[3] += float64(math.Abs(float64(a0) * ua))
 	}
 	s.u.MovedA += movedA
 	s.u.MovedB += movedB
@@ -333,15 +404,28 @@ func addUpdates[F float32 | float64](s *updateSums, done int64, vals [][]F) {
 	s.u.UlpMovedB += ulpB
 }
 
+// bin returns the sums of bin e (0..254), with Exp left 0.
+func (s *updateSums) bin(e int) UpdateBin {
+	if s.t == nil {
+		return UpdateBin{}
+	}
+	var n int64
+	for j := range s.t.counts {
+		n += s.t.counts[j][e]
+	}
+	r := &s.t.sums[e]
+	return UpdateBin{N: n, UU: r[0], DU: r[1], DD: r[2], PU: r[3]}
+}
+
 // finish returns the Update of job j from its sums: the bins that hold
 // elements, by exponent, and the worst elements with their indexes.
 func (s *updateSums) finish(j UpdateJob) *Update {
 	u := s.u
-	for e := range s.bins {
-		if s.bins[e].N == 0 {
+	for e := range skipBin {
+		b := s.bin(e)
+		if b.N == 0 {
 			continue
 		}
-		b := s.bins[e]
 		b.Exp = NoGrad
 		if e != 0 {
 			b.Exp = e - binOffset
