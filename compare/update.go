@@ -351,7 +351,7 @@ func addUpdatesGo[F float32 | float64](s *updateSums, done int64, vals [][]F) {
 	if len(vals) == 5 {
 		g = vals[4][:n]
 	}
-	t, worst := s.t, &s.worst
+	worst := &s.worst
 	var movedA, movedB, ulpA, ulpB int64
 	floor := worst.floor
 	for k := range n {
@@ -391,8 +391,8 @@ func addUpdatesGo[F float32 | float64](s *updateSums, done int64, vals [][]F) {
 		}
 		// float64(·) rounds each product before it is added: no fused
 		// multiply-add on any GOAMD64 level, as in the assembly
-		bin := &t.sums[e]
-		t.counts[0][e]++
+		s.t.counts[0][e]++
+		bin := &s.t.sums[e]
 		bin[0] += float64(ua * ua)
 		bin[1] += float64(d * ua)
 		bin[2] += float64(d * d)
