@@ -159,7 +159,7 @@ func (e *engine) measureUpdate(j UpdateJob) (*Update, error) {
 		}
 		wide = wide || t.DType == loaders.Float64
 	}
-	sums := &updateSums{u: &Update{Count: n}}
+	sums := &updateSums{u: &Update{Count: n}, noKernels: ^e.kernels}
 	var err error
 	sums.eps = j.Epsilon
 	if wide {
