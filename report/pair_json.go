@@ -174,7 +174,8 @@ func appendFloatField(b []byte, depth int, key string, v Float) []byte {
 	return appendFloat(appendKey(b, ',', depth, key), v)
 }
 
-// appendFloat appends what Float.MarshalJSON returns.
+// appendFloat appends what Float.MarshalJSON returns, finite numbers
+// by appendShortFloat (the same text as strconv's).
 func appendFloat(b []byte, f Float) []byte {
 	v := float64(f)
 	switch {
@@ -185,7 +186,7 @@ func appendFloat(b []byte, f Float) []byte {
 	case math.IsInf(v, -1):
 		return append(b, `"-inf"`...)
 	}
-	return strconv.AppendFloat(b, v, 'g', -1, 64)
+	return appendShortFloat(b, v)
 }
 
 // appendInts appends an int array that is the value of a key at depth:
