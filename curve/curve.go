@@ -3,6 +3,7 @@ package curve
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/graphdiff/graphdiff/internal/words"
 	"github.com/graphdiff/graphdiff/judge"
@@ -157,6 +158,10 @@ type Result struct {
 // reported with how large it got (unless MaxDrift is set and the mean
 // relative difference over W steps passes it). NaN or ±Inf in one curve
 // and not the other at a step is a divergence at that step.
+//
+// Where a and b hold the same steps, the result's Steps, ValuesA and
+// ValuesB are a's steps and the two curves' values themselves, not
+// copies (their capacity cut to their length); Analyze changes neither.
 func Analyze(a, b *loaders.Curve, o Options) *Result {
 	d := o.DType
 	if d == loaders.Invalid {
@@ -164,24 +169,7 @@ func Analyze(a, b *loaders.Curve, o Options) *Result {
 	}
 	o = o.withDefaults(d)
 	res := &Result{A: a.Source, B: b.Source, Options: o, NotesA: a.Notes, NotesB: b.Notes, MaxRelStep: -1}
-	// align by step
-	i, j := 0, 0
-	for i < len(a.Steps) || j < len(b.Steps) {
-		switch {
-		case j == len(b.Steps) || i < len(a.Steps) && a.Steps[i] < b.Steps[j]:
-			res.OnlyA = append(res.OnlyA, a.Steps[i])
-			i++
-		case i == len(a.Steps) || b.Steps[j] < a.Steps[i]:
-			res.OnlyB = append(res.OnlyB, b.Steps[j])
-			j++
-		default:
-			res.Steps = append(res.Steps, a.Steps[i])
-			res.ValuesA = append(res.ValuesA, a.Values[i])
-			res.ValuesB = append(res.ValuesB, b.Values[j])
-			i++
-			j++
-		}
-	}
+	res.align(a, b)
 	n := len(res.Steps)
 	res.AbsDiff, res.RelDiff = make([]float64, n), make([]float64, n)
 	res.Band, res.Drift, res.Level = make([]float64, n), make([]float64, n), make([]float64, n)
@@ -225,39 +213,84 @@ func Analyze(a, b *loaders.Curve, o Options) *Result {
 	return res
 }
 
-// series holds the differences in rounding units.
+// align sets Steps, ValuesA and ValuesB to the steps a and b share, in
+// order, and OnlyA and OnlyB to the others. Where the two hold the same
+// steps, they are a's steps and the curves' values themselves (their
+// capacity cut to their length); else new arrays.
+func (r *Result) align(a, b *loaders.Curve) {
+	if n := len(a.Steps); slices.Equal(a.Steps, b.Steps) && len(a.Values) >= n && len(b.Values) >= n {
+		if n > 0 {
+			r.Steps, r.ValuesA, r.ValuesB = a.Steps[:n:n], a.Values[:n:n], b.Values[:n:n]
+		}
+		return
+	}
+	i, j := 0, 0
+	for i < len(a.Steps) || j < len(b.Steps) {
+		switch {
+		case j == len(b.Steps) || i < len(a.Steps) && a.Steps[i] < b.Steps[j]:
+			r.OnlyA = append(r.OnlyA, a.Steps[i])
+			i++
+		case i == len(a.Steps) || b.Steps[j] < a.Steps[i]:
+			r.OnlyB = append(r.OnlyB, b.Steps[j])
+			j++
+		default:
+			r.Steps = append(r.Steps, a.Steps[i])
+			r.ValuesA = append(r.ValuesA, a.Values[i])
+			r.ValuesB = append(r.ValuesB, b.Values[j])
+			i++
+			j++
+		}
+	}
+}
+
+// series gives the differences in rounding units, z_t = d_t/u_t,
+// worked out where they are asked for rather than held: a long curve's
+// analysis then holds no array beyond the result's.
 type series struct {
-	z    []float64 // d_t / u_t, signed; NaN where either value is not finite
-	ulp  []float64 // the stored dtype's spacing at a_t, in units of u_t
-	k0   int       // first step with d ≠ 0, -1 when none
-	zero []bool    // d_t == 0
+	r  *Result
+	k0 int // first step with d ≠ 0, -1 when none
 }
 
 func (r *Result) newSeries() *series {
-	o := r.Options
-	n := len(r.Steps)
-	s := &series{z: make([]float64, n), ulp: make([]float64, n), zero: make([]bool, n), k0: -1}
-	for k := range n {
-		x, y := r.ValuesA[k], r.ValuesB[k]
-		if !isFinite(x) || !isFinite(y) {
-			s.z[k] = math.NaN()
-			if s.k0 < 0 && !(x != x && y != y) && x != y {
-				s.k0 = k
-			}
-			continue
-		}
-		u := max(o.RTol*math.Abs(x), o.ATol)
-		if u == 0 {
-			u = math.SmallestNonzeroFloat64
-		}
-		s.z[k] = (y - x) / u
-		s.ulp[k] = spacing(x, o.DType) / u
-		s.zero[k] = y == x
-		if s.k0 < 0 && y != x {
+	s := &series{r: r, k0: -1}
+	for k, x := range r.ValuesA {
+		if y := r.ValuesB[k]; x != y && !(x != x && y != y) {
 			s.k0 = k
+			break
 		}
 	}
 	return s
+}
+
+// z is z_t at index k, signed; NaN where either value is not finite.
+func (s *series) z(k int) float64 {
+	x, y := s.r.ValuesA[k], s.r.ValuesB[k]
+	if !isFinite(x) || !isFinite(y) {
+		return math.NaN()
+	}
+	return (y - x) / s.r.unit(x)
+}
+
+// finiteIn returns how many of z at [lo, hi) are finite (finiteIn of
+// the package).
+func (s *series) finiteIn(lo, hi int) int {
+	n := 0
+	for k := max(lo, 0); k < hi; k++ {
+		if isFinite(s.z(k)) {
+			n++
+		}
+	}
+	return n
+}
+
+// unit is the rounding unit u_t at a reference value x: max(ε_c·|x|,
+// ATol), the smallest positive float64 where that is 0.
+func (r *Result) unit(x float64) float64 {
+	u := max(r.Options.RTol*math.Abs(x), r.Options.ATol)
+	if u == 0 {
+		u = math.SmallestNonzeroFloat64
+	}
+	return u
 }
 
 // spacing returns the gap between |x| and the next representable value of
@@ -280,27 +313,38 @@ func spacing(x float64, d loaders.DType) float64 {
 // spikes.
 func (r *Result) findJump(s *series) int {
 	o := r.Options
-	var dq []int // indices of decreasing |z| within the window
+	type held struct {
+		k int
+		v float64 // |z_k|
+	}
+	var dq []held // the steps of decreasing |z| within the window
 	at := -1
 	for k := range r.Steps {
-		for len(dq) > 0 && dq[0] < k-o.Window {
+		for len(dq) > 0 && dq[0].k < k-o.Window {
 			dq = dq[1:]
 		}
 		h := 0.0
 		if len(dq) > 0 {
-			h = math.Abs(s.z[dq[0]])
+			h = dq[0].v
 		}
-		band := max(o.Jump*h, 1, o.Jump*s.ulp[k])
+		// z and the stored dtype's spacing at a_t in units of u_t (0
+		// where either value is not finite)
+		z, ulp := math.NaN(), 0.0
+		if x, y := r.ValuesA[k], r.ValuesB[k]; isFinite(x) && isFinite(y) {
+			u := r.unit(x)
+			z, ulp = (y-x)/u, spacing(x, o.DType)/u
+		}
+		band := max(o.Jump*h, 1, o.Jump*ulp)
 		r.Band[k] = band * o.RTol
 		if a := math.Abs(r.ValuesA[k]); a > 0 && o.ATol > 0 {
 			r.Band[k] = band * max(o.RTol*a, o.ATol) / a
 		}
-		v := math.Abs(s.z[k])
+		v := math.Abs(z)
 		if at < 0 && k > 0 && v > band && isFinite(v) {
 			end := min(len(r.Steps), k+confirmSteps)
 			beyond := 0
 			for j := k; j < end; j++ {
-				if w := math.Abs(s.z[j]); w > band || w != w {
+				if w := math.Abs(s.z(j)); w > band || w != w {
 					beyond++
 				}
 			}
@@ -313,10 +357,10 @@ func (r *Result) findJump(s *series) int {
 		if !isFinite(v) {
 			continue // NaN and Inf steps are judged apart, not learned from
 		}
-		for len(dq) > 0 && math.Abs(s.z[dq[len(dq)-1]]) <= v {
+		for len(dq) > 0 && dq[len(dq)-1].v <= v {
 			dq = dq[:len(dq)-1]
 		}
-		dq = append(dq, k)
+		dq = append(dq, held{k, v})
 	}
 	return at
 }
@@ -324,59 +368,78 @@ func (r *Result) findJump(s *series) int {
 // findShift fills Level with T_t and returns the index of the first step
 // whose T_t passes Options.Level (-1 when none) and the index the shift
 // starts at: after the last minimum of the cumulative difference signed by
-// the window's mean, up to that step.
+// the window's mean, up to that step. The prefix sums it takes the
+// window's sums from are kept for the last Window+1 steps only, and the
+// minima of the cumulative difference and of its negation are followed
+// as they go, up to the alarm.
 func (r *Result) findShift(s *series) (alarm, start int) {
 	o := r.Options
 	w := o.Window
 	n := len(r.Steps)
-	alarm, start = -1, -1
-	// prefix sums of d and of the reference's step-to-step change
-	sd, sq1, sq2 := make([]float64, n+1), make([]float64, n+1), make([]float64, n+1)
+	if s.k0 < 0 {
+		return -1, -1
+	}
+	// prefix sums of d and of the reference's step-to-step change over
+	// the steps [0, i), at ring[i%len(ring)]
+	type sums struct{ d, q1, q2 float64 }
+	ring := make([]sums, min(w, n)+1)
+	at := func(i int) *sums { return &ring[i%len(ring)] }
+	// the last index of the least cumulative difference, and of the least
+	// of its negation, among the sums up to the alarm
+	lowUp, lowDown := math.Inf(1), math.Inf(1)
+	startUp, startDown := -1, -1
+	follow := func(i int, d float64) {
+		if d <= lowUp {
+			lowUp, startUp = d, i
+		}
+		if v := -d; v <= lowDown {
+			lowDown, startDown = v, i
+		}
+	}
+	follow(0, 0)
+	alarm = -1
+	down := false // the mean difference at the alarm is negative
+	var sum sums
 	for k := range n {
 		dk := r.ValuesB[k] - r.ValuesA[k]
 		if !isFinite(dk) {
 			dk = 0
 		}
-		sd[k+1] = sd[k] + dk
 		step := 0.0
 		if k > 0 && isFinite(r.ValuesA[k]) && isFinite(r.ValuesA[k-1]) {
 			step = r.ValuesA[k] - r.ValuesA[k-1]
 		}
-		sq1[k+1], sq2[k+1] = sq1[k]+step, sq2[k]+step*step
-	}
-	if s.k0 < 0 {
-		return -1, -1
-	}
-	for k := max(w, s.k0); k < n; k++ {
+		sum = sums{sum.d + dk, sum.q1 + step, sum.q2 + step*step}
+		*at(k + 1) = sum
+		if alarm < 0 {
+			follow(k+1, sum.d)
+		}
+		if k < max(w, s.k0) {
+			continue
+		}
 		// the mean difference over (k−w, k], the noise over its w−1 steps
-		mean := (sd[k+1] - sd[k+1-w]) / float64(w)
+		mean := (sum.d - at(k+1-w).d) / float64(w)
 		m := w - 1
 		if m < 2 {
 			continue
 		}
-		mu := (sq1[k+1] - sq1[k+1-m]) / float64(m)
-		v := (sq2[k+1]-sq2[k+1-m])/float64(m) - mu*mu
+		mu := (sum.q1 - at(k+1-m).q1) / float64(m)
+		v := (sum.q2-at(k+1-m).q2)/float64(m) - mu*mu
 		if v <= 0 {
 			continue
 		}
 		sigma := math.Sqrt(v / 2)
 		r.Level[k] = math.Abs(mean) / (sigma / math.Sqrt(float64(w)))
 		if alarm < 0 && r.Level[k] > o.Level {
-			alarm = k
+			alarm, down = k, sum.d-at(k+1-w).d < 0
 		}
 	}
 	if alarm < 0 {
 		return -1, -1
 	}
-	sign := 1.0
-	if sd[alarm+1]-sd[alarm+1-w] < 0 {
-		sign = -1
-	}
-	low := math.Inf(1)
-	for k := 0; k <= alarm+1; k++ {
-		if v := sign * sd[k]; v <= low {
-			low, start = v, k
-		}
+	start = startUp
+	if down {
+		start = startDown
 	}
 	return alarm, min(start, alarm)
 }
@@ -414,7 +477,7 @@ func walkBack(s *series, k int) int {
 		return k
 	}
 	for j := s.k0; j < k; j++ {
-		if !(math.Abs(s.z[j]) >= 1) {
+		if !(math.Abs(s.z(j)) >= 1) {
 			return k
 		}
 	}
@@ -422,21 +485,25 @@ func walkBack(s *series, k int) int {
 }
 
 // computeDrift fills Drift with the mean finite relative difference over
-// the last Window steps, by prefix sums.
+// the last Window steps, by prefix sums kept for the last Window+1 steps.
 func (r *Result) computeDrift() {
 	w := r.Options.Window
-	sum, cnt := make([]float64, len(r.Steps)+1), make([]int, len(r.Steps)+1)
-	for k, v := range r.RelDiff {
-		sum[k+1], cnt[k+1] = sum[k], cnt[k]
-		if isFinite(v) {
-			sum[k+1] += v
-			cnt[k+1]++
-		}
+	// the sum and count of the finite relative differences of the steps
+	// [0, i), at ring[i%len(ring)]
+	type sums struct {
+		sum float64
+		cnt int
 	}
-	for k := range r.Steps {
-		lo := max(0, k+1-w)
-		if c := cnt[k+1] - cnt[lo]; c > 0 {
-			r.Drift[k] = (sum[k+1] - sum[lo]) / float64(c)
+	ring := make([]sums, min(w, len(r.RelDiff))+1)
+	var cur sums
+	for k, v := range r.RelDiff {
+		if isFinite(v) {
+			cur = sums{cur.sum + v, cur.cnt + 1}
+		}
+		ring[(k+1)%len(ring)] = cur
+		lo := ring[max(0, k+1-w)%len(ring)]
+		if c := cur.cnt - lo.cnt; c > 0 {
+			r.Drift[k] = (cur.sum - lo.sum) / float64(c)
 		}
 	}
 }
@@ -453,7 +520,7 @@ func (r *Result) classify(s *series, nanAt, jumpAt, shiftAt, shiftStart, driftAt
 	case shiftAt >= 0:
 		breakAt = shiftAt
 	}
-	unit := func(k int) float64 { return math.Abs(s.z[k]) }
+	unit := func(k int) float64 { return math.Abs(s.z(k)) }
 	switch {
 	case nanAt >= 0 && (breakAt < 0 || nanAt <= breakAt):
 		r.Pattern, r.Verdict = PatternNaN, judge.Fail
@@ -465,7 +532,7 @@ func (r *Result) classify(s *series, nanAt, jumpAt, shiftAt, shiftStart, driftAt
 		start := walkBack(s, k)
 		first(start)
 		ev("step %d: the difference is %.3g rounding units (ε_c·|a|, ε_c = %.3g; relative %.3g), beyond the band %.3g units: %s, one unit, and %g× the stored value's spacing",
-			r.Steps[k], unit(k), o.RTol, r.RelDiff[k], r.Band[k]/o.RTol, historyWords(o.Jump, finiteIn(s.z, k-o.Window, k)), o.Jump)
+			r.Steps[k], unit(k), o.RTol, r.RelDiff[k], r.Band[k]/o.RTol, historyWords(o.Jump, s.finiteIn(k-o.Window, k)), o.Jump)
 		end := min(len(r.Steps), k+confirmSteps)
 		beyond := 0
 		for j := k; j < end; j++ {
