@@ -13,12 +13,13 @@ type errorHistogram struct {
 	counts []uint32 // indexed by bits>>48; allocated on first use
 	lo, hi int      // touched range of counts, for a cheap reset and walk
 	// spread holds counts that the sixteen-pair loops (kernel_amd64.s)
-	// keep apart, one table of spreadStride per lane of sixteen, indexed
-	// by bucket − spreadBase; spreadLo and spreadHi are the buckets they
-	// may hold (none where spreadLo > spreadHi). span adds them to counts
-	// before anything reads counts. A table takes at most one count a
-	// sixteen, and spreadSixteens counts the sixteens since they were last
-	// added, which must stay below 1<<16.
+	// keep apart, one per lane of sixteen: spreadStride buckets from
+	// spreadBase, each with its sixteen lanes' counts side by side (those
+	// of bucket k from spread[16·(k − spreadBase)]); spreadLo and spreadHi
+	// are the buckets they may hold (none where spreadLo > spreadHi). span
+	// adds them to counts before anything reads counts. A lane's count
+	// takes at most one a sixteen, and spreadSixteens counts the sixteens
+	// since they were last added, which must stay below 1<<16.
 	spread             []uint16
 	spreadLo, spreadHi int
 	spreadSixteens     int
@@ -29,7 +30,7 @@ const histBuckets = 1 << 15 // positive finite float64s: bits>>48 < 0x7FF0
 // The spread tables hold the buckets of float32 differences, 2⁻¹⁴⁹ ≤
 // |a−b| < 2¹²⁹: spreadBase (0x3600) is below the least, 0x36A0, and
 // spreadBase + spreadStride above the largest, 0x4810. The assembly's
-// spreadBase and spreadBytes (2·spreadStride) must agree.
+// spreadBase must agree.
 const (
 	spreadBase   = 0x3600
 	spreadStride = 0x1240
@@ -74,9 +75,23 @@ func (h *errorHistogram) span() (lo, hi int) {
 // addSpread adds the spread tables' counts to counts and empties them.
 func (h *errorHistogram) addSpread() {
 	if lo, hi := h.spreadLo, h.spreadHi; h.spread != nil && lo <= hi {
-		addSpread(h.counts[lo:hi+1], h.spread[lo-spreadBase:])
+		addSpread(h.counts[lo:hi+1], h.spread[16*(lo-spreadBase):])
 	}
 	h.spreadLo, h.spreadHi, h.spreadSixteens = histBuckets, -1, 0
+}
+
+// addSpreadRows adds the sixteen spread counts of each bucket of counts
+// (spread: those of its first bucket first) to counts and zeroes them.
+func addSpreadRows(counts []uint32, spread []uint16) {
+	for k := range counts {
+		row := (*[16]uint16)(spread[16*k:])
+		n := uint32(0)
+		for _, c := range row {
+			n += uint32(c)
+		}
+		counts[k] += n
+		*row = [16]uint16{}
+	}
 }
 
 // total returns how many errors were counted.

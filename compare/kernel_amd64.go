@@ -146,7 +146,7 @@ func (c *acc) differRun32(va, vb []float32, i int, mode ulpMode) (k int, ran boo
 // them).
 type foldState struct {
 	sums      *laneSums
-	counts    *uint16           // the spread tables (errorHistogram.spread)
+	counts    *uint16           // the spread counts (errorHistogram.spread)
 	differ    int64             // pairs with a ≠ b
 	beyond    int64             // pairs beyond the tolerance
 	first     int64             // index of the first of these, −1 if none
@@ -182,7 +182,7 @@ func (c *acc) fold32(va, vb []float32, i int, mode ulpMode) int {
 	n := c.foldable(len(va))
 	vb = vb[:n]
 	st := c.foldState()
-	k := fold32AVX512(unsafe.Pointer(&va[0]), unsafe.Pointer(&vb[0]), 0, n, &st, mode)
+	k := fold32AVX512(unsafe.Pointer(&va[0]), unsafe.Pointer(&vb[0]), 0, n, &st, mode|st.noFMA())
 	c.takeFold(&st, k, i)
 	return k
 }
@@ -204,7 +204,7 @@ func (c *acc) foldMixed(v []float32, raw []byte, mode ulpMode) int {
 		a, b = b, a
 	}
 	st := c.foldState()
-	k := foldBF16AVX512(a, b, 0, n, &st, mode)
+	k := foldBF16AVX512(a, b, 0, n, &st, mode|st.noFMA())
 	c.takeFold(&st, k, 0)
 	return k
 }
@@ -238,7 +238,9 @@ func (c *acc) foldState() foldState {
 	// With maxAbs 0 every pair that differs is a new maximum: the least
 	// float32 |b − a| that is not 0 passes.
 	st.maxAbs32 = max(float32Below(st.maxAbs), math.SmallestNonzeroFloat32)
-	st.relThr32 = float32Below(st.maxRel * (1 - 0x1p-40))
+	// Below 1, so that every pair whose signs differ goes to the exact
+	// test, which alone tests signs (kernel_amd64.s).
+	st.relThr32 = min(float32Below(st.maxRel*(1-0x1p-40)), 0x1.fffffep-1)
 	// Tolerances the float32 test cannot bound leave it 0, which passes
 	// every pair that differs to the exact test.
 	if st.atol >= 0 && st.rtol >= 0 && st.atol < math.Inf(1) && st.rtol < math.Inf(1) {
@@ -246,6 +248,21 @@ func (c *acc) foldState() foldState {
 		st.rtol32 = float32Below(st.rtol * (1 - 0x1p-30))
 	}
 	return st
+}
+
+// foldNoFMA, in the mode of a sixteen-pair run, says that its float32
+// tolerance threshold, atol32 + rtol32·|a| rounded down, is never below
+// its relative one, relThr32·|a| rounded down, which then alone bounds
+// them: rounding down is monotonic, and relThr32·|a| ≤ rtol32·|a| ≤
+// atol32 + rtol32·|a| where relThr32 ≤ rtol32 and atol32 ≥ 0.
+const foldNoFMA ulpMode = 0x80
+
+// noFMA returns foldNoFMA where st's thresholds allow it, else 0.
+func (st *foldState) noFMA() ulpMode {
+	if st.atol32 >= 0 && st.relThr32 <= st.rtol32 {
+		return foldNoFMA
+	}
+	return 0
 }
 
 // float32Below returns the largest float32 at most x, for x ≥ 0 or +Inf
@@ -291,15 +308,16 @@ func (h *errorHistogram) spreadTables() []uint16 {
 	return h.spread
 }
 
-// addSpread adds the counts of the sixteen spread tables (spread: lane 0's
-// from the first bucket of counts) to counts and zeroes them. Only the
-// sixteen-pair loops, which need AVX-512, fill them.
+// addSpread adds the sixteen lanes' spread counts of each bucket of counts
+// (spread: those of its first bucket first) to counts and zeroes them.
+// Only the sixteen-pair loops, which need AVX-512, fill them.
 func addSpread(counts []uint32, spread []uint16) {
-	if len(counts) == 0 {
-		return
+	n := len(counts) &^ 15
+	if n > 0 {
+		_ = spread[4*lanes*n-1]
+		addSpreadAVX512(&counts[0], &spread[0], n)
 	}
-	_ = spread[15*spreadStride+len(counts)-1]
-	addSpreadAVX512(&counts[0], &spread[0], len(counts))
+	addSpreadRows(counts[n:], spread[4*lanes*n:])
 }
 
 // differState returns the state of a slow-path run from the accumulator.

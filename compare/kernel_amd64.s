@@ -548,7 +548,12 @@ done:
 //     atol′ and rtol′ below atol and rtol by 2⁻³⁰ of them at least, so
 //     that it is below atol + rtol·|a| in float64, whose two roundings
 //     move it by 2⁻⁵² of it at most: a pair beyond the tolerance is at
-//     least it.
+//     least it. Where T ≤ rtol′ and atol′ ≥ 0, |a|·T rounded down is
+//     never above it, and the loop skips it (foldNoFMA in the mode).
+//
+// T is below 1 (foldState caps it), so a pair that differs whose signs
+// differ, |b − a| ≥ |a|, always passes: the sign test that the ULP
+// distances need runs only in the exact tests (K3), 0 elsewhere.
 //
 // The sums add in block's order: lane l of each partial takes the pairs
 // of lane l of the four groups in turn; a², b² and a·b of float32 values
@@ -556,14 +561,21 @@ done:
 // VADDPD do; (b − a)² is not, and is VMULPD then VADDPD. Masked lanes are
 // left as they are, as block leaves them.
 //
-// The histogram: each lane of the sixteen counts in a table of its own
+// The histogram: each lane of the sixteen counts apart from the others
 // (errorHistogram.spread, 16-bit counts: counts of one bucket in two lanes
 // of a step would be two increments of one address, and the processor's
 // guesses at such pairs cost more than the increments), added to the
-// histogram before it is read. A step's bucket indices are counted in the
-// next step (Y29), which leaves their increments to run beside its work;
-// pairs that differ among some equal ones are packed first (VPCOMPRESSW
-// where K0 says the processor has it) and counted alone.
+// histogram before it is read. The sixteen lanes' counts of a bucket lie
+// side by side, 32 bytes, half a cache line: where differences cluster in
+// few buckets, as differences of one ulp do (one bucket a binade), a
+// step's increments fall in few lines, which costs less than one line
+// each (BenchmarkKernelRounding's pairs, thread CPU time, median of 7:
+// every pair one ulp apart 0.58 ns a pair with a table per lane, 0.55
+// so; float32 against its bfloat16 rounding, spread over many buckets,
+// 0.62 and 0.63). A step's bucket indices are counted in the next step
+// (Y29), which leaves their increments to run beside its work; pairs that
+// differ among some equal ones are packed first (VPCOMPRESSW where K0
+// says the processor has it) and counted alone.
 //
 // Registers: Y0–Y4 the partials (sqD, sqA, sqB, ab, eq); Y5 the least
 // bucket of each lane; Z7 the largest ULP distance of each lane; Z8, Z9
@@ -571,13 +583,14 @@ done:
 // and Z31 temporaries; Y16–Y19 b − a of the four groups (float64); Z20,
 // Z21 the rounding constants 1 and 0x7FFF; Z22 the permutation of the top
 // words; Y23 0x7FFF words; Z24 0x7FFFFFFF; Z25–Z28 the float32 thresholds
-// (maxAbs, relative, rtol′, atol′); Y29 the previous step's bucket
-// indices; Y30 spreadBase words. K1 the pairs that differ (or hold ±Inf or
-// NaN), K2 maybe events, K3 signs that differ, K4 equal pairs, K5–K7 masks
-// of groups. AX the next pair, CX the last a step starts at, SI and DI the
-// sides, R8 the pairs that differ, R9 the spread tables, R10 and R13 BEXTR
-// controls, R12 the mode (FLOOP), R14 the state in the exact tests (which
-// keep the first pair beyond the tolerance there).
+// (maxAbs, relative, rtol′, atol′); Y29 the previous step's counter
+// offsets (spread index · 4, in units of 8 bytes); Y30 spreadBase words.
+// K1 the pairs that differ (or hold ±Inf or NaN), K2 maybe events, K3
+// signs that differ (set in the exact tests only), K4 equal pairs, K5–K7
+// masks of groups. AX the next pair, CX the last a step starts at, SI and
+// DI the sides, R8 the pairs that differ, R9 the spread counts, R10 and
+// R13 BEXTR controls, R12 the mode (FLOOP), R14 the state in the exact
+// tests (which keep the first pair beyond the tolerance there).
 
 // Offsets in foldState (kernel_amd64.go; TestFoldStateLayout).
 #define FS_SUMS 0
@@ -597,10 +610,9 @@ done:
 #define FS_ATOL32 184
 #define FS_RTOL32 188
 
-// spreadBytes is the distance between two lanes' spread tables
-// (spreadStride uint16 in histogram.go): 0x2480 mod 4096 is 0x480, so the
-// sixteen tables start at sixteen different offsets in a page.
-#define spreadBytes 0x2480
+// foldNoFMA, a bit of the mode argument, says that the float32 tolerance
+// test is never below the relative one (foldNoFMA in kernel_amd64.go).
+#define foldNoFMA 0x80
 
 // TOPWORDS16 lists the words of two ZMM registers of eight float64 each
 // that hold their top 16 bits, for VPERMT2W: words 3, 7, …, 31 of the
@@ -774,10 +786,9 @@ GLOBL topWords16<>(SB), RODATA|NOPTR, $32
 	VPANDD       Y23, Y16, Y16; \
 	VPMINUW      Y16, Y5, k, Y5
 
-// FULPTEST goes to slow where a pair that differs has signs that differ.
+// FULPTEST goes to slow where a pair that differs has signs that differ
+// (K3, which only sixteen that went through the exact tests may have).
 #define FULPTEST(slow) \
-	VPXORD   Z8, Z9, Z13; \
-	VPMOVD2M Z13, K3; \
 	KTESTW   K1, K3; \
 	JNZ      slow
 
@@ -791,22 +802,24 @@ slow: \
 	ULP_MAX16(Z8, Z9, Z14, Z15, Z7); \
 	JMP       done
 
-// SCOUNT4 adds one to the spread tables (R9) of lanes l0–l3 at the four
-// spread indices in r, through R14; it overwrites r.
+// SCOUNT4 adds one to the spread counts (R9) of lanes l0–l3 at the four
+// counter offsets in r (spread index · 4: 32 bytes a bucket, lane l at 2l),
+// through R14; it overwrites r.
 #define SCOUNT4(r, l0, l1, l2, l3) \
 	MOVWQZX r, R14; \
-	INCW    (l0*spreadBytes)(R9)(R14*2); \
+	INCW    (l0*2)(R9)(R14*8); \
 	BEXTRQ  R13, r, R14; \
-	INCW    (l1*spreadBytes)(R9)(R14*2); \
+	INCW    (l1*2)(R9)(R14*8); \
 	BEXTRQ  R10, r, R14; \
-	INCW    (l2*spreadBytes)(R9)(R14*2); \
+	INCW    (l2*2)(R9)(R14*8); \
 	SHRQ    $48, r; \
-	INCW    (l3*spreadBytes)(R9)(r*2)
+	INCW    (l3*2)(R9)(r*8)
 
-// COUNT16 counts the spread indices in YMM y (low XMM x), packed first,
-// the rest 0: a quadword of zeros ends them (an index is never 0), past
-// the first, which counts even zeros (in lane tables' slot 0, never read)
-// rather than branch on a count that varies at random. It overwrites x.
+// COUNT16 counts the counter offsets in YMM y (low XMM x), packed first,
+// the rest 0: a quadword of zeros ends them (an offset is never 0), past
+// the first, which counts even zeros (in bucket spreadBase's counts, never
+// read) rather than branch on a count that varies at random. It overwrites
+// x.
 #define COUNT16(y, x, done) \
 	VMOVQ         x, BX; \
 	VPEXTRQ       $1, x, DX; \
@@ -836,7 +849,7 @@ done:
 	KMOVW    K1, R11
 
 // FLOOP is the loop of one layout and one ULP mode; its labels are its
-// first fourteen arguments. K0 is not 0 where VPCOMPRESSW may run.
+// first sixteen arguments. K0 is not 0 where VPCOMPRESSW may run.
 //
 // Where equal and differing sixteens alternate at random, the branch
 // between their paths is mispredicted often; so the loop runs in two
@@ -845,7 +858,7 @@ done:
 // three it switches to topm (R12 < 0), where every sixteen takes the
 // general path (which folds equal pairs as the equal path does) and R12
 // is −1 less the equal sixteens in a row, back to top at four of them.
-#define FLOOP(top, topm, noneq, next, exact, checked, mixed, slow1, ulp1, slow2, ulp2, count1, count2, pack32, packed, LOAD, CVT_A, CVT_B, CVT_EQ, KEYS, DIST) \
+#define FLOOP(top, topm, tolerated, noneq, next, exact, checked, mixed, slow1, ulp1, slow2, ulp2, count1, count2, pack32, packed, LOAD, CVT_A, CVT_B, CVT_EQ, KEYS, DIST) \
 top: \
 	FHEAD(LOAD); \
 	TESTL         R11, R11; \
@@ -880,13 +893,19 @@ topm: \
 exact: \
 	VANDPS        Z24, Z8, Z11; \
 	VMULPS.RD_SAE Z26, Z11, Z12; \
+	TESTB         $foldNoFMA, mode+40(FP); \
+	JNZ           tolerated; \
 	VMOVAPS       Z28, Z13; \
 	VFMADD231PS.RD_SAE Z27, Z11, Z13; \
 	VMINPS        Z13, Z12, Z12; \
+tolerated: \
 	VMINPS        Z25, Z12, Z12; \
 	VPCMPUD       $5, Z12, Z10, K1, K2; \
+	KXORW         K3, K3, K3; \
 	KORTESTW      K2, K2; \
 	JZ            checked; \
+	VPXORD        Z8, Z9, Z13; \
+	VPMOVD2M      Z13, K3; \
 	XORQ          BX, BX; \
 	MOVQ          st+32(FP), R14; \
 	KSHIFTRW      $4, K1, K5; \
@@ -918,6 +937,7 @@ checked: \
 ulp1: \
 	COUNT16(Y29, X29, count1); \
 	VPSUBW        Y30, Y16, Y29; \
+	VPSLLW        $2, Y29, Y29; \
 	ADDQ          $16, R8; \
 next: \
 	ADDQ          $16, AX; \
@@ -944,6 +964,7 @@ mixed: \
 ulp2: \
 	COUNT16(Y29, X29, count2); \
 	VPSUBW        Y30, Y16, Y29; \
+	VPSLLW        $2, Y29, Y29; \
 	KORTESTW      K0, K0; \
 	JZ            pack32; \
 	VPCOMPRESSW.Z Y29, K1, Y29;          /* the indices of pairs that differ, first */ \
@@ -1037,11 +1058,11 @@ TEXT ·fold32AVX512(SB), NOSPLIT, $0-56
 	JEQ  roundB
 	JMP  roundAB
 
-FLOOP(f32, topmf32, noneqf32, nextf32, exactF32, checkedF32, mixedF32, slow1F32, ulp1F32, slow2F32, ulp2F32, count1F32, count2F32, pack32F32, packedF32, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_F32, FDIST_F32)
-FLOOP(bf16, topmbf16, noneqbf16, nextbf16, exactBF16, checkedBF16, mixedBF16, slow1BF16, ulp1BF16, slow2BF16, ulp2BF16, count1BF16, count2BF16, pack32BF16, packedBF16, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_BF16, FDIST_BF16)
-FLOOP(roundA, topmroundA, noneqroundA, nextroundA, exactRA, checkedRA, mixedRA, slow1RA, ulp1RA, slow2RA, ulp2RA, count1RA, count2RA, pack32RA, packedRA, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_ROUND_A, FDIST_ROUND_A)
-FLOOP(roundB, topmroundB, noneqroundB, nextroundB, exactRB, checkedRB, mixedRB, slow1RB, ulp1RB, slow2RB, ulp2RB, count1RB, count2RB, pack32RB, packedRB, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_ROUND_B, FDIST_ROUND_B)
-FLOOP(roundAB, topmroundAB, noneqroundAB, nextroundAB, exactRAB, checkedRAB, mixedRAB, slow1RAB, ulp1RAB, slow2RAB, ulp2RAB, count1RAB, count2RAB, pack32RAB, packedRAB, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_ROUND_AB, FDIST_ROUND_AB)
+FLOOP(f32, topmf32, toleratedf32, noneqf32, nextf32, exactF32, checkedF32, mixedF32, slow1F32, ulp1F32, slow2F32, ulp2F32, count1F32, count2F32, pack32F32, packedF32, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_F32, FDIST_F32)
+FLOOP(bf16, topmbf16, toleratedbf16, noneqbf16, nextbf16, exactBF16, checkedBF16, mixedBF16, slow1BF16, ulp1BF16, slow2BF16, ulp2BF16, count1BF16, count2BF16, pack32BF16, packedBF16, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_BF16, FDIST_BF16)
+FLOOP(roundA, topmroundA, toleratedroundA, noneqroundA, nextroundA, exactRA, checkedRA, mixedRA, slow1RA, ulp1RA, slow2RA, ulp2RA, count1RA, count2RA, pack32RA, packedRA, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_ROUND_A, FDIST_ROUND_A)
+FLOOP(roundB, topmroundB, toleratedroundB, noneqroundB, nextroundB, exactRB, checkedRB, mixedRB, slow1RB, ulp1RB, slow2RB, ulp2RB, count1RB, count2RB, pack32RB, packedRB, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_ROUND_B, FDIST_ROUND_B)
+FLOOP(roundAB, topmroundAB, toleratedroundAB, noneqroundAB, nextroundAB, exactRAB, checkedRAB, mixedRAB, slow1RAB, ulp1RAB, slow2RAB, ulp2RAB, count1RAB, count2RAB, pack32RAB, packedRAB, FLOAD_F32, FCVT_MEM_A, FCVT_MEM_B, FCVT_MEM_A, FKEYS_ROUND_AB, FDIST_ROUND_AB)
 
 done16:
 	FEPILOGUE
@@ -1057,67 +1078,85 @@ TEXT ·foldBF16AVX512(SB), NOSPLIT, $0-56
 	BTQ  $2, BX
 	JCC  bfA
 
-FLOOP(bfB, topmbfB, noneqbfB, nextbfB, exactB, checkedB, mixedB, slow1B, ulp1B, slow2B, ulp2B, count1B, count2B, pack32B, packedB, FLOAD_BF16_B, FCVT_MEM_A, FCVT_REG_B, FCVT_MEM_A, FKEYS_ROUND_A, FDIST_ROUND_A)
-FLOOP(bfA, topmbfA, noneqbfA, nextbfA, exactA, checkedA, mixedA, slow1A, ulp1A, slow2A, ulp2A, count1A, count2A, pack32A, packedA, FLOAD_BF16_A, FCVT_REG_A, FCVT_MEM_B, FCVT_MEM_B, FKEYS_ROUND_B, FDIST_ROUND_B)
+FLOOP(bfB, topmbfB, toleratedbfB, noneqbfB, nextbfB, exactB, checkedB, mixedB, slow1B, ulp1B, slow2B, ulp2B, count1B, count2B, pack32B, packedB, FLOAD_BF16_B, FCVT_MEM_A, FCVT_REG_B, FCVT_MEM_A, FKEYS_ROUND_A, FDIST_ROUND_A)
+FLOOP(bfA, topmbfA, toleratedbfA, noneqbfA, nextbfA, exactA, checkedA, mixedA, slow1A, ulp1A, slow2A, ulp2A, count1A, count2A, pack32A, packedA, FLOAD_BF16_A, FCVT_REG_A, FCVT_MEM_B, FCVT_MEM_B, FKEYS_ROUND_B, FDIST_ROUND_B)
 
 done16:
 	FEPILOGUE
 
-// SPREADLANE adds the counts of lane l's table at SI (mask K1) to Z0 and
-// zeroes them (Y1 is 0).
-#define SPREADLANE(l) \
-	VMOVDQU16.Z (l*spreadBytes)(SI), K1, Y2; \
-	VPMOVZXWD   Y2, Z2; \
-	VPADDD      Z2, Z0, Z0; \
-	VMOVDQU16   Y1, K1, (l*spreadBytes)(SI)
+// SPREADROWS2 sums, in ZMM z, the sixteen counts of each of the two
+// buckets at SI + off (words 0–15 and 16–31): eight partial sums of each
+// (dwords 0–7 and 8–15), zeroing them (Z1 is 0, Z2 0xFFFF dwords).
+#define SPREADROWS2(off, z) \
+	VMOVDQU16 off(SI), z; \
+	VMOVDQU16 Z1, off(SI); \
+	VPSRLD    $16, z, Z3; \
+	VPANDD    Z2, z, z; \
+	VPADDD    Z3, z, z
+
+// SPREADLANES4 adds the 128-bit lanes of the four buckets of a and b
+// (two lanes each, SPREADROWS2) into a: four partials of each bucket.
+#define SPREADLANES4(a, b) \
+	VSHUFI32X4 $0x88, b, a, Z3; \
+	VSHUFI32X4 $0xDD, b, a, a; \
+	VPADDD     Z3, a, a
+
+// spreadOrder puts the sums that a step of addSpreadAVX512 leaves, bucket
+// j + 4i in dword 4j + i, in bucket order (VPERMD).
+DATA spreadOrder<>+0(SB)/8, $0x0000000400000000
+DATA spreadOrder<>+8(SB)/8, $0x0000000C00000008
+DATA spreadOrder<>+16(SB)/8, $0x0000000500000001
+DATA spreadOrder<>+24(SB)/8, $0x0000000D00000009
+DATA spreadOrder<>+32(SB)/8, $0x0000000600000002
+DATA spreadOrder<>+40(SB)/8, $0x0000000E0000000A
+DATA spreadOrder<>+48(SB)/8, $0x0000000700000003
+DATA spreadOrder<>+56(SB)/8, $0x0000000F0000000B
+GLOBL spreadOrder<>(SB), RODATA|NOPTR, $64
 
 // func addSpreadAVX512(counts *uint32, spread *uint16, n int)
 //
-// addSpreadAVX512 adds the n counts of each of the sixteen spread tables
-// from spread (lane l's at spread + l·spreadBytes) to counts, and zeroes
-// them: sixteen buckets a step, the last fewer under a mask.
+// addSpreadAVX512 adds the sixteen lanes' counts of each of n buckets
+// (n a multiple of sixteen; bucket k's at spread + 32·k) to counts[k], and
+// zeroes them: sixteen buckets a step.
 TEXT ·addSpreadAVX512(SB), NOSPLIT, $0-24
-	MOVQ   counts+0(FP), DI
-	MOVQ   spread+8(FP), SI
-	MOVQ   n+16(FP), CX
-	VPXORD Z1, Z1, Z1
-	MOVL   $0xFFFF, AX
-	KMOVW  AX, K1
+	MOVQ         counts+0(FP), DI
+	MOVQ         spread+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VPXORD       Z1, Z1, Z1
+	MOVL         $0xFFFF, AX
+	VPBROADCASTD AX, Z2
+	VMOVDQU32    spreadOrder<>(SB), Z20
 
 spreadStep:
-	CMPQ CX, $16
-	JGE  spreadAdd
-	TESTQ CX, CX
-	JZ   spreadDone
-	MOVL $1, AX                        // the last step: n < 16 buckets
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1
-	MOVQ $16, CX
-
-spreadAdd:
-	VMOVDQU32.Z (DI), K1, Z0
-	SPREADLANE(0)
-	SPREADLANE(1)
-	SPREADLANE(2)
-	SPREADLANE(3)
-	SPREADLANE(4)
-	SPREADLANE(5)
-	SPREADLANE(6)
-	SPREADLANE(7)
-	SPREADLANE(8)
-	SPREADLANE(9)
-	SPREADLANE(10)
-	SPREADLANE(11)
-	SPREADLANE(12)
-	SPREADLANE(13)
-	SPREADLANE(14)
-	SPREADLANE(15)
-	VMOVDQU32 Z0, K1, (DI)
-	ADDQ $64, DI
-	ADDQ $32, SI
-	SUBQ $16, CX
-	JMP  spreadStep
+	SUBQ         $16, CX
+	JLT          spreadDone
+	SPREADROWS2(0, Z4)
+	SPREADROWS2(64, Z5)
+	SPREADROWS2(128, Z6)
+	SPREADROWS2(192, Z7)
+	SPREADROWS2(256, Z8)
+	SPREADROWS2(320, Z9)
+	SPREADROWS2(384, Z10)
+	SPREADROWS2(448, Z11)
+	SPREADLANES4(Z4, Z5)                 // buckets 0–3: lane j bucket j
+	SPREADLANES4(Z6, Z7)                 // 4–7
+	SPREADLANES4(Z8, Z9)                 // 8–11
+	SPREADLANES4(Z10, Z11)               // 12–15
+	VPUNPCKLQDQ  Z6, Z4, Z3              // lane j: buckets j and j + 4, two partials each
+	VPUNPCKHQDQ  Z6, Z4, Z4
+	VPADDD       Z3, Z4, Z4
+	VPUNPCKLQDQ  Z10, Z8, Z3             // buckets j + 8 and j + 12
+	VPUNPCKHQDQ  Z10, Z8, Z8
+	VPADDD       Z3, Z8, Z8
+	VSHUFPS      $0x88, Z8, Z4, Z3       // lane j: buckets j, j + 4, j + 8, j + 12
+	VSHUFPS      $0xDD, Z8, Z4, Z4
+	VPADDD       Z3, Z4, Z4
+	VPERMD       Z4, Z20, Z4
+	VPADDD       (DI), Z4, Z4
+	VMOVDQU32    Z4, (DI)
+	ADDQ         $64, DI
+	ADDQ         $512, SI
+	JMP          spreadStep
 
 spreadDone:
 	VZEROUPPER

@@ -36,14 +36,6 @@ func (c *acc) fold32(va, vb []float32, i int, mode ulpMode) int { return 0 }
 // foldMixed takes no elements: addMixed widens the bfloat16 side.
 func (c *acc) foldMixed(v []float32, raw []byte, mode ulpMode) int { return 0 }
 
-// addSpread adds the counts of the sixteen spread tables to counts and
-// zeroes them; nothing fills them without the assembly.
-func addSpread(counts []uint32, spread []uint16) {
-	for l := range 4 * lanes {
-		t := spread[l*spreadStride:][:len(counts)]
-		for k, n := range t {
-			counts[k] += uint32(n)
-		}
-		clear(t)
-	}
-}
+// addSpread adds the spread counts to counts and zeroes them; nothing
+// fills them without the assembly.
+func addSpread(counts []uint32, spread []uint16) { addSpreadRows(counts, spread) }
