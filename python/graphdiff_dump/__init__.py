@@ -42,6 +42,12 @@ Anything else is refused with a TypeError that says what was given.
   bits with the dtype recorded in the manifest. safetensors holds them
   natively.
 
+Taps(model) (graphdiff_dump.taps) copies each leaf module's output into a
+buffer by a copy that a CUDA graph captures, so replays refresh it;
+step(..., taps=taps) writes them as activations/<module> (and
+activation_grads/<module> with grads=True) and records the modules in
+forward order as the manifest's run "taps" entry.
+
 nudge(model) moves every floating-point parameter by one unit in the last
 place: an eager run started from the nudged model differs from the
 reference at the rounding level only, the baseline `graphdiff compare
@@ -70,7 +76,9 @@ try:
 except ImportError:  # the format is written here then
     _st = None
 
-__all__ = ["Dumper", "dump", "nudge"]
+from .taps import Taps
+
+__all__ = ["Dumper", "Taps", "dump", "nudge"]
 
 _RAW = {  # dtype -> (numpy view dtype for the raw bits, ml_dtypes name)
     torch.bfloat16: (np.uint16, "bfloat16"),
@@ -241,6 +249,34 @@ class Dumper:
             else:
                 os.unlink(p)
 
+    def _check_taps(self, taps):
+        """Refuse taps that have seen no forward, or whose forward order
+        differs from the one this run's manifest already holds; record it
+        when it is new."""
+        if not isinstance(taps, Taps):
+            raise TypeError("graphdiff dump: taps is a %s; give a graphdiff_dump.Taps" % type(taps).__name__)
+        if not taps.order:
+            raise ValueError("graphdiff dump: the taps have seen no forward yet (%d modules hooked): dump after the "
+                             "model has run (in a graphed run, after capture and g.replay())" % len(taps.names))
+        entry = taps.manifest_entry()
+        m = self._read_manifest()
+        known = m["run"].get("taps")
+        if known == entry:
+            return
+        if known is not None:
+            was = [e["name"] for e in known.get("modules", [])]
+            now = [e["name"] for e in entry["modules"]]
+            first = next((i for i, (a, b) in enumerate(zip(was, now)) if a != b), min(len(was), len(now)))
+            raise ValueError(
+                "graphdiff dump: the tapped modules' forward order differs from the one %s records (grads %s, "
+                "%d modules) at position %d: %s there, %s now; dump one forward order per run (a module that runs "
+                "only from some step on belongs in exclude=)" % (
+                    self._manifest_path, known.get("grads"), len(was), first,
+                    was[first] if first < len(was) else "nothing", now[first] if first < len(now) else "nothing")
+                + ("" if known.get("grads") == entry["grads"] else "; grads=%s there, %s now" % (known.get("grads"), entry["grads"])))
+        m["run"]["taps"] = entry
+        self._write_manifest(m)
+
     def _read_manifest(self):
         if os.path.exists(self._manifest_path):
             with open(self._manifest_path) as f:
@@ -250,8 +286,11 @@ class Dumper:
     def _write_manifest(self, m):
         _write_atomic(self._manifest_path, lambda f: json.dump(m, f, indent=1), mode="w")
 
-    def step(self, step, loss=None, model=None, optimizer=None, inputs=None, outputs=None, extra=None):
-        """Write one training step's tensors under step_NNNNNN."""
+    def step(self, step, loss=None, model=None, optimizer=None, inputs=None, outputs=None, extra=None, taps=None):
+        """Write one training step's tensors under step_NNNNNN; with taps
+        (a Taps), its buffers as activations/<module> and
+        activation_grads/<module>, and its modules in forward order as the
+        manifest's run "taps" entry."""
         if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
             raise RuntimeError("graphdiff dump: call it after g.replay(), not inside the captured region")
         if isinstance(step, bool) or not isinstance(step, int) or step < 0:
@@ -260,6 +299,8 @@ class Dumper:
             raise TypeError("graphdiff dump: model is a %s; give an nn.Module" % type(model).__name__)
         if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
             raise TypeError("graphdiff dump: optimizer is a %s; give a torch.optim.Optimizer" % type(optimizer).__name__)
+        if taps is not None:
+            self._check_taps(taps)
         kinds = {}  # kind -> name -> host tensor ("" kind: the loss)
         if loss is not None:
             kinds[""] = {"loss": _host(_as_tensor("loss", "loss", loss))}
@@ -287,6 +328,9 @@ class Dumper:
             named = _named(kind, value, default)
             if named:
                 kinds[kind] = {k: _host(v) for k, v in named.items()}
+        if taps is not None:
+            kinds["activations"] = {k: _host(v) for k, v in taps.activations().items()}
+            kinds["activation_grads"] = {k: _host(v) for k, v in taps.activation_grads().items()}
         step_dir = os.path.join(self.root, "step_%06d" % step)
         raw = {}
         for kind, tensors in kinds.items():
@@ -314,7 +358,7 @@ _dumpers = {}
 
 
 def dump(run_dir, step, loss=None, model=None, optimizer=None, inputs=None, outputs=None, extra=None,
-         graphed=None, compute_dtype=None, labels=None, existing="refuse", format="npy", rank=None):
+         graphed=None, compute_dtype=None, labels=None, existing="refuse", format="npy", rank=None, taps=None):
     """Write one training step's tensors under run_dir/step_NNNNNN: the
     one-call form of Dumper(run_dir, ...).step(step, ...), keeping one
     Dumper per run directory (and rank) in this process, so that an
@@ -325,7 +369,7 @@ def dump(run_dir, step, loss=None, model=None, optimizer=None, inputs=None, outp
         d = Dumper(run_dir, graphed=graphed, compute_dtype=compute_dtype, labels=labels, existing=existing,
                    format=format, rank=rank)
         _dumpers[key] = d
-    d.step(step, loss=loss, model=model, optimizer=optimizer, inputs=inputs, outputs=outputs, extra=extra)
+    d.step(step, loss=loss, model=model, optimizer=optimizer, inputs=inputs, outputs=outputs, extra=extra, taps=taps)
 
 
 @torch.no_grad()

@@ -6,7 +6,8 @@ written under OUT).
 
 Runs written: OUT/npy and OUT/st (the same two steps, .npy files and
 safetensors files), OUT/ranks (ranks 0 and 1), OUT/nudged (the run of
-OUT/npy from a model nudged by one ULP: a rounding-level baseline).
+OUT/npy from a model nudged by one ULP: a rounding-level baseline), and
+check_taps.py's runs (OUT/taps_*).
 """
 import json
 import os
@@ -15,6 +16,7 @@ import sys
 
 import torch
 
+import check_taps
 import graphdiff_dump
 from graphdiff_dump import Dumper, dump, nudge
 
@@ -92,6 +94,8 @@ def main():
     before = [p.detach().clone() for p in b.parameters()]
     nudge(b)
     res["nudge_bf16_moved"] = all(bool((a != p).all()) for a, p in zip(before, b.parameters()))
+    # module taps (check_taps.py): its assertions fail this script
+    res["taps"] = check_taps.check(out)
     print(json.dumps(res))
 
 
