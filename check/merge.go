@@ -156,7 +156,7 @@ func renameFlags(rs []loaders.Rename) string {
 // could not), and the verdict and first divergence of them all.
 func mergedResult(parts []*judge.Result, sp shardPairs, entries []pairEntries) *judge.Result {
 	first := parts[0]
-	res := &judge.Result{A: first.A, B: first.B, BaselineRun: first.BaselineRun, Renamed: first.Renamed, Precision: first.Precision,
+	res := &judge.Result{A: first.A, B: first.B, BaselineRun: first.BaselineRun, Renamed: first.Renamed, Taps: first.Taps, Precision: first.Precision,
 		Rules: first.Rules, NotCompared: sp.notCompared, Errors: sp.errors}
 	decisions, steps := rejudge(sp.tensors, first.Precision, first.Rules)
 	results := make([]judge.TensorResult, len(sp.tensors)) // one allocation for all
@@ -177,6 +177,7 @@ func mergedResult(parts []*judge.Result, sp shardPairs, entries []pairEntries) *
 		res.Ignored[i] = &r
 	}
 	res.Verdict, res.FirstDivergence = judge.Run(res.Tensors, res.Errors)
+	res.FirstModule, res.ModulesAgree = judge.FirstModule(res.Taps, res.Tensors, res.FirstDivergence)
 	if judge.NothingCompared(res.Verdict, res.Tensors, res.Shard) {
 		res.Verdict = judge.Error
 		res.NothingCompared = fmt.Sprintf("the %s hold %s, %s ignored", plural(len(parts), "shard report"),

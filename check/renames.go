@@ -138,5 +138,6 @@ func diagnosable(r *judge.Result, renames []outcome.Rename) *judge.Result {
 		view.Tensors = append(view.Tensors, t)
 	}
 	view.Verdict, view.FirstDivergence = judge.Run(view.Tensors, view.Errors)
+	view.FirstModule, view.ModulesAgree = judge.FirstModule(view.Taps, view.Tensors, view.FirstDivergence)
 	return &view
 }

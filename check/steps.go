@@ -420,6 +420,8 @@ func (st *stepper) finish(a, b, baseline *loaders.Run, steps []judge.StepFacts) 
 	res.StoppedAfterStep, res.NotCompared = st.stoppedAt, st.notCompared
 	res.Errors = st.unattached(a, b, baseline)
 	res.Verdict, res.FirstDivergence = judge.Run(res.Tensors, res.Errors)
+	res.Taps = tapOrder(a, b)
+	res.FirstModule, res.ModulesAgree = judge.FirstModule(res.Taps, res.Tensors, res.FirstDivergence)
 	if judge.NothingCompared(res.Verdict, res.Tensors, res.Shard) {
 		res.Verdict = judge.Error
 		res.NothingCompared = fmt.Sprintf("%s holds %s, %s %s; %s ignored by the policy",
@@ -455,4 +457,15 @@ func (st *stepper) unattached(a, b, baseline *loaders.Run) []error {
 		}
 	}
 	return out
+}
+
+// tapOrder returns the tapped modules in forward order as run a's manifest
+// gives them, else run b's; nil when neither tapped any.
+func tapOrder(a, b *loaders.Run) []loaders.TapModule {
+	for _, r := range []*loaders.Run{a, b} {
+		if r != nil && r.Manifest != nil && r.Manifest.Taps != nil && len(r.Manifest.Taps.Modules) > 0 {
+			return r.Manifest.Taps.Modules
+		}
+	}
+	return nil
 }

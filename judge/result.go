@@ -104,6 +104,15 @@ type Result struct {
 	// params, inputs, outputs, others); tensors outside any step come after
 	// all steps. Nil when none differs.
 	FirstDivergence *TensorResult
+	// FirstModule is where in the model the runs part at the first
+	// divergent step, from tapped activations (FirstModule); ModulesAgree
+	// says instead that every tapped module agrees there. Both nil
+	// without taps at that step.
+	FirstModule  *ModuleDeparture
+	ModulesAgree *ModulesAgree
+	// Taps are the tapped modules in forward order, as the reference run's
+	// manifest (else the compared run's) gives them; nil without taps.
+	Taps []loaders.TapModule
 	// Tensors are all compared, missing, extra and unreadable pairs, in
 	// step, kind and name order.
 	Tensors []*TensorResult

@@ -28,6 +28,11 @@ type StepFacts struct {
 	// GradGrowth·PriorOutput) (see Step).
 	Epsilon                                        float64
 	GradLimit, UpdateLimit, LossLimit, OutputLimit float64
+	// ActivationLimit is max(Output·ε, GradGrowth·PriorActivation): a
+	// tapped module's output, or the gradient into it, gets an output's
+	// budget of rounding units (see tolerances.RunRules.Output), grown from
+	// the activations' own drift while the runs agreed.
+	ActivationLimit float64
 	// GradScale S is the RMS of every element of the reference run's
 	// gradients at this step, over Grads gradient pairs (0 and 0 when the
 	// step dumped none).
@@ -52,6 +57,9 @@ type StepFacts struct {
 	// LossRel and OutputRel are the largest relative L2 error of the
 	// step's losses and of its outputs (0 without any).
 	LossRel, OutputRel float64
+	// ActivationRel is the largest relative L2 error of the step's tapped
+	// activations and their gradients.
+	ActivationRel float64
 	// GradRel is the gradients' pooled relative difference,
 	// sqrt(Σ_t ‖g_B,t − g_A,t‖² / Σ_t ‖g_A,t‖²) (0 without gradients).
 	GradRel float64
@@ -134,6 +142,8 @@ type Context struct {
 	// PriorOutput their largest LossRel and OutputRel (0 for the first
 	// step).
 	PriorDrift, PriorGradRel, PriorLoss, PriorOutput float64
+	// PriorActivation is the passing steps' largest ActivationRel.
+	PriorActivation float64
 	// Agreeing counts the passing steps before (the ones the priors come
 	// from), for the reasons to say what their limits grew from.
 	Agreeing int
@@ -166,6 +176,9 @@ func (c Context) Next(f StepFacts) Context {
 	if finite(f.OutputRel) {
 		c.PriorOutput = max(c.PriorOutput, f.OutputRel)
 	}
+	if finite(f.ActivationRel) {
+		c.PriorActivation = max(c.PriorActivation, f.ActivationRel)
+	}
 	return c
 }
 
@@ -182,6 +195,8 @@ func (c Context) Next(f StepFacts) Context {
 //	grad t fails when   r_t > max(Grad·ε, GradGrowth·PriorDrift)
 //	loss fails when     ‖L_B − L_A‖/‖L_A‖ > max(Loss·ε, GradGrowth·PriorLoss)
 //	output fails when   ‖o_B − o_A‖/‖o_A‖ > max(Output·ε, GradGrowth·PriorOutput)
+//	activation fails when (a tapped module's output, or the gradient into it)
+//	                    ‖a_B − a_A‖/‖a_A‖ > max(Output·ε, GradGrowth·PriorActivation)
 //	param t fails when  it moved in one run and not at all in the other
 //	                    (p_k = p_{k−1} bit for bit), by more than one unit
 //	                    in the last place of its dtype in some element
@@ -243,7 +258,8 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 	eps, rules, prior := c.Precision.Epsilon, c.Rules, c.PriorDrift
 	f := StepFacts{Epsilon: eps, GradLimit: max(rules.Grad*eps, rules.GradGrowth*prior), PriorDrift: prior,
 		LossLimit: max(rules.Loss*eps, rules.GradGrowth*c.PriorLoss), OutputLimit: max(rules.Output*eps, rules.GradGrowth*c.PriorOutput),
-		UpdateRatio: math.NaN()}
+		ActivationLimit: max(rules.Output*eps, rules.GradGrowth*c.PriorActivation),
+		UpdateRatio:     math.NaN()}
 	if len(pairs) > 0 {
 		f.Step = pairs[0].Step
 	}
@@ -289,7 +305,7 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 				d.Reasons = append(d.Reasons, fmt.Sprintf("gradient difference RMS %.3g is %.3g of max(its RMS %.3g, the step's gradient scale %.3g) (limit %.3g: %s)",
 					m.NormDiff/math.Sqrt(float64(max(m.Count, 1))), r, m.NormA/math.Sqrt(float64(max(m.Count, 1))), f.GradScale, limit, limitWords(rules.Grad, rules.GradGrowth, prior, c.Agreeing)))
 			}
-		case loaders.KindLoss, loaders.KindOutput:
+		case loaders.KindLoss, loaders.KindOutput, loaders.KindActivation, loaders.KindActivationGrad:
 			judgeLevel(t, &d, &f, c)
 		case loaders.KindParam:
 			if t.Update == nil { // no previous step: judged alone, or by the step's gradients
@@ -416,10 +432,17 @@ func limitWords(k, growth, prior float64, agreeing int) string {
 func judgeLevel(t *Pair, d *Decision, f *StepFacts, c Context) {
 	m, rules := t.Metrics, c.Rules
 	limit, what, k, prior := f.LossLimit, "loss", rules.Loss, c.PriorLoss
-	if t.Kind == loaders.KindOutput {
+	switch t.Kind {
+	case loaders.KindOutput:
 		limit, what, k, prior = f.OutputLimit, "output", rules.Output, c.PriorOutput
 		f.OutputRel = max(f.OutputRel, m.RelL2)
-	} else {
+	case loaders.KindActivation, loaders.KindActivationGrad:
+		limit, what, k, prior = f.ActivationLimit, "activation", rules.Output, c.PriorActivation
+		if t.Kind == loaders.KindActivationGrad {
+			what = "activation gradient"
+		}
+		f.ActivationRel = max(f.ActivationRel, m.RelL2)
+	default:
 		f.LossRel = max(f.LossRel, m.RelL2)
 	}
 	if t.Noise != nil {
@@ -550,7 +573,11 @@ func stepRuled(p *Pair) bool {
 	case p.Kind == loaders.KindParam:
 		return p.Update != nil
 	}
-	return p.Kind == loaders.KindGrad || p.Kind == loaders.KindLoss || p.Kind == loaders.KindOutput
+	switch p.Kind {
+	case loaders.KindGrad, loaders.KindLoss, loaders.KindOutput, loaders.KindActivation, loaders.KindActivationGrad:
+		return true
+	}
+	return false
 }
 
 // blame fails the parameter decided by d for the step's update ratio; its

@@ -18,10 +18,17 @@ const (
 	KindParam  Kind = "param"
 	KindInput  Kind = "input"
 	KindOutput Kind = "output"
-	KindTensor Kind = "tensor"
+	// KindActivation is a module's output in the forward pass, and
+	// KindActivationGrad the gradient that flowed into it in the backward
+	// pass, as the dump helper's taps keep them (Taps: each named by its
+	// module, in the forward order the manifest records).
+	KindActivation     Kind = "activation"
+	KindActivationGrad Kind = "activation_grad"
+	KindTensor         Kind = "tensor"
 )
 
-var kindOrder = map[Kind]int{KindLoss: 0, KindGrad: 1, KindParam: 2, KindInput: 3, KindOutput: 4, KindTensor: 5}
+var kindOrder = map[Kind]int{KindLoss: 0, KindGrad: 1, KindParam: 2, KindInput: 3, KindOutput: 4,
+	KindActivation: 5, KindActivationGrad: 6, KindTensor: 7}
 
 // Rank returns the kind's position in the order above (unknown kinds last).
 func (k Kind) Rank() int {
@@ -36,7 +43,7 @@ func ParseKind(s string) (Kind, error) {
 	if _, ok := kindOrder[Kind(s)]; ok {
 		return Kind(s), nil
 	}
-	return "", fmt.Errorf("unknown kind %q (want loss, grad, param, input, output or tensor)", s)
+	return "", fmt.Errorf("unknown kind %q (want loss, grad, param, input, output, activation, activation_grad or tensor)", s)
 }
 
 var kindWords = map[string]Kind{
@@ -45,13 +52,15 @@ var kindWords = map[string]Kind{
 	"param": KindParam, "params": KindParam, "parameter": KindParam, "parameters": KindParam,
 	"weight": KindParam, "weights": KindParam,
 	"input": KindInput, "inputs": KindInput,
-	"output": KindOutput, "outputs": KindOutput, "activation": KindOutput, "activations": KindOutput,
+	"output": KindOutput, "outputs": KindOutput,
+	"activation": KindActivation, "activations": KindActivation,
+	"activation_grad": KindActivationGrad, "activation_grads": KindActivationGrad,
 }
 
 // KindOf returns the kind a tensor name says: the first '/'-separated
 // component of the name that is one of the words loss(es), grad(s),
 // gradient(s), param(s), parameter(s), weight(s), input(s), output(s),
-// activation(s) (case ignored). Without one, a component that names a
+// activation(s), activation_grad(s) (case ignored). Without one, a component that names a
 // model's state_dict or a checkpoint of it (model, state_dict,
 // model_state_dict, module, ckpt, checkpoint: what
 // torch.save({"model": model.state_dict(), ...}) and ckpt_1003.pt are

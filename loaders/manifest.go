@@ -42,6 +42,25 @@ type Manifest struct {
 	Run RunInfo `json:"run"`
 	// Tensors overrides what discovery infers for individual files.
 	Tensors []ManifestTensor `json:"tensors"`
+	// Taps, when the dump helper tapped modules, names them in forward
+	// order; nil without taps.
+	Taps *Taps `json:"taps,omitempty"`
+}
+
+// Taps is what a manifest says of the modules the dump helper tapped: each
+// module's output is dumped as activations/NAME (kind activation), and,
+// with Grads, the gradient into it as activation_grads/NAME.
+type Taps struct {
+	// Modules are the tapped modules in the order their forward ran.
+	Modules []TapModule `json:"modules"`
+	Grads   bool        `json:"grads,omitempty"`
+}
+
+// TapModule is one tapped module: its qualified name in the model
+// (named_modules) and its class.
+type TapModule struct {
+	Name string `json:"name"`
+	Type string `json:"type,omitempty"`
 }
 
 // RunInfo is what a manifest says about the run as a whole.
@@ -129,6 +148,15 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	}
 	if _, err := m.overrides(); err != nil {
 		return nil, err
+	}
+	if m.Taps != nil {
+		seen := map[string]bool{}
+		for i, t := range m.Taps.Modules {
+			if t.Name == "" || seen[t.Name] {
+				return nil, fmt.Errorf("bad manifest: taps.modules[%d]: module name %q empty or given twice", i, t.Name)
+			}
+			seen[t.Name] = true
+		}
 	}
 	return &m, nil
 }

@@ -59,6 +59,12 @@ import (
 //	                   "steps", "rename", "hint"}: their pairs stay missing
 //	                   and extra, and no cause is diagnosed from them;
 //	                   absent when none
+//	first_module       where in the model the runs part at the first
+//	                   divergent step, from tapped activations (see
+//	                   FirstModuleJSON); absent without taps there
+//	taps               the tapped modules in forward order, each {"name",
+//	                   "type"}, as the reference run's manifest (else the
+//	                   other's) gives them; absent without taps
 //	renamed            the --rename values (OLD=NEW) the reference run's
 //	                   names were mapped by before pairing, in the order
 //	                   given; absent when none. merge refuses shards
@@ -120,6 +126,31 @@ type CompareJSON struct {
 	// Renamed are the --rename values the comparison was made with
 	// (judge.Result.Renamed), as OLD=NEW, absent when none.
 	Renamed []string `json:"renamed,omitempty"`
+	// FirstModule is where in the model the runs part (see
+	// FirstModuleJSON), absent without tapped activations at the first
+	// divergent step.
+	FirstModule *FirstModuleJSON `json:"first_module,omitempty"`
+	// Taps are the tapped modules in forward order (judge.Result.Taps).
+	Taps []loaders.TapModule `json:"taps,omitempty"`
+}
+
+// FirstModuleJSON is judge.FirstModule's answer: at step, the first
+// tapped module in forward order whose output departs while its input's
+// agrees (module, its type, index in forward order, input: the tapped
+// module before it, "" for the first), or, with backward, the first in
+// backward order whose gradient departs; with agree true instead, every
+// one of the modules tapped at the step agrees (the runs part after the
+// passes the taps saw).
+type FirstModuleJSON struct {
+	Step     int    `json:"step"`
+	Module   string `json:"module,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Index    int    `json:"index"`
+	Backward bool   `json:"backward,omitempty"`
+	Input    string `json:"input,omitempty"`
+	Tensor   string `json:"tensor,omitempty"`
+	Agree    bool   `json:"agree,omitempty"`
+	Modules  int    `json:"modules,omitempty"`
 }
 
 // BaselineJSON is how the baseline run served a comparison
@@ -506,6 +537,13 @@ func compareJSONHead(r *outcome.Comparison) CompareJSON {
 	out.Renames = renamesJSON(r.Renames)
 	for _, rn := range r.Renamed {
 		out.Renamed = append(out.Renamed, rn.String())
+	}
+	out.Taps = r.Taps
+	if m := r.FirstModule; m != nil {
+		out.FirstModule = &FirstModuleJSON{Step: m.Step, Module: m.Module.Name, Type: m.Module.Type, Index: m.Index,
+			Backward: m.Backward, Input: m.Input, Tensor: m.Pair.Name}
+	} else if a := r.ModulesAgree; a != nil {
+		out.FirstModule = &FirstModuleJSON{Step: a.Step, Agree: true, Modules: a.Modules, Index: -1}
 	}
 	if u := r.Unexplained; u != nil {
 		out.Unexplained = &UnexplainedJSON{Step: u.Step, Name: u.Name, Where: u.Where,

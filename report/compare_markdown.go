@@ -27,6 +27,9 @@ func compareMarkdown(w io.Writer, r *outcome.Comparison) error {
 	}
 	if d := r.FirstDivergence; d != nil {
 		fmt.Fprintf(w, "**First divergence:** `%s` (%s): %s\n\n", mdCode(where(d.Step, d.Name)), d.Kind, mdEscape(strings.Join(d.Reasons, "; ")))
+		if l := moduleLine(r.Result); l != "" {
+			fmt.Fprintf(w, "**Where in the model:** %s\n\n", mdEscape(strings.TrimPrefix(l, "where in the model: ")))
+		}
 	}
 	renamesMarkdown(w, r.Renames)
 	if len(r.Causes) == 0 && r.Unexplained != nil && r.FirstDivergence != nil {

@@ -66,6 +66,7 @@ func ReadCompareJSON(r io.Reader) (*ShardReport, error) {
 	if in.Baseline != nil {
 		res.BaselineRun = in.Baseline.Path
 	}
+	res.Taps = in.Taps
 	for i, s := range in.Renamed {
 		rn, err := loaders.ParseRename(s)
 		if err != nil {

@@ -65,6 +65,9 @@ func compareText(w io.Writer, r *outcome.Comparison, o TextOptions) error {
 	}
 	if d := r.FirstDivergence; d != nil {
 		fmt.Fprintf(w, "first divergence: %s (%s): %s\n", where(d.Step, d.Name), d.Kind, strings.Join(d.Reasons, "; "))
+		if l := moduleLine(r.Result); l != "" {
+			fmt.Fprintln(w, l)
+		}
 	}
 	if r.StoppedAfterStep != nil {
 		fmt.Fprintf(w, "stopped after %s (--fail-fast): %s of later steps not compared\n",

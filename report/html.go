@@ -152,7 +152,11 @@ func compareHTML(w io.Writer, r *outcome.Comparison) error {
 			s.Pairs, s.Match, s.Mismatch, s.ShapeMismatch, s.DTypeMismatch, s.Missing, s.Extra, s.Errors, s.Ignored)},
 	}
 	if d := r.FirstDivergence; d != nil {
-		p.Lines = append([]string{"First divergence: " + where(d.Step, d.Name) + " (" + string(d.Kind) + "): " + strings.Join(d.Reasons, "; ")}, p.Lines...)
+		first := []string{"First divergence: " + where(d.Step, d.Name) + " (" + string(d.Kind) + "): " + strings.Join(d.Reasons, "; ")}
+		if l := moduleLine(r.Result); l != "" {
+			first = append(first, "Where in the model: "+strings.TrimPrefix(l, "where in the model: "))
+		}
+		p.Lines = append(first, p.Lines...)
 	}
 	p.Renames, p.RenamesLeft = htmlRenames(r.Renames)
 	if len(p.Renames) > 0 {
