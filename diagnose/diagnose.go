@@ -129,7 +129,7 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 	}
 	// Order matters: later detectors discount what earlier ones explain.
 	rep.Causes = f.run(detectors()...)
-	rep.Causes = posterior(f.alternatives(rep.Causes))
+	rep.Causes = posterior(f.locate(f.alternatives(rep.Causes)))
 	rep.Warnings = f.run(needsBaseline)
 	if len(rep.Causes) == 0 {
 		rep.Unexplained = f.unexplained()
