@@ -463,8 +463,8 @@ func (st *stepper) unattached(a, b, baseline *loaders.Run) []error {
 // gives them, else run b's; nil when neither tapped any.
 func tapOrder(a, b *loaders.Run) []loaders.TapModule {
 	for _, r := range []*loaders.Run{a, b} {
-		if r != nil && r.Manifest != nil && r.Manifest.Taps != nil && len(r.Manifest.Taps.Modules) > 0 {
-			return r.Manifest.Taps.Modules
+		if r != nil && r.Manifest != nil && r.Manifest.Run.Taps != nil && len(r.Manifest.Run.Taps.Modules) > 0 {
+			return r.Manifest.Run.Taps.Modules
 		}
 	}
 	return nil

@@ -27,7 +27,9 @@ const maxManifestSize = 64 << 20
 //	  "run": {
 //	    "name": "graph", "graphed": true, "torch_version": "2.11.0+cu130",
 //	    "device": "NVIDIA H100 80GB HBM3", "compute_dtype": "bfloat16",
-//	    "labels": {"optimizer": "Adam(capturable=True)"}
+//	    "labels": {"optimizer": "Adam(capturable=True)"},
+//	    "taps": {"modules": [{"name": "fc1", "type": "Linear"},
+//	                         {"name": "drop", "type": "Dropout"}], "grads": true}
 //	  },
 //	  "tensors": [
 //	    {"path": "step_000001/grads/fc1.weight.npy", "dtype": "bfloat16"},
@@ -42,9 +44,6 @@ type Manifest struct {
 	Run RunInfo `json:"run"`
 	// Tensors overrides what discovery infers for individual files.
 	Tensors []ManifestTensor `json:"tensors"`
-	// Taps, when the dump helper tapped modules, names them in forward
-	// order; nil without taps.
-	Taps *Taps `json:"taps,omitempty"`
 }
 
 // Taps is what a manifest says of the modules the dump helper tapped: each
@@ -74,6 +73,9 @@ type RunInfo struct {
 	ComputeDType string `json:"compute_dtype,omitempty"`
 	// Labels are free-form facts shown with the run.
 	Labels map[string]string `json:"labels,omitempty"`
+	// Taps, when the dump helper tapped modules, names them in forward
+	// order; nil without taps.
+	Taps *Taps `json:"taps,omitempty"`
 }
 
 // ManifestTensor overrides discovery for one file, or one member of a
@@ -149,11 +151,11 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	if _, err := m.overrides(); err != nil {
 		return nil, err
 	}
-	if m.Taps != nil {
+	if m.Run.Taps != nil {
 		seen := map[string]bool{}
-		for i, t := range m.Taps.Modules {
+		for i, t := range m.Run.Taps.Modules {
 			if t.Name == "" || seen[t.Name] {
-				return nil, fmt.Errorf("bad manifest: taps.modules[%d]: module name %q empty or given twice", i, t.Name)
+				return nil, fmt.Errorf("bad manifest: run.taps.modules[%d]: module name %q empty or given twice", i, t.Name)
 			}
 			seen[t.Name] = true
 		}

@@ -2,6 +2,7 @@ package loaders
 
 import (
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -94,6 +95,25 @@ func TestManifestOverrides(t *testing.T) {
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("errors do not say %q:\n%s", want, all)
+		}
+	}
+}
+
+// TestManifestTaps reads the taps the dump helper records (run.taps, in
+// forward order) and refuses a module named twice or not at all.
+func TestManifestTaps(t *testing.T) {
+	m, err := ParseManifest([]byte(`{"graphdiff_manifest": 1, "run": {"taps": {"modules": [{"name": "fc1", "type": "Linear"}, {"name": "drop", "type": "Dropout"}], "grads": true}}, "tensors": []}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Taps{Modules: []TapModule{{"fc1", "Linear"}, {"drop", "Dropout"}}, Grads: true}
+	if !reflect.DeepEqual(m.Run.Taps, want) {
+		t.Errorf("taps %+v, want %+v", m.Run.Taps, want)
+	}
+	for _, bad := range []string{`[{"name": "fc1"}, {"name": "fc1"}]`, `[{"type": "Linear"}]`} {
+		_, err := ParseManifest([]byte(`{"graphdiff_manifest": 1, "run": {"taps": {"modules": ` + bad + `}}, "tensors": []}`))
+		if err == nil || !strings.Contains(err.Error(), "run.taps.modules") {
+			t.Errorf("taps %s: error %v, want one naming run.taps.modules", bad, err)
 		}
 	}
 }
