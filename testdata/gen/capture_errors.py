@@ -9,9 +9,9 @@ For every snippet below it writes the snippet to OUTDIR/snippets/NAME.py,
 runs it in its own Python subprocess (a sticky CUDA error in one must not
 poison the next), and keeps what the process printed on stderr (the
 traceback) as OUTDIR/NAME.txt when the snippet failed the way its class
-predicts.  A class can have several candidate snippets: the first one whose
-output holds the class's expected evidence is kept; every attempt, kept or
-not, is listed in OUTDIR/index.json with why.
+predicts.  A snippet marked alt=True is a fallback for its class: it runs
+only when no earlier snippet of that class produced a fixture.  Every
+attempt, kept or not, is listed in OUTDIR/index.json with why.
 
 OUTDIR/index.json holds the torch version, the device, CUDA's own names and
 strings of the capture error codes 900-908 (asked of libcudart through
@@ -85,7 +85,7 @@ with torch.cuda.graph(g):
     y = model(x)
     done = torch.cuda.current_stream().query()  # <- user frame
 """),
-    dict(name="capture_unsupported_event_sync", cls="capture_unsupported", expect=["stream is capturing"], src=PRELUDE + """
+    dict(name="capture_unsupported_event_sync", alt=True, cls="capture_unsupported", expect=["stream is capturing"], src=PRELUDE + """
 ev = torch.cuda.Event()
 with torch.cuda.graph(g):
     y = model(x)
@@ -125,7 +125,7 @@ with torch.cuda.graph(g):
     torch.cuda.current_stream().wait_event(ready)  # <- user frame
     y = model(w)
 """),
-    dict(name="capture_isolation_join", cls="capture_isolation", expect=["uncaptured work"], src=PRELUDE + """
+    dict(name="capture_isolation_join", alt=True, cls="capture_isolation", expect=["uncaptured work"], src=PRELUDE + """
 other = torch.cuda.Stream()
 with torch.cuda.graph(g):
     y = model(x)
@@ -156,7 +156,7 @@ with torch.cuda.graph(g, stream=blocking):
     with torch.cuda.stream(torch.cuda.default_stream()):
         z = x * 2  # <- user frame
 """),
-    dict(name="capture_implicit_torch_stream", cls="capture_implicit", expect=["legacy stream"], src=PRELUDE + """
+    dict(name="capture_implicit_torch_stream", alt=True, cls="capture_implicit", expect=["legacy stream"], src=PRELUDE + """
 with torch.cuda.graph(g):
     y = model(x)
     with torch.cuda.stream(torch.cuda.default_stream()):
@@ -177,7 +177,7 @@ with torch.cuda.graph(g):
     state = torch.cuda.get_rng_state()  # <- user frame
     y = torch.nn.functional.dropout(model(x), 0.1)
 """),
-    dict(name="rng_state_set", cls="rng_state_in_capture", expect=["capture"], src=PRELUDE + """
+    dict(name="rng_state_set", alt=True, cls="rng_state_in_capture", expect=["capture"], src=PRELUDE + """
 saved = torch.cuda.get_rng_state()
 with torch.cuda.graph(g):
     y = torch.nn.functional.dropout(model(x), 0.1)
@@ -193,7 +193,7 @@ with torch.cuda.graph(g):
     y = checkpoint(block, xin, use_reentrant=False)  # <- user frame
     y.sum().backward()
 """),
-    dict(name="checkpoint_reentrant_rng", cls="checkpoint_rng", expect=["checkpoint"], src=PRELUDE + """
+    dict(name="checkpoint_reentrant_rng", alt=True, cls="checkpoint_rng", expect=["checkpoint"], src=PRELUDE + """
 from torch.utils.checkpoint import checkpoint
 def block(t):
     return torch.nn.functional.dropout(model(t), 0.1)
@@ -371,8 +371,8 @@ def main() -> int:
         entry = {"name": snip["name"], "class": cls or None, "file": snip["name"] + ".txt",
                  "command": f"{Path(sys.executable).name} {path}",
                  "user_frame": {"file": str(path), "line": line, "code": code}}
-        if cls and cls in kept:
-            entry.update(produced=False, why=f"class {cls} already has a fixture from an earlier candidate; not run")
+        if snip.get("alt") and cls in kept:
+            entry.update(produced=False, why=f"an alternative candidate; class {cls} already has a fixture; not run")
             index["fixtures"].append(entry)
             print(f"-- {snip['name']}: skipped ({entry['why']})")
             continue
