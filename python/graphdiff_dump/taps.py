@@ -84,6 +84,9 @@ def _capturing():
 
 
 def _compiling():
+    compiler = getattr(torch, "compiler", None)
+    if compiler is not None and hasattr(compiler, "is_compiling"):
+        return compiler.is_compiling()
     dyn = getattr(torch, "_dynamo", None)
     return dyn is not None and hasattr(dyn, "is_compiling") and dyn.is_compiling()
 
