@@ -677,7 +677,8 @@ def label_run(spec, run_dir, graph_dir, fixed_dir, fixed2_dir, eager_dir):
     graph, manifest = read_dump(graph_dir)
     eager, _ = read_dump(eager_dir)
     order = [m["name"] for m in manifest["run"]["taps"]["modules"]]
-    label = {"harness": "taps_gpu", "family": family, "bug": bug, "causes": [bug] if bug else [],
+    label = {"harness": "taps_gpu", "family": family, "verdict": "fail" if bug else "pass", "bug": bug,
+             "causes": [bug] if bug else [],
              "kind": "compare", "a": "eager", "b": "graph", "graphed_with": method, "grads": grads,
              "placed_module": placed, "module": None, "first_divergent_step": None, "note": note}
     fixed, _ = read_dump(fixed_dir)
