@@ -59,7 +59,9 @@ var Classes = []Class{
 			"in the forward and sets it again before recomputing in the backward, so that dropout draws\n" +
 			"the same mask twice. Reading or setting a generator's seed or state is not allowed while a\n" +
 			"graph is being captured: PyTorch stops with \"Cannot call CUDAGeneratorImpl::... during CUDA\n" +
-			"graph capture\".",
+			"graph capture\". PyTorch 2.11 on an H100 ran both checkpointing snippets of\n" +
+			"testdata/gen/capture_errors.py without an error (testdata/gen/capture_errors.log): the\n" +
+			"message comes from earlier versions.",
 		Fix: "Pass preserve_rng_state=False when the checkpointed block draws no random numbers. If it does\n" +
 			"(dropout), use a checkpoint that keeps RNG state with the graph-safe generator API\n" +
 			"(Generator.graphsafe_get_state / graphsafe_set_state) instead of torch.cuda.get_rng_state,\n" +
@@ -73,7 +75,9 @@ var Classes = []Class{
 		Meaning: "torch.cuda.get_rng_state, set_rng_state, manual_seed or seed were called while a graph was\n" +
 			"being captured. During capture the generator keeps its state for the graph (seed and offset\n" +
 			"are read on the device when the graph replays), so the host-side state cannot be read or\n" +
-			"replaced: PyTorch refuses with \"Cannot call CUDAGeneratorImpl::... during CUDA graph capture\".",
+			"replaced: PyTorch refuses with \"Cannot call CUDAGeneratorImpl::... during CUDA graph capture\".\n" +
+			"PyTorch 2.11 on an H100 ran get_rng_state and set_rng_state during capture without an error\n" +
+			"(testdata/gen/capture_errors.log): the message comes from earlier versions.",
 		Fix: "Seed and save RNG state before the capture, outside torch.cuda.graph. Inside the captured\n" +
 			"region, use Generator.graphsafe_get_state() and graphsafe_set_state() when a state must be\n" +
 			"saved and restored.",

@@ -1,0 +1,21 @@
+import torch
+torch.manual_seed(0)
+dev = torch.device("cuda")
+model = torch.nn.Linear(64, 64, device=dev)
+x = torch.randn(8, 64, device=dev)
+s = torch.cuda.Stream()
+s.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(s):          # warm up on a side stream, as the docs do
+    for _ in range(3):
+        model(x).sum().backward()
+torch.cuda.current_stream().wait_stream(s)
+g = torch.cuda.CUDAGraph()
+
+other = torch.cuda.Stream()
+ready = torch.cuda.Event()
+with torch.cuda.stream(other):
+    w = x * 3
+    ready.record()
+with torch.cuda.graph(g):
+    torch.cuda.current_stream().wait_event(ready)
+    y = model(w)

@@ -1,0 +1,19 @@
+import torch
+torch.manual_seed(0)
+dev = torch.device("cuda")
+model = torch.nn.Linear(64, 64, device=dev)
+x = torch.randn(8, 64, device=dev)
+s = torch.cuda.Stream()
+s.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(s):          # warm up on a side stream, as the docs do
+    for _ in range(3):
+        model(x).sum().backward()
+torch.cuda.current_stream().wait_stream(s)
+g = torch.cuda.CUDAGraph()
+
+gen = torch.Generator(device="cuda")
+gen.manual_seed(1234)
+with torch.cuda.graph(g):
+    y = model(x)
+    noise = torch.rand(y.shape, device=dev, generator=gen)
+    y = y + noise

@@ -1,0 +1,16 @@
+import torch
+torch.manual_seed(0)
+dev = torch.device("cuda")
+model = torch.nn.Linear(64, 64, device=dev)
+x = torch.randn(8, 64, device=dev)
+s = torch.cuda.Stream()
+s.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(s):          # warm up on a side stream, as the docs do
+    for _ in range(3):
+        model(x).sum().backward()
+torch.cuda.current_stream().wait_stream(s)
+g = torch.cuda.CUDAGraph()
+
+with torch.cuda.graph(g):
+    state = torch.cuda.get_rng_state()
+    y = torch.nn.functional.dropout(model(x), 0.1)
