@@ -1,6 +1,9 @@
 package diagnose
 
 import (
+	"slices"
+
+	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 )
 
@@ -52,12 +55,17 @@ func (f *facts) unexplained() *Unexplained {
 	u := &Unexplained{Step: f.div, Name: f.r.FirstDivergence.Name}
 	inputs := f.s.kinds[loaders.KindInput]
 	add := func(cause, dump string, tested bool) {
-		if !tested {
+		if !tested && !slices.Contains(u.Candidates, cause) {
 			u.Candidates = append(u.Candidates, cause)
 			if dump != "" {
 				u.Dumps = append(u.Dumps, dump)
 			}
 		}
+	}
+	if f.readOtherInputs() {
+		add(StaleInput, "", false)
+		add(InputLag, "the first tapped module's output, or the static input the graph reads, at two steps: a stale batch repeats, a lagging one is the step before's", false)
+		inputs = false // tested by the taps, and fitting: not to be left out below
 	}
 	switch p, ok := f.s.prev(f.div); {
 	case f.div == f.firstStep:
@@ -91,4 +99,28 @@ func (f *facts) unexplained() *Unexplained {
 		add(CapturedScalar, "the Python numbers the step reads at the steps around the break", false)
 	}
 	return u
+}
+
+// readOtherInputs reports whether the taps show the graph reading inputs
+// other than the ones dumped: at the first divergent step the first tapped
+// module in forward order departs while every dumped input agrees bit for
+// bit (a stale or lagging input's prediction, which the dumped inputs
+// alone cannot test: they are the batch the loop meant, not the static
+// tensor the graph read).
+func (f *facts) readOtherInputs() bool {
+	m := f.r.FirstModule
+	if m == nil || m.Backward || m.Input != "" {
+		return false
+	}
+	seen := false
+	for _, t := range f.r.Tensors {
+		if t.Step != m.Step || t.Kind != loaders.KindInput {
+			continue
+		}
+		if t.Metrics == nil || t.Status != judge.StatusMatch || t.Metrics.MaxULP != 0 || t.Metrics.SpecialMismatches != 0 {
+			return false
+		}
+		seen = true
+	}
+	return seen
 }

@@ -31,6 +31,13 @@ type ModuleDeparture struct {
 	Input string
 	// Pair is the departing module's pair.
 	Pair *TensorResult
+	// BelowLimit is true when no tapped output or gradient is beyond its
+	// limit at the step, and Module is the first in forward order whose
+	// output differs at all while the output before it (Input's; for the
+	// first module, the model's input) is the same bit for bit: rounding
+	// cannot start between two values that agree exactly unless the module
+	// computed differently.
+	BelowLimit bool
 }
 
 // ModulesAgree is FirstModule's answer when the taps at the first
@@ -44,8 +51,11 @@ type ModulesAgree struct {
 // FirstModule returns where in the model the runs part at first's step
 // (ModuleDeparture), from the pairs of tapped activations (kinds
 // activation and activation_grad, named by their module) and the taps'
-// forward order; a ModulesAgree when every tapped module compared at that
-// step agrees; nil for both when there is no first divergence, no forward
+// forward order: the first output beyond its limit in forward order, else
+// the first gradient beyond its limit in backward order, else the first
+// output that differs at all after one that agrees bit for bit
+// (BelowLimit); a ModulesAgree when every tapped module compared at that
+// step agrees bit for bit; nil for both when there is no first divergence, no forward
 // order, or no tapped module compared at the step. A module missing from
 // the step is passed over: the one before it in order is still the
 // input of the next.
@@ -93,6 +103,17 @@ func FirstModule(taps []loaders.TapModule, tensors []*TensorResult, first *Tenso
 	if d := walk(grad, true); d != nil {
 		return d, nil
 	}
+	input := ""
+	for i, m := range taps {
+		t := out[m.Name]
+		if t == nil || t.Metrics == nil {
+			continue
+		}
+		if !identical(t) {
+			return &ModuleDeparture{Step: step, Module: m, Index: i, Input: input, Pair: t, BelowLimit: true}, nil
+		}
+		input = m.Name
+	}
 	n := 0
 	for _, m := range taps {
 		if out[m.Name] != nil || grad[m.Name] != nil {
@@ -103,6 +124,13 @@ func FirstModule(taps []loaders.TapModule, tensors []*TensorResult, first *Tenso
 		return nil, nil
 	}
 	return nil, &ModulesAgree{Step: step, Modules: n}
+}
+
+// identical reports whether a compared pair is the same bit for bit: no
+// element a unit in the last place apart, and NaN and ±Inf in the same
+// places.
+func identical(t *TensorResult) bool {
+	return t.Metrics.MaxULP == 0 && t.Metrics.SpecialMismatches == 0
 }
 
 // TapName returns the module a tapped activation's pair name is of: the

@@ -3,6 +3,7 @@ package judge
 import (
 	"testing"
 
+	"github.com/graphdiff/graphdiff/compare"
 	"github.com/graphdiff/graphdiff/loaders"
 )
 
@@ -13,9 +14,17 @@ import (
 // agreeing; other steps and kinds ignored.
 func TestFirstModule(t *testing.T) {
 	taps := []loaders.TapModule{{Name: "embed", Type: "Embedding"}, {Name: "drop", Type: "Dropout"}, {Name: "fc", Type: "Linear"}, {Name: "head", Type: "Linear"}}
+	const near Status = "near" // within the limit, not bit for bit
 	pair := func(step int, kind loaders.Kind, module string, s Status) *TensorResult {
 		dir := map[loaders.Kind]string{loaders.KindActivation: "activations/", loaders.KindActivationGrad: "activation_grads/", loaders.KindLoss: ""}[kind]
-		return &TensorResult{Pair: Pair{Name: dir + module, Step: step, Kind: kind}, Decision: Decision{Status: s}}
+		m := &compare.Metrics{}
+		if s != StatusMatch {
+			m.MaxULP = 3
+		}
+		if s == near {
+			s = StatusMatch
+		}
+		return &TensorResult{Pair: Pair{Name: dir + module, Step: step, Kind: kind, Metrics: m}, Decision: Decision{Status: s}}
 	}
 	const ok, bad, gone = StatusMatch, StatusMismatch, StatusMissing
 	loss := pair(3, loaders.KindLoss, "loss", bad)
@@ -38,13 +47,16 @@ func TestFirstModule(t *testing.T) {
 			"fc", "head", true, 0},
 		{"every module agrees", []*TensorResult{loss, pair(3, loaders.KindActivation, "embed", ok), pair(3, loaders.KindActivation, "fc", ok),
 			pair(3, loaders.KindActivationGrad, "fc", ok)}, "", "", false, 2},
+		{"none beyond its limit: the first that differs after one that agrees exactly", []*TensorResult{loss, pair(3, loaders.KindActivation, "embed", ok),
+			pair(3, loaders.KindActivation, "drop", ok), pair(3, loaders.KindActivation, "fc", near), pair(3, loaders.KindActivation, "head", near)}, "fc", "drop", false, 0},
 		{"no module compared at the step", []*TensorResult{loss, pair(2, loaders.KindActivation, "embed", bad)}, "", "", false, 0},
 	}
 	for _, c := range cases {
 		d, a := FirstModule(taps, c.tensors, loss)
 		switch {
 		case c.module != "":
-			if d == nil || d.Module.Name != c.module || d.Input != c.input || d.Backward != c.back || d.Step != 3 || a != nil {
+			if d == nil || d.Module.Name != c.module || d.Input != c.input || d.Backward != c.back || d.Step != 3 || a != nil ||
+				d.BelowLimit != (d.Pair.Status == StatusMatch) {
 				t.Errorf("%s: got %+v, %+v; want %s after %q (backward %v)", c.name, d, a, c.module, c.input, c.back)
 			} else if d.Pair.Name != map[bool]string{false: "activations/", true: "activation_grads/"}[c.back]+c.module {
 				t.Errorf("%s: departing pair %s", c.name, d.Pair.Name)

@@ -149,8 +149,12 @@ type FirstModuleJSON struct {
 	Backward bool   `json:"backward,omitempty"`
 	Input    string `json:"input,omitempty"`
 	Tensor   string `json:"tensor,omitempty"`
-	Agree    bool   `json:"agree,omitempty"`
-	Modules  int    `json:"modules,omitempty"`
+	// BelowLimit: no tapped output or gradient is beyond its limit at the
+	// step; module is the first whose output differs at all after one
+	// that agrees bit for bit (judge.ModuleDeparture.BelowLimit).
+	BelowLimit bool `json:"below_limit,omitempty"`
+	Agree      bool `json:"agree,omitempty"`
+	Modules    int  `json:"modules,omitempty"`
 }
 
 // BaselineJSON is how the baseline run served a comparison
@@ -541,7 +545,7 @@ func compareJSONHead(r *outcome.Comparison) CompareJSON {
 	out.Taps = r.Taps
 	if m := r.FirstModule; m != nil {
 		out.FirstModule = &FirstModuleJSON{Step: m.Step, Module: m.Module.Name, Type: m.Module.Type, Index: m.Index,
-			Backward: m.Backward, Input: m.Input, Tensor: m.Pair.Name}
+			Backward: m.Backward, Input: m.Input, Tensor: m.Pair.Name, BelowLimit: m.BelowLimit}
 	} else if a := r.ModulesAgree; a != nil {
 		out.FirstModule = &FirstModuleJSON{Step: a.Step, Agree: true, Modules: a.Modules, Index: -1}
 	}

@@ -19,6 +19,13 @@ func moduleLine(r *judge.Result) string {
 		if m.Input == "" {
 			input = "it is the first tapped module in that order"
 		}
+		if m.BelowLimit {
+			if m.Input == "" {
+				input = "no tapped output is beyond its limit there, and it is the first tapped module, whose output differs at all"
+			} else {
+				input = "no tapped output is beyond its limit there, but its input, the output of " + m.Input + ", agrees bit for bit and its own output does not"
+			}
+		}
 		typ := ""
 		if m.Module.Type != "" {
 			typ = " (" + m.Module.Type + ")"
