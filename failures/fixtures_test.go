@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -119,4 +122,32 @@ func ids(d Diagnosis) []string {
 		out = append(out, m.Class.ID)
 	}
 	return out
+}
+
+// TestRankPrefixedTracebacks: every real traceback, each line prefixed as
+// a distributed run prints it ("[rank0]: " from torch.distributed's
+// exception hook, "[default3]:" from torchrun), is explained as the
+// traceback itself is: the same classes, the same user frame.
+func TestRankPrefixedTracebacks(t *testing.T) {
+	idx := loadIndex(t)
+	for _, fx := range idx.Fixtures {
+		if !fx.Produced {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(fixtureDir, fx.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Explain(string(b))
+		for _, prefix := range []string{"[rank0]: ", "[default3]:"} {
+			lines := strings.Split(string(b), "\n")
+			for i := range lines {
+				lines[i] = prefix + lines[i]
+			}
+			got := Explain(strings.Join(lines, "\n"))
+			if !slices.Equal(ids(got), ids(want)) || !reflect.DeepEqual(got.UserFrame, want.UserFrame) {
+				t.Errorf("%s with %q before each line: classes %v, frame %+v; without: %v, %+v", fx.Name, prefix, ids(got), got.UserFrame, ids(want), want.UserFrame)
+			}
+		}
+	}
 }

@@ -41,10 +41,20 @@ var (
 
 const tracebackHead = "Traceback (most recent call last):"
 
+// rankPrefix is what PyTorch's distributed runs put before every line of
+// a process's traceback: "[rank0]: " (torch.distributed's exception hook)
+// or "[default0]:" (torchrun's per-process log prefix, with the line
+// right after it).
+var rankPrefix = regexp.MustCompile(`^(?:\[rank\d+\]: ?|\[default\d+\]:)`)
+
 // Parse reads text as Python tracebacks. It never fails: lines it does not
-// recognise are kept in the Message of the block they follow.
+// recognise are kept in the Message of the block they follow. A rank
+// prefix before a line ([rank0]: , [default0]:) is read past.
 func Parse(text string) Traceback {
 	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = rankPrefix.ReplaceAllString(l, "")
+	}
 	var tb Traceback
 	var cur *Block
 	var msg []string
