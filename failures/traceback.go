@@ -44,8 +44,8 @@ const tracebackHead = "Traceback (most recent call last):"
 // rankPrefix is what PyTorch's distributed runs put before every line of
 // a process's traceback: "[rank0]: " (torch.distributed's exception hook)
 // or "[default0]:" (torchrun's per-process log prefix, with the line
-// right after it).
-var rankPrefix = regexp.MustCompile(`^(?:\[rank\d+\]: ?|\[default\d+\]:)`)
+// right after it), or both, torchrun's first.
+var rankPrefix = regexp.MustCompile(`^(?:\[rank\d+\]: ?|\[default\d+\]:)+`)
 
 // Parse reads text as Python tracebacks. It never fails: lines it does not
 // recognise are kept in the Message of the block they follow. A rank
