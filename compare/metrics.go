@@ -70,6 +70,13 @@ func (m *Metrics) MismatchFraction() float64 {
 // both sides.
 func (m *Metrics) SpecialsAgree() bool { return m.SpecialMismatches == 0 }
 
+// Identical reports whether the pair holds the same values: every finite
+// pair equal (MaxAbs 0, exact: the difference of two floats is computed in
+// float64), NaN and ±Inf in the same places. It reads MaxAbs, not MaxULP,
+// which counts units of the comparison dtype and may round a difference
+// below them away.
+func (m *Metrics) Identical() bool { return m.MaxAbs.Value == 0 && m.SpecialsAgree() }
+
 // Extreme is an element where a metric peaks: its value, the element's
 // C-order index and the two values there.
 type Extreme struct {

@@ -201,7 +201,7 @@ func takeUpdateScratch() *updateScratch {
 // table returns the scratch's sums table, zeroed.
 func (sc *updateScratch) table() *updateTable {
 	if sc.t == nil {
-		sc.t = (*updateTable)(alignedFloats(int(unsafe.Sizeof(updateTable{}) / 8)))
+		sc.t = newUpdateTable()
 	} else {
 		*sc.t = updateTable{}
 	}
@@ -345,11 +345,16 @@ const skipBin = 0xff
 // (machineKernels).
 var updateKernels = machineKernels()
 
-// init allocates the sums on first use, at a 64-byte boundary.
+// init allocates the sums on first use.
 func (s *updateSums) init() {
 	if s.t == nil {
-		s.t = (*updateTable)(alignedFloats(int(unsafe.Sizeof(updateTable{}) / 8)))
+		s.t = newUpdateTable()
 	}
+}
+
+// newUpdateTable returns a zeroed updateTable at a 64-byte boundary.
+func newUpdateTable() *updateTable {
+	return (*updateTable)(alignedFloats(int(unsafe.Sizeof(updateTable{}) / 8)))
 }
 
 // alignedFloats returns the first of n zeroed float64 starting at a

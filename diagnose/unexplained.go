@@ -117,7 +117,7 @@ func (f *facts) readOtherInputs() bool {
 		if t.Step != m.Step || t.Kind != loaders.KindInput {
 			continue
 		}
-		if t.Metrics == nil || t.Status != judge.StatusMatch || t.Metrics.MaxULP != 0 || t.Metrics.SpecialMismatches != 0 {
+		if t.Metrics == nil || t.Status != judge.StatusMatch || !t.Metrics.Identical() {
 			return false
 		}
 		seen = true

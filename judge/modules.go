@@ -79,7 +79,9 @@ func FirstModule(taps []loaders.TapModule, tensors []*TensorResult, first *Tenso
 	if len(out) == 0 && len(grad) == 0 {
 		return nil, nil
 	}
-	walk := func(pairs map[string]*TensorResult, backward bool) *ModuleDeparture {
+	// walk returns the first module, in forward order or backward, whose
+	// pair departs, after the ones before it whose pairs do not
+	walk := func(pairs map[string]*TensorResult, backward bool, departs func(*TensorResult) bool) *ModuleDeparture {
 		input := ""
 		for k := range taps {
 			i := k
@@ -90,29 +92,24 @@ func FirstModule(taps []loaders.TapModule, tensors []*TensorResult, first *Tenso
 			if t == nil {
 				continue
 			}
-			if t.Diverged() {
+			if departs(t) {
 				return &ModuleDeparture{Step: step, Module: taps[i], Index: i, Backward: backward, Input: input, Pair: t}
 			}
 			input = taps[i].Name
 		}
 		return nil
 	}
-	if d := walk(out, false); d != nil {
+	diverged := (*TensorResult).Diverged
+	if d := walk(out, false, diverged); d != nil {
 		return d, nil
 	}
-	if d := walk(grad, true); d != nil {
+	if d := walk(grad, true, diverged); d != nil {
 		return d, nil
 	}
-	input := ""
-	for i, m := range taps {
-		t := out[m.Name]
-		if t == nil || t.Metrics == nil {
-			continue
-		}
-		if !identical(t) {
-			return &ModuleDeparture{Step: step, Module: m, Index: i, Input: input, Pair: t, BelowLimit: true}, nil
-		}
-		input = m.Name
+	// every output within its limit: the first that differs at all
+	if d := walk(out, false, func(t *TensorResult) bool { return t.Metrics != nil && !t.Metrics.Identical() }); d != nil {
+		d.BelowLimit = true
+		return d, nil
 	}
 	n := 0
 	for _, m := range taps {
@@ -124,13 +121,6 @@ func FirstModule(taps []loaders.TapModule, tensors []*TensorResult, first *Tenso
 		return nil, nil
 	}
 	return nil, &ModulesAgree{Step: step, Modules: n}
-}
-
-// identical reports whether a compared pair is the same bit for bit: no
-// element a unit in the last place apart, and NaN and ±Inf in the same
-// places.
-func identical(t *TensorResult) bool {
-	return t.Metrics.MaxULP == 0 && t.Metrics.SpecialMismatches == 0
 }
 
 // TapName returns the module a tapped activation's pair name is of: the

@@ -32,7 +32,6 @@ type wholeMap struct {
 	// declined: no whole map for this tensor (over the budget, or the
 	// map failed); pieces are mapped one by one as without KeepMaps.
 	declined bool
-	size     int64 // bytes charged to wholeMapped
 }
 
 // wholeMapped is the bytes of all whole maps now held, at most
@@ -105,7 +104,7 @@ func (w *wholeMap) slice(t *Tensor, f *dataFile, off, n int64) ([]byte, func(), 
 			w.mu.Unlock()
 			return nil, nil, false
 		}
-		w.data, w.unmap, w.size = data, unmap, size
+		w.data, w.unmap = data, unmap
 		w.entered = make([]uint64, (w.granules()+63)/64)
 	}
 	w.users++
@@ -177,8 +176,8 @@ func (w *wholeMap) unmapIfUnused() {
 		return
 	}
 	w.unmap()
-	wholeMapped.Add(-w.size)
-	w.data, w.unmap, w.size = nil, nil, 0
+	wholeMapped.Add(-int64(len(w.data))) // what slice charged: the tensor's bytes
+	w.data, w.unmap = nil, nil
 }
 
 // WholeMapped returns the bytes the whole maps of KeepMaps hold now.
