@@ -34,9 +34,11 @@ func (d Diagnosis) Recognized() bool { return len(d.Matches) > 0 }
 func Explain(text string) Diagnosis {
 	tb := Parse(text)
 	hits := codeHits(text, tb)
+	words, capturing := inCapture(tb, hits)
+	s := scan{tb: tb, hits: hits, capturing: capturing, captureWords: words}
 	var found []Match
 	for _, c := range Classes {
-		if m, ok := matchClass(c, text, tb, hits); ok {
+		if m, ok := matchClass(c, s); ok {
 			found = append(found, m)
 		}
 	}
@@ -46,6 +48,17 @@ func Explain(text string) Diagnosis {
 		d.UserFrame = userFrame(tb, found[0].block)
 	}
 	return d
+}
+
+// scan is what Explain reads from a text once, before matching any class:
+// the traceback, the capture error codes in it, and whether it shows a
+// capture going on (captureWords: PyTorch's words for it, when no code
+// shows it).
+type scan struct {
+	tb           Traceback
+	hits         []codeHit
+	capturing    bool
+	captureWords string
 }
 
 // codeHit is a capture error code seen in block Block, with the words that
@@ -164,67 +177,43 @@ var causePatterns = map[string][]pattern{
 // needsCapture lists causes whose patterns only count when the text also
 // shows a capture (an .item() is no failure by itself).
 var needsCapture = map[string]bool{
-	"checkpoint_rng": true, "ddp_capture": true, "background_thread": true, "host_sync": true,
+	"ddp_capture": true, "background_thread": true, "host_sync": true,
 }
 
 // matchClass finds the evidence of class c in the text.
-func matchClass(c Class, text string, tb Traceback, hits []codeHit) (Match, bool) {
+func matchClass(c Class, s scan) (Match, bool) {
 	if c.Role == Consequence {
-		for _, h := range hits {
+		for _, h := range s.hits {
 			if h.Code.Class == c.ID {
 				return Match{Class: c, Evidence: []string{fmt.Sprintf("%q: %s", h.Seen, h.Code.label())}, block: h.Block}, true
 			}
 		}
 		return Match{}, false
 	}
-	if c.ID == "checkpoint_rng" {
-		return matchCheckpoint(c, text, tb, hits)
-	}
-	m := Match{Class: c, block: -1}
-	for bi, b := range tb.Blocks {
-		for _, ev := range evidenceIn(b, causePatterns[c.ID]) {
-			if m.block < 0 {
-				m.block = bi
-			}
-			m.Evidence = append(m.Evidence, ev)
-		}
-	}
-	if len(m.Evidence) == 0 {
+	evidence, block := evidenceOver(s.tb, causePatterns[c.ID])
+	if len(evidence) == 0 {
 		return Match{}, false
 	}
-	if c.ID == "rng_state_in_capture" && !hasMessage(m.Evidence) {
-		if _, ok := inCapture(tb, hits); !ok {
-			return Match{}, false
-		}
-	}
-	if needsCapture[c.ID] {
-		seen, ok := inCapture(tb, hits)
+	switch {
+	case c.ID == "checkpoint_rng":
+		// Checkpointing counts only with the RNG state refused during
+		// capture, whose evidence comes first and whose block it is.
+		rng, ok := matchClass(Class{ID: "rng_state_in_capture", Role: Cause}, s)
 		if !ok {
 			return Match{}, false
 		}
-		if seen != "" {
-			m.Evidence = append(m.Evidence, fmt.Sprintf("capture under way: %q", seen))
+		return Match{Class: c, Evidence: append(rng.Evidence, evidence...), block: rng.block}, true
+	case c.ID == "rng_state_in_capture" && !hasMessage(evidence) && !s.capturing:
+		return Match{}, false
+	case needsCapture[c.ID]:
+		if !s.capturing {
+			return Match{}, false
+		}
+		if s.captureWords != "" {
+			evidence = append(evidence, fmt.Sprintf("capture under way: %q", s.captureWords))
 		}
 	}
-	return m, true
-}
-
-// matchCheckpoint needs both: RNG state refused during capture, and
-// checkpointing in the traceback.
-func matchCheckpoint(c Class, text string, tb Traceback, hits []codeHit) (Match, bool) {
-	rng, ok := matchClass(Class{ID: "rng_state_in_capture", Role: Cause}, text, tb, hits)
-	if !ok {
-		return Match{}, false
-	}
-	m := Match{Class: c, block: rng.block}
-	for _, b := range tb.Blocks {
-		m.Evidence = append(m.Evidence, evidenceIn(b, causePatterns[c.ID])...)
-	}
-	if len(m.Evidence) == 0 {
-		return Match{}, false
-	}
-	m.Evidence = append(rng.Evidence, m.Evidence...)
-	return m, true
+	return Match{Class: c, Evidence: evidence, block: block}, true
 }
 
 func hasMessage(evidence []string) bool {
@@ -234,6 +223,21 @@ func hasMessage(evidence []string) bool {
 		}
 	}
 	return false
+}
+
+// evidenceOver returns the evidence pats find in every block of tb, and
+// the index of the first block holding any.
+func evidenceOver(tb Traceback, pats []pattern) ([]string, int) {
+	var evidence []string
+	block := -1
+	for bi, b := range tb.Blocks {
+		ev := evidenceIn(b, pats)
+		if len(ev) > 0 && block < 0 {
+			block = bi
+		}
+		evidence = append(evidence, ev...)
+	}
+	return evidence, block
 }
 
 // evidenceIn returns a line for each pattern that matches in b, once per
