@@ -67,6 +67,10 @@ func Parse(text string) Traceback {
 	}
 	inFrames := false
 	for i, l := range lines {
+		var frame []string
+		if inFrames {
+			frame = frameLine.FindStringSubmatch(l)
+		}
 		switch {
 		case strings.TrimSpace(l) == tracebackHead:
 			header := ""
@@ -81,10 +85,9 @@ func Parse(text string) Traceback {
 			inFrames = true
 		case cur == nil:
 			msg = append(msg, l)
-		case inFrames && frameLine.MatchString(l):
-			m := frameLine.FindStringSubmatch(l)
-			n, _ := strconv.Atoi(m[2])
-			cur.Frames = append(cur.Frames, Frame{File: m[1], Line: n, Function: m[3]})
+		case frame != nil:
+			n, _ := strconv.Atoi(frame[2])
+			cur.Frames = append(cur.Frames, Frame{File: frame[1], Line: n, Function: frame[3]})
 		case inFrames && isFrameDetail(l) && len(cur.Frames) > 0:
 			f := &cur.Frames[len(cur.Frames)-1]
 			if f.Code == "" && !caretLine.MatchString(l) {
