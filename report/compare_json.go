@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 
@@ -507,18 +506,7 @@ type NoiseJSON struct {
 type Float float64
 
 // MarshalJSON implements json.Marshaler.
-func (f Float) MarshalJSON() ([]byte, error) {
-	v := float64(f)
-	switch {
-	case math.IsNaN(v):
-		return []byte("null"), nil
-	case math.IsInf(v, 1):
-		return []byte(`"inf"`), nil
-	case math.IsInf(v, -1):
-		return []byte(`"-inf"`), nil
-	}
-	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
-}
+func (f Float) MarshalJSON() ([]byte, error) { return appendFloat(nil, f), nil }
 
 // NewCompareJSON builds the JSON form of a comparison.
 func NewCompareJSON(r *outcome.Comparison) CompareJSON {
@@ -836,59 +824,32 @@ const pairBatch = 256
 // collect does not grow with the report (bench/README.md).
 func marshalPairs(ts []*judge.TensorResult, partial bool, write func(k int, b []byte)) {
 	type batch struct {
-		first int
-		out   []byte // the batch's pairs, indented, one after another
-		ends  []int  // where each pair ends in out
-		done  chan struct{}
+		out  []byte // the batch's pairs, indented, one after another
+		ends []int  // where each pair ends in out
 	}
-	queue := make(chan *batch, 2*runtime.GOMAXPROCS(0))
-	free := make(chan *batch, cap(queue)+2) // written batches, to encode again
-	go func() {
-		defer close(queue)
-		made := 0 // batches made: at most cap(free), then written ones are waited for
-		for first := 0; first < len(ts); first += pairBatch {
-			var b *batch
-			select {
-			case b = <-free:
-			default:
-				if made < cap(free) {
-					b, made = &batch{}, made+1
-				} else {
-					b = <-free
-				}
+	var batches inOrder[batch]
+	batches.run((len(ts)+pairBatch-1)/pairBatch, func(k int, b *batch) {
+		b.out, b.ends = b.out[:0], b.ends[:0]
+		var s pairScratch
+		var limits limitsCache
+		pairs := ts[k*pairBatch : min((k+1)*pairBatch, len(ts))]
+		for i, t := range pairs {
+			tj := s.tensorJSON(t, partial)
+			b.out = appendPairJSONCached(b.out, &tj, &limits)
+			b.ends = append(b.ends, len(b.out))
+			if i == 0 && cap(b.out) < len(b.out)*len(pairs) {
+				// a new batch: room for the rest at the first pair's
+				// size and a quarter more, not grown by doubling
+				b.out = slices.Grow(b.out, len(b.out)*(len(pairs)-1)*5/4)
 			}
-			b.first, b.out, b.ends, b.done = first, b.out[:0], b.ends[:0], make(chan struct{})
-			queue <- b // waits while the writer is far behind
-			go func() {
-				defer close(b.done)
-				var s pairScratch
-				var limits limitsCache
-				pairs := ts[first:min(first+pairBatch, len(ts))]
-				for k, t := range pairs {
-					tj := s.tensorJSON(t, partial)
-					b.out = appendPairJSONCached(b.out, &tj, &limits)
-					b.ends = append(b.ends, len(b.out))
-					if k == 0 && cap(b.out) < len(b.out)*len(pairs) {
-						// a new batch: room for the rest at the first pair's
-						// size and a quarter more, not grown by doubling
-						b.out = slices.Grow(b.out, len(b.out)*(len(pairs)-1)*5/4)
-					}
-				}
-			}()
 		}
-	}()
-	for b := range queue {
-		<-b.done
+	}, func(k int, b *batch) {
 		start := 0
 		for i, end := range b.ends {
-			write(b.first+i, b.out[start:end])
+			write(k*pairBatch+i, b.out[start:end])
 			start = end
 		}
-		select {
-		case free <- b:
-		default:
-		}
-	}
+	})
 }
 
 // prints writes row fingerprints in hexadecimal (JSON numbers lose

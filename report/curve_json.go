@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 
@@ -153,12 +152,11 @@ const numberChunk = 16 << 10
 const maxNumberText = 25
 
 // numberWriter writes arrays of numbers, encoding chunks of numberChunk
-// numbers on all processors, at most about two per processor ahead of the
-// writer; a written chunk's buffer and memo encode a later one, so what
-// it holds is a few MiB whatever the length of the arrays.
+// numbers on all processors (inOrder); a written chunk's buffer and memo
+// encode a later one, so what it holds is a few MiB whatever the length
+// of the arrays.
 type numberWriter struct {
-	free chan *numberText // written chunks, to encode again
-	made int              // chunks made: at most cap(free)
+	chunks inOrder[numberText]
 }
 
 // numberText is the text of one chunk of an array and the memo its
@@ -166,65 +164,24 @@ type numberWriter struct {
 type numberText struct {
 	text []byte
 	memo floatMemo
-	done chan struct{}
-}
-
-// chunk returns a written chunk to encode again, or a new one while
-// fewer than cap(free) were made, else waits for the writer to free one.
-func (nw *numberWriter) chunk() *numberText {
-	if nw.free == nil {
-		nw.free = make(chan *numberText, 2*runtime.GOMAXPROCS(0)+2)
-	}
-	select {
-	case c := <-nw.free:
-		return c
-	default:
-	}
-	if nw.made < cap(nw.free) {
-		nw.made++
-		return new(numberText)
-	}
-	return <-nw.free
 }
 
 // write writes the array [ encode(0, numberChunk) encode(numberChunk, …)
-// … ] to w, the chunks encoded concurrently and written in order. encode
-// appends the text of the numbers [i, j) to text, each but the array's
-// first after a comma, and text has room for them all.
+// … ] to w, the chunks encoded concurrently and written in order (a short
+// array, in one chunk, with no goroutine). encode appends the text of the
+// numbers [i, j) to text, each but the array's first after a comma, and
+// text has room for them all.
 func (nw *numberWriter) write(w *bufio.Writer, n int, encode func(text []byte, memo *floatMemo, i, j int) []byte) {
-	fill := func(c *numberText, i, j int) {
-		c.text = encode(slices.Grow(c.text[:0], (j-i)*maxNumberText), &c.memo, i, j)
-	}
 	w.WriteByte('[')
-	if n <= numberChunk { // as short arrays mostly are: no goroutine
-		c := nw.chunk()
-		fill(c, 0, n)
-		w.Write(c.text)
-		nw.free <- c
-		w.WriteByte(']')
-		return
-	}
-	queue := make(chan *numberText, cap(nw.free)-2)
-	go func() {
-		defer close(queue)
-		for i := 0; i < n; i += numberChunk {
-			c := nw.chunk()
-			c.done = make(chan struct{})
-			queue <- c // waits while the writer is far behind
-			go func() {
-				defer close(c.done)
-				fill(c, i, min(i+numberChunk, n))
-			}()
-		}
-	}()
-	for c := range queue {
-		<-c.done
+	nw.chunks.run(max(1, (n+numberChunk-1)/numberChunk), func(k int, c *numberText) {
+		i, j := k*numberChunk, min((k+1)*numberChunk, n)
+		c.text = encode(slices.Grow(c.text[:0], (j-i)*maxNumberText), &c.memo, i, j)
+	}, func(_ int, c *numberText) {
 		if len(c.text) > w.Available() {
 			w.Flush() // so that the chunk goes out whole, not copied into w
 		}
 		w.Write(c.text)
-		nw.free <- c
-	}
+	})
 	w.WriteByte(']')
 }
 
