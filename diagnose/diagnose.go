@@ -279,6 +279,10 @@ func kindWord(k loaders.Kind) string {
 		return "outputs"
 	case loaders.KindLoss:
 		return "per-step losses"
+	case loaders.KindActivation:
+		return "tapped modules' outputs"
+	case loaders.KindActivationGrad:
+		return "tapped modules' gradients"
 	}
 	return string(k)
 }

@@ -1,6 +1,10 @@
 package diagnose
 
-import "github.com/graphdiff/graphdiff/loaders"
+import (
+	"math"
+
+	"github.com/graphdiff/graphdiff/loaders"
+)
 
 // InputLag is the ID of the cause "data copied after replay, or a pinned-memory race".
 const InputLag = "input_lag"
@@ -33,15 +37,26 @@ the host buffer is reused.`,
 // before it (the first divergence, or the step after it when the runs
 // already differ at their first dumped step) and merely closer at 80% of
 // at least three diverged steps (the graph's own parameters drift, so with
-// fast-moving weights the match to the previous step loosens).
+// fast-moving weights the match to the previous step loosens); or
+// moderately (0.65) when, at every one of at least three diverged steps,
+// the eager step nearest the graph's (relative L2, over every dumped
+// eager step) is the step before, and a graph unrelated to the eager
+// batches would pick it that often by chance with probability
+// Π 1/m_k ≤ nearestChance (m_k the eager steps it could pick at step k):
+// the graph's own parameters may have drifted too far for it to be close
+// to eager's step before, but no nearer to any other step, while a
+// graph that computes on eager's batch (rounding) is nearest its own
+// step and a stale one nearest one step throughout. The same-shaped
+// kinds only: a single loss number is near other steps' by chance.
 func inputLag(f *facts) *Cause {
 	best := (*Cause)(nil)
-	for _, kind := range []loaders.Kind{loaders.KindOutput, loaders.KindLoss, loaders.KindGrad} {
+	for _, kind := range []loaders.Kind{loaders.KindOutput, loaders.KindActivation, loaders.KindLoss, loaders.KindGrad} {
 		if f.aliased[kind] {
 			continue // one buffer's last contents lag behind nothing
 		}
 		strong, closer, tried := 0, 0, 0
 		firstStrong := false // strong at the first step it could be tested at
+		nearest, chance := 0, 1.0
 		var ev evidence
 		var fs fitSet
 		for _, k := range f.divergedSteps(kind) {
@@ -55,6 +70,10 @@ func inputLag(f *facts) *Cause {
 			lag, same := relL2(ap, b), relL2(a, b)
 			if lag < same {
 				closer++
+			}
+			if j, m := f.nearestEager(kind, b); j == p && len(b) > 1 {
+				nearest++
+				chance /= float64(m)
 			}
 			if lag < lagRatio*same {
 				strong++
@@ -72,7 +91,38 @@ func inputLag(f *facts) *Cause {
 			ev.add("%s: at %d of %d diverged steps the graph is closer to the eager run's previous step than to the same step", kindWord(kind), closer, tried)
 			ev.add("%s", f.missing(loaders.KindOutput, loaders.KindInput))
 			best = fs.set(&Cause{ID: InputLag, Confidence: 0.65, Evidence: ev}, "graph[k] = eager[k−1]", "the "+kindWord(kind)+"' difference from eager")
+		case best == nil && tried >= 3 && nearest == tried && chance <= nearestChance:
+			ev.add("%s: at each of %d diverged steps the eager step nearest the graph's is the step before (by chance, for a graph unrelated to the eager batches: %s)", kindWord(kind), tried, g(chance))
+			ev.add("%s", f.missing(loaders.KindOutput, loaders.KindInput))
+			best = fs.set(&Cause{ID: InputLag, Confidence: 0.65, Evidence: ev}, "graph[k] = eager[k−1]", "the "+kindWord(kind)+"' difference from eager")
 		}
 	}
 	return best
+}
+
+// nearestChance bounds the chance that a graph unrelated to the eager
+// batches shows input_lag's nearest-step pattern (see inputLag): a 1%
+// false-alarm level, the usual bound on a test's size.
+const nearestChance = 0.01
+
+// nearestEager returns the dumped eager step whose sample of a kind is
+// nearest b (relative L2 to that step's sample), and among how many
+// steps it was picked; loaders.NoStep and 0 when none has a finite one.
+func (f *facts) nearestEager(kind loaders.Kind, b vec) (int, int) {
+	best, bestD, m := loaders.NoStep, math.Inf(1), 0
+	for _, j := range f.s.steps {
+		a := f.s.get(f.s.a, j, kind)
+		if len(a) != len(b) {
+			continue
+		}
+		d := relL2(a, b)
+		if !finite(d) {
+			continue
+		}
+		m++
+		if d < bestD {
+			best, bestD = j, d
+		}
+	}
+	return best, m
 }

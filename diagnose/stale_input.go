@@ -36,9 +36,10 @@ first batch.`,
 //   - inputs: the graphed run's dumped inputs are identical at every step
 //     while the eager run's change (the dump shows what the graph read);
 //   - repeat(kind) = median over steps k of
-//     relL2(x_B[k−1], x_B[k]) / relL2(x_A[k−1], x_A[k]), for gradients
-//     and outputs: below repeatRatio, the graph's values change much less
-//     than the eager run's, which a new batch moves every step (outputs
+//     relL2(x_B[k−1], x_B[k]) / relL2(x_A[k−1], x_A[k]), for gradients,
+//     outputs and the tapped modules' outputs (activations): below
+//     repeatRatio, the graph's values change much less than the eager
+//     run's, which a new batch moves every step (outputs and activations
 //     only where the eager ones change by more than 5%);
 //   - loss below: the graphed loss is below the eager one at ≥ 80% of at
 //     least 3 steps (a model fitting one batch);
@@ -72,10 +73,12 @@ func staleInput(f *facts) *Cause {
 	if f.explained(GradAccumulation) >= 0.6 {
 		gradN = 0
 	}
-	outRep, outN := math.NaN(), 0
-	for _, kind := range f.outputKinds() {
+	// the tapped modules' outputs are outputs too, each a function of
+	// the batch: fed one, they repeat as the model's outputs do
+	outRep, outN, outKind := math.NaN(), 0, loaders.KindOutput
+	for _, kind := range append(f.outputKinds(), loaders.KindActivation) {
 		if r, n := f.repeat(kind, 0.05); n > outN {
-			outRep, outN = r, n
+			outRep, outN, outKind = r, n, kind
 		}
 	}
 	grads := gradN >= 2 && gradRep < repeatRatio
@@ -91,7 +94,11 @@ func staleInput(f *facts) *Cause {
 		ev.add("gradients change from step to step %s as much in the graphed run as in the eager run (median over %d steps after step %d): only the parameters move them, not the batch", g(gradRep)+"×", gradN, f.div)
 	}
 	if outs {
-		ev.add("outputs change from step to step %s as much in the graphed run as in the eager run (median over %d steps)", g(outRep)+"×", outN)
+		what := "outputs" // the model's, or a decoding's tensors
+		if outKind == loaders.KindActivation {
+			what = kindWord(outKind)
+		}
+		ev.add("%s change from step to step %s as much in the graphed run as in the eager run (median over %d steps)", what, g(outRep)+"×", outN)
 	}
 	if repeats != "" {
 		ev.add("%s", repeats)
@@ -137,7 +144,8 @@ func staleInput(f *facts) *Cause {
 // first divergent one: fed one batch, the graph's values change from step
 // to step only as its parameters move them, far less than eager's, which
 // see a new batch each step. It is tested where the batch acts most
-// directly, the first of: the outputs; the gradients' zero pattern (a
+// directly, the first of: the outputs; the tapped modules' outputs; the
+// gradients' zero pattern (a
 // ReLU's mask is the input's); the gradients' values. On the step changes
 // ΔX[k] = X[k] − X[k−1] the prediction is ΔB = 0 and the null ΔB = ΔA,
 // fitOf(ΔA, ΔB, 0) = 1 − ‖ΔB‖ / ‖ΔB − ΔA‖; on a zero pattern, whose
@@ -155,7 +163,7 @@ func (f *facts) staleFit() (fitSet, string) {
 	}
 	values := func(a, ap, b, bp vec) float64 { return fitOf(sub(a, ap), sub(b, bp), make(vec, len(a))) }
 	const of = "the difference between the runs' step-to-step changes of the %s"
-	for _, kind := range f.outputKinds() {
+	for _, kind := range append(f.outputKinds(), loaders.KindActivation) {
 		if fs := each(kind, values); len(fs) > 0 {
 			return fs, fmt.Sprintf(of, kindWord(kind))
 		}

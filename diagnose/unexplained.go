@@ -63,8 +63,15 @@ func (f *facts) unexplained() *Unexplained {
 		}
 	}
 	if f.readOtherInputs() {
+		// the taps at two steps after the break were tested by both
+		// causes' predictions, and fit neither: the static input is
+		// what is left to dump
+		dump := "the first tapped module's output, or the static input the graph reads, at two steps: a stale batch repeats, a lagging one is the step before's"
+		if len(f.afterBreak(loaders.KindActivation)) > 0 {
+			dump = "the static input the graph reads, at two steps: a stale batch repeats, a lagging one is the step before's"
+		}
 		add(StaleInput, "", false)
-		add(InputLag, "the first tapped module's output, or the static input the graph reads, at two steps: a stale batch repeats, a lagging one is the step before's", false)
+		add(InputLag, dump, false)
 		inputs = false // tested by the taps, and fitting: not to be left out below
 	}
 	switch p, ok := f.s.prev(f.div); {

@@ -1,0 +1,66 @@
+package check
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/graphdiff/graphdiff/diagnose"
+)
+
+// TestStaleInputFromTheTaps compares the tapped runs whose graph read the
+// batch it was captured with (static_x = x instead of copy_, made on a
+// GPU by testdata/gen/taps_gpu.py; the dumps begin at the first replay
+// that reads it, so no agreeing step shows the break): the tapped
+// modules' outputs barely change from step to step in the graphed run,
+// against a new batch's worth in the eager run, and stale_input is named
+// first, from them.
+func TestStaleInputFromTheTaps(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"conv_stale_input", "mlp_stale_input", "tfm_stale_input"} {
+		dir := filepath.Join("..", "testdata", "taps", name)
+		r, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Causes) == 0 || r.Causes[0].ID != diagnose.StaleInput {
+			t.Errorf("%s: causes %v, want stale_input first", name, causeIDs(r.Causes))
+			continue
+		}
+		ev := strings.Join(r.Causes[0].Evidence, "\n")
+		if !strings.Contains(ev, "tapped modules' outputs change from step to step") {
+			t.Errorf("%s: stale_input without the taps' evidence:\n%s", name, ev)
+		}
+	}
+}
+
+// TestInputLagNearestStep compares a run resumed from a checkpoint whose
+// batch was copied into the static input after the replay (dumps from
+// the first step after the resume, already lagging): the graph's own
+// parameters drift from eager's, so its gradients are not close to eager's
+// step before, but at each step after the first the eager step nearest
+// them is the step before, which a graph unrelated to the batches would
+// show with probability 5⁻⁴. input_lag is named, from that.
+func TestInputLagNearestStep(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "testdata", "userloops", "clr", "clr_input_lag")
+	r, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Causes) == 0 || r.Causes[0].ID != diagnose.InputLag {
+		t.Fatalf("causes %v, want input_lag first", causeIDs(r.Causes))
+	}
+	ev := strings.Join(r.Causes[0].Evidence, "\n")
+	if !strings.Contains(ev, "at each of 4 diverged steps the eager step nearest the graph's is the step before") {
+		t.Errorf("input_lag without the nearest-step evidence:\n%s", ev)
+	}
+}
+
+func causeIDs(cs []diagnose.Cause) []string {
+	var ids []string
+	for _, c := range cs {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
