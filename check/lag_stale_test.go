@@ -64,3 +64,42 @@ func causeIDs(cs []diagnose.Cause) []string {
 	}
 	return ids
 }
+
+// TestHeldChannelsFromTheTaps compares the tapped run whose Normalize
+// module's mean and standard deviation were rebound to each batch's
+// (norm.mean = …) instead of copied, so that the graph keeps the
+// capture batch's: the module's output is eager's scaled and shifted
+// channel by channel, which no single scale does, and reassigned_tensor is
+// named from that, captured_scalar not at all. The runs whose module
+// multiplies by a Python float frozen at capture are one scale for all
+// channels: they do not get that evidence.
+func TestHeldChannelsFromTheTaps(t *testing.T) {
+	t.Parallel()
+	compare := func(name string) []diagnose.Cause {
+		dir := filepath.Join("..", "testdata", "taps", name)
+		r, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Causes
+	}
+	cs := compare("conv_norm_reassigned")
+	if len(cs) == 0 || cs[0].ID != diagnose.ReassignedTensor {
+		t.Fatalf("conv_norm_reassigned: causes %v, want reassigned_tensor first", causeIDs(cs))
+	}
+	if ev := strings.Join(cs[0].Evidence, "\n"); !strings.Contains(ev, "is eager's scaled and shifted channel by channel (axis 1, 3 channels)") {
+		t.Errorf("reassigned_tensor without the per-channel evidence:\n%s", ev)
+	}
+	for _, c := range cs {
+		if c.ID == diagnose.CapturedScalar {
+			t.Errorf("captured_scalar named beside values held per channel")
+		}
+	}
+	for _, name := range []string{"conv_temp_float", "mlp_scale_float"} {
+		for _, c := range compare(name) {
+			if strings.Contains(strings.Join(c.Evidence, "\n"), "channel by channel") {
+				t.Errorf("%s: %s claims per-channel values for a Python float", name, c.ID)
+			}
+		}
+	}
+}

@@ -81,6 +81,12 @@ type facts struct {
 	// fluctuates is captured_branch's evidence that the loss's difference
 	// after the break fluctuates as random draws make it ("" when not).
 	fluctuates string
+	// pairHead returns the head of a pair, both runs' leading values as
+	// read for the samples (nil when none was read); channels is
+	// moduleChannels' finding, made once (channelsDone).
+	pairHead     func(step int, kind loaders.Kind, name string) (a, b vec)
+	channels     *channelFinding
+	channelsDone bool
 }
 
 // Diagnose looks at a whole comparison — all steps, all tensors, and
@@ -103,7 +109,8 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 		p = NewPlan(r.Tensors)
 	}
 	f := &facts{r: r, s: takeSamples(p, heads), failed: numbersFailed(r), div: loaders.NoStep,
-		diverged: map[loaders.Kind][]int{}, found: map[string]float64{}, aliased: map[loaders.Kind]bool{}}
+		diverged: map[loaders.Kind][]int{}, found: map[string]float64{}, aliased: map[loaders.Kind]bool{},
+		pairHead: p.headOf(heads)}
 	if len(f.s.steps) > 0 {
 		f.firstStep = f.s.steps[0]
 	}

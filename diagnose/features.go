@@ -296,6 +296,33 @@ func PlanCandidates(cs []Candidate) *Plan {
 	return &Plan{cs: cs, names: names, keys: keys, groups: groups, first: first}
 }
 
+// headOf returns a lookup of one pair's head in heads by its step, kind
+// and name: both runs' leading values as far as they were read for p's
+// samples, nil where the pair gave none.
+func (p *Plan) headOf(heads Heads) func(step int, kind loaders.Kind, name string) (a, b vec) {
+	at := heads.forPlan(p)
+	return func(step int, kind loaders.Kind, name string) (vec, vec) {
+		for g, k := range p.keys {
+			if k.step != step {
+				continue
+			}
+			for j, m := range p.groups[g] {
+				c := p.cs[m.i]
+				if c.Kind != kind || c.Name != name {
+					continue
+				}
+				h := at(g, j)
+				n, same := h.sides()
+				if !same || n == 0 {
+					return nil, nil
+				}
+				return h.appendTo(nil, nil, min(n, m.want))
+			}
+		}
+		return nil, nil
+	}
+}
+
 // of reports whether p was made over the pairs ts (the same slice).
 func (p *Plan) of(ts []*judge.TensorResult) bool {
 	return p.ts != nil && len(p.ts) == len(ts) && (len(ts) == 0 || &p.ts[0] == &ts[0])

@@ -23,7 +23,10 @@ var inputSide = []string{StaleInput, InputLag, DynamicShape}
 var inForward = append(slices.Clone(inputSide), FrozenRNG)
 
 // locate tests the causes found against where the taps place the
-// departure (judge.Result.FirstModule, ModulesAgree): a cause whose
+// departure (judge.Result.FirstModule, ModulesAgree), and against the
+// departing module's output where it is eager's channel by channel
+// (moduleChannels: captured_scalar and the input-side causes do not make
+// that): a cause whose
 // prediction of where in the model the runs part is refuted is not named
 // (above), and every cause kept quotes the place. Without taps at the
 // first divergent step it returns cs unchanged.
@@ -50,6 +53,12 @@ func (f *facts) locate(cs []Cause) []Cause {
 		}
 	default:
 		return cs
+	}
+	if f.moduleChannels() != nil {
+		// values held per channel inside the module: no Python number,
+		// which scales every channel alike, and no other batch, which the
+		// module would not map onto eager's output channel by channel
+		refuted = slices.Concat(refuted, inputSide, []string{CapturedScalar})
 	}
 	out := cs[:0:0]
 	for _, c := range cs {

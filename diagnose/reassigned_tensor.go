@@ -50,6 +50,12 @@ as long as the graph is replayed.`,
 // (captured_scalar leads): 0.5. Without them: 0.5, saying which dump would
 // decide.
 //
+// Where the taps place the break in a module whose input agrees and the
+// module's output is eager's under an affine map per channel but under
+// no single one (moduleChannels), the module reads a tensor of
+// per-channel values held at capture: 0.6, the prediction tested on the
+// module's output (heldChannels).
+//
 // Prediction: a tensor the forward reads was replaced by a new object
 // after capture, so the graph keeps reading the old one: its numbers are
 // eager's with one value held, close to a scale of eager's, while a buffer
@@ -57,6 +63,9 @@ as long as the graph is replayed.`,
 func reassignedTensor(f *facts) *Cause {
 	if f.div == loaders.NoStep || f.explained(AutocastCache, InputLag, StaleInput, GradAccumulation, OutputAliasing, DynamicShape) >= 0.6 {
 		return nil
+	}
+	if cf := f.moduleChannels(); cf != nil {
+		return heldChannels(cf)
 	}
 	fs := f.forwardScale()
 	if fs == nil {
@@ -128,4 +137,20 @@ func (f *facts) scheduledBuffers() (names []string, couldSee bool) {
 	}
 	sort.Strings(names)
 	return names, couldSee
+}
+
+// heldChannels is reassigned_tensor from the departing module's output:
+// each channel of the graphed output is eager's scaled and shifted by
+// values of its own, so the module read per-channel values (statistics,
+// a per-channel scale) other than eager's, and no Python number, which
+// would scale every channel alike. Random values drawn per channel
+// outside torch's generator and frozen at capture leave the same mark;
+// the evidence says which dump would tell.
+func heldChannels(cf *channelFinding) *Cause {
+	var ev evidence
+	ev.add("step %d: the output of %s, whose input agrees, is eager's scaled and shifted channel by channel (axis %d, %d channels): that prediction leaves %s of it (relative L2), within its limit %s, while one scale and shift for all leaves %s: the module read per-channel values held from capture, not a Python number, which scales every channel alike",
+		cf.step, cf.module, cf.axis, cf.channels, g(cf.perChannel), g(cf.limit), g(cf.global))
+	ev.add("random values drawn per channel outside torch's generator and frozen at capture leave the same mark; not dumped, and would decide it: the tensors %s reads, their data_ptr() at capture and at the break", cf.module)
+	return fitSet{cf.fit}.set(&Cause{ID: ReassignedTensor, Confidence: 0.6, Evidence: ev},
+		"graph = α_c·eager + β_c, channel by channel", "the "+cf.module+" output's difference from eager")
 }
