@@ -53,7 +53,14 @@ type genRuns struct {
 	variant variant
 	// float8Hint passes --float8 e4m3fn: '|V1' files are then readable.
 	float8Hint bool
+	// taps: the outputs are dumped as the tapped modules' (activations/),
+	// and both runs' manifests name the modules y0, y1, y2 in that
+	// forward order.
+	taps bool
 }
+
+// tapsManifest is the manifest of a generated run with taps.
+const tapsManifest = `{"graphdiff_manifest": 1, "run": {"taps": {"modules": [{"name": "y0", "type": "Linear"}, {"name": "y1", "type": "Normalize"}, {"name": "y2"}]}}, "tensors": []}`
 
 // flags returns the command line flags of the comparisons.
 func (g *genRuns) flags() []string {
@@ -98,6 +105,16 @@ func (g *genRuns) sameHistory(a, b *genTensor) bool {
 
 // write writes run A to dirA and run B to dirB.
 func (g *genRuns) write(dirA, dirB string) error {
+	if g.taps {
+		for _, dir := range []string{dirA, dirB} {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(tapsManifest), 0o644); err != nil {
+				return err
+			}
+		}
+	}
 	for _, x := range g.a {
 		if err := x.write(dirA); err != nil {
 			return err
@@ -375,7 +392,8 @@ func (s *byteSource) done() bool { return s.i >= len(s.data) }
 //	flags      bits 0–1: 0 B a copy of A, 1 A re-encoded, 2 and 3 perturbed;
 //	           bit 2: --float8 e4m3fn; bit 3: a root losses.npy; bit 4: a
 //	           decoding step (gen/tokens int64 [S], gen/logits float32
-//	           [S, V]) at every step
+//	           [S, V]) at every step; bit 5: taps, the outputs dumped as
+//	           activations of the modules y0–y2 that the manifests name
 //	[decoding] with flag bit 4, S−1 (b%3), V−2 (b%5) and the two layout bytes
 //	steps      1 + b%4, then that many step numbers b%8 (repeats dropped)
 //	tensors    1 + b%5, then for each a tensor header (genHeader) and the
@@ -390,7 +408,7 @@ func (s *byteSource) done() bool { return s.i >= len(s.data) }
 func generate(data []byte) *genRuns {
 	s := &byteSource{data: data}
 	flags := s.next()
-	g := &genRuns{variant: variant(min(flags&3, 2)), float8Hint: flags&4 != 0}
+	g := &genRuns{variant: variant(min(flags&3, 2)), float8Hint: flags&4 != 0, taps: flags&32 != 0}
 	var steps []int
 	for range 1 + s.next()%4 {
 		if st := int(s.next() % fuzzSteps); !slices.Contains(steps, st) {
@@ -417,6 +435,9 @@ func generate(data []byte) *genRuns {
 		}
 		if len(in) == 0 {
 			in = steps
+		}
+		if g.taps && kind == "output" {
+			name, kind = "activations/"+strings.TrimPrefix(name, "outputs/"), "activation"
 		}
 		if !slices.ContainsFunc(headers, func(h header) bool { return h.name == name }) {
 			headers = append(headers, header{name, kind, dt, shape, layout, in})

@@ -12,6 +12,7 @@ type seedRuns struct {
 	variant    variant
 	float8Hint bool
 	losses     string // the root losses.npy's dtype, "" for none
+	taps       bool   // outputs dumped as taps (generate's flag bit 5)
 	steps      []int
 	tensors    []seedTensor
 	// values are A's elements (genElem); nil for encode's
@@ -40,6 +41,9 @@ func (s seedRuns) encode() []byte {
 	}
 	if s.losses != "" {
 		flags |= 8
+	}
+	if s.taps {
+		flags |= 32
 	}
 	out := []byte{flags, byte(len(s.steps) - 1)}
 	for _, st := range s.steps {
@@ -115,7 +119,33 @@ func compareRunsSeeds() [][]byte {
 	for i, dt := range fuzzDTypes {
 		out = append(out, dtypeSeed(dt.name, variant(i%3), i%2 == 0).encode())
 	}
+	for _, v := range []variant{copyB, perturbB} {
+		out = append(out, tapsSeed(v).encode())
+	}
 	return out
+}
+
+// tapsSeed is a seed with taps: module y0's float32 output (2, 3, 5) and
+// the loss at two steps, every value ordinary (finite), so that where
+// the module departs its output is fitted channel by channel; with a
+// perturbed B, one element of y0's output at the second step is another.
+func tapsSeed(v variant) seedRuns {
+	s := seedRuns{variant: v, taps: true, steps: []int{0, 1}, tensors: []seedTensor{
+		{kind: "output", dtype: "float32", shape: []int{2, 3, 5}},
+		{kind: "loss", dtype: "float32", shape: []int{}},
+	}}
+	for i := range 2*30 + 2 {
+		s.values = append(s.values, byte(96+i%17-8)) // ordinary: (i%17−8)/8
+	}
+	if v == perturbB {
+		s.b = []byte{
+			0, 0, // y0, step 0: the same
+			5, 0, 4, 200, 100, 0, // step 1: element 4 a new value (ordinary 0.5)
+			0, 0, 0, 0, // the loss the same at both steps
+			0, 0, // no tensor only in B, no step dropped
+		}
+	}
+	return s
 }
 
 // dtypeSeed is a seed whose tensors are all of dtype dt: a parameter and
