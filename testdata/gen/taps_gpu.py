@@ -8,6 +8,7 @@ Usage (from the repository root):
     python3 testdata/gen/taps_gpu.py OUTDIR            # CUDA machine, PyTorch 2.x: every run, then OUTDIR.tar.xz
     python3 testdata/gen/taps_gpu.py --cpu-check OUTDIR  # no GPU: the eager halves only, labels from two eager runs
     python3 testdata/gen/taps_gpu.py --only NAME,... OUTDIR
+    python3 testdata/gen/taps_gpu.py --relabel testdata/taps   # refine_label on the committed runs
 
 Unpack: mkdir -p testdata/taps && tar -xJf OUTDIR.tar.xz -C testdata/taps
 (the archive holds <run>/{eager,graph,label.json}, README.md, taps_gpu.log).
@@ -687,13 +688,8 @@ def label_run(spec, run_dir, graph_dir, fixed_dir, fixed2_dir, eager_dir):
     label["twin_repeats_bitwise"] = rep_step is None
     if bug is not None:
         step, names = first_divergence(fixed, graph)
-        label["first_divergent_step"] = step
-        if step is not None:
-            mod, why = first_module(fixed[step], graph[step], order)
-            label["module"] = mod
-            label["departing_at_first_step"] = names[:12] + (["..."] if len(names) > 12 else [])
-            if why:
-                label["module_note"] = why
+        set_first(label, step, names, fixed, graph, order)
+        refine_label(label, eager, graph, order)
     label["eager_vs_graph"] = compare_summary(eager, graph)
     label["eager_vs_twin_bitwise"] = first_divergence(eager, fixed)[0] is None
     label["label_agrees_with_placed"] = label["module"] == placed
@@ -701,6 +697,64 @@ def label_run(spec, run_dir, graph_dir, fixed_dir, fixed2_dir, eager_dir):
         json.dump(label, f, indent=1)
         f.write("\n")
     return label
+
+
+def set_first(label, step, names, ref, graph, order):
+    """The label's first divergent step and module: where graph departs
+    from ref (the fixed twin, or the eager run: refine_label)."""
+    label["first_divergent_step"] = step
+    label["module"] = None
+    label.pop("module_note", None)
+    if step is not None:
+        mod, why = first_module(ref[step], graph[step], order)
+        label["module"] = mod
+        label["departing_at_first_step"] = names[:12] + (["..."] if len(names) > 12 else [])
+        if why:
+            label["module_note"] = why
+
+
+def refine_label(label, eager, graph, order):
+    """The twin stands for the bug-free graphed run where it is the eager
+    run's equal. At a step where the buggy run departs from the twin but
+    equals the eager run bit for bit, the departure is the fix's, not the
+    bug's (a draw moved out of the graph into the loop reads the random
+    stream at another place, so the twin differs from eager there), and
+    no eager-vs-graph comparison can see it: the label moves to the first
+    later step at which the buggy run departs from the eager run, its
+    module observed against the eager run (label_reference "eager")."""
+    step = label.get("first_divergent_step")
+    if step is None or first_divergence({step: eager.get(step, {})}, {step: graph.get(step, {})})[0] is not None:
+        return
+    later = sorted(s for s in graph if s > step)
+    step, names = first_divergence({s: eager.get(s, {}) for s in later}, {s: graph[s] for s in later})
+    set_first(label, step, names, eager, graph, order)
+    label["label_reference"] = "eager"
+    label["label_note"] = ("the buggy run equals the eager run bit for bit where it first departs from the fixed twin, "
+                           "which differs from eager there: labelled where it first departs from the eager run")
+
+
+def relabel(taps_dir):
+    """Applies refine_label to the committed runs of taps_dir (their eager
+    and graph dumps and labels; the twins are not kept), rewriting the
+    labels it changes."""
+    for name in sorted(os.listdir(taps_dir)):
+        path = os.path.join(taps_dir, name, "label.json")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            label = json.load(f)
+        if label.get("verdict") != "fail" or label.get("label_reference"):
+            continue
+        graph, manifest = read_dump(os.path.join(taps_dir, name, "graph"))
+        eager, _ = read_dump(os.path.join(taps_dir, name, "eager"))
+        before = (label["first_divergent_step"], label["module"])
+        refine_label(label, eager, graph, [m["name"] for m in manifest["run"]["taps"]["modules"]])
+        if (label["first_divergent_step"], label["module"]) != before:
+            label["label_agrees_with_placed"] = label["module"] == label["placed_module"]
+            with open(path, "w") as f:
+                json.dump(label, f, indent=1)
+                f.write("\n")
+            print("%s: step %s module %s -> step %s module %s" % ((name,) + before + (label["first_divergent_step"], label["module"])))
 
 
 # ---------------------------------------------------------------- main
@@ -776,9 +830,14 @@ def pack(out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
+    ap.add_argument("--relabel", action="store_true",
+                    help="apply refine_label to the committed runs in OUT (eager and graph dumps, labels); no GPU")
     ap.add_argument("--cpu-check", action="store_true", help="no GPU: the eager halves only")
     ap.add_argument("--only", default="", help="comma-separated run names")
     args = ap.parse_args()
+    if args.relabel:
+        relabel(args.out)
+        return
     cpu = args.cpu_check or not torch.cuda.is_available()
     if cpu and not args.cpu_check:
         log("taps_gpu: no CUDA device; running the eager halves only (as --cpu-check)")
