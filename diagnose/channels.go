@@ -40,8 +40,9 @@ const minPerChannel = 8
 // limit, while no single map B ≈ α·A + β (a scalar frozen at capture)
 // fits. The channel axis is the second (N, C, …) or the last (…, C). The
 // values are the pair's head, as read for the samples: the first values
-// in storage order, which cover whole channels along the last axis and
-// the first channels of the first item along the second; at least two
+// in storage order (C or Fortran, as the file says), which in C order
+// cover whole channels along the last axis and the first channels of the
+// first item along the second; at least two
 // channels of minPerChannel values each are needed. Nil when the taps
 // place no such module, its values were not read, or the prediction does
 // not fit.
@@ -78,7 +79,11 @@ func (f *facts) moduleChannels() *channelFinding {
 	for _, axis := range axes {
 		c := shape[axis]
 		inner := 1 // values per channel run in storage order
-		for _, d := range shape[axis+1:] {
+		faster := shape[axis+1:]
+		if m.Pair.A.FortranOrder {
+			faster = shape[:axis] // the first axis varies fastest
+		}
+		for _, d := range faster {
 			inner *= d
 		}
 		if c < 2 || inner < 1 {
