@@ -39,21 +39,36 @@ func appendShortFloat(dst []byte, v float64) []byte {
 	case 1 << 63:
 		return append(dst, "-0"...)
 	}
-	exp := int(b>>52) & 0x7ff
-	if exp == 0 || exp == 0x7ff {
+	d, nd, exp, ok := shortest(b)
+	if !ok {
 		return strconv.AppendFloat(dst, v, 'g', -1, 64)
+	}
+	if b>>63 != 0 {
+		dst = append(dst, '-')
+	}
+	return appendDigits(dst, d, nd, exp)
+}
+
+// shortest returns the shortest digits of the finite, nonzero float64
+// with bits b as appendShortFloat finds them: d of nd digits, the value
+// ±d·10^exp; ok false where strconv must write it (subnormals, ±Inf,
+// NaN, magnitudes outside the exact range, a tie).
+func shortest(b uint64) (d uint64, nd, exp int, ok bool) {
+	be := int(b>>52) & 0x7ff // the biased exponent
+	if be == 0 || be == 0x7ff {
+		return 0, 0, 0, false
 	}
 	frac := b & (1<<52 - 1)
 	m := frac | 1<<52
-	e := exp - 1075 // |v| = m·2^e
+	e := be - 1075 // |v| = m·2^e
 	q := 17 - (e+52)*78913>>18
 	if q < 0 || q >= len(pow5) {
-		return strconv.AppendFloat(dst, v, 'g', -1, 64)
+		return 0, 0, 0, false
 	}
 	// In units of 2^(e−2): v is 4m, the ends of its interval 4m±2, or
 	// 4m−1 below where the gap below is half the gap above.
 	lowGap := uint64(2)
-	if frac == 0 && exp > 1 {
+	if frac == 0 && be > 1 {
 		lowGap = 1
 	}
 	// v, and its interval's ends, times 10^q: x·5^q / 2^s for the x
@@ -61,16 +76,16 @@ func appendShortFloat(dst []byte, v float64) []byte {
 	// (from the top)
 	s := uint(2 - e - q)
 	if s-1 >= 63 { // s outside [1, 63]
-		return strconv.AppendFloat(dst, v, 'g', -1, 64)
+		return 0, 0, 0, false
 	}
 	p5 := pow5[q]
 	ph, pl := bits.Mul64(4*m, p5)
 	if ph>>s != 0 {
-		return strconv.AppendFloat(dst, v, 'g', -1, 64)
+		return 0, 0, 0, false
 	}
 	c, cRest := ph<<(64-s)|pl>>s, pl<<(64-s)
 	if c < 1<<56 || c >= 1<<63 {
-		return strconv.AppendFloat(dst, v, 'g', -1, 64)
+		return 0, 0, 0, false
 	}
 	ll, borrow := bits.Sub64(pl, lowGap*p5, 0)
 	lo, loRest := (ph-borrow)<<(64-s)|ll>>s, ll<<(64-s)
@@ -91,10 +106,11 @@ func appendShortFloat(dst []byte, v float64) []byte {
 	// and 1000 are made at once, and only a multiple of 1000 starts the
 	// search over every power
 	j, cd := 0, c // cd: c/10^J rounded down
-	f1, l1 := (first+9)/10, last/10
-	f2, l2 := (first+99)/100, last/100
+	// a multiple of 10^k lies in [first, last] when the largest one up
+	// to last, (last/10^k)·10^k, is first or more
+	l1, l2 := last/10, last/100
 	switch {
-	case (first+999)/1000 <= last/1000:
+	case last/1000*1000 >= first:
 		if f, l := (first+1e16-1)/1e16, last/1e16; f <= l {
 			first, last, cd, j = f, l, cd/1e16, j+16
 		}
@@ -110,13 +126,12 @@ func appendShortFloat(dst []byte, v float64) []byte {
 		if f, l := (first+9)/10, last/10; f <= l {
 			first, last, cd, j = f, l, cd/10, j+1
 		}
-	case f2 <= l2:
-		first, last, cd, j = f2, l2, c/100, 2
-	case f1 <= l1:
-		first, last, cd, j = f1, l1, c/10, 1
+	case l2*100 >= first:
+		first, last, cd, j = (first+99)/100, l2, c/100, 2
+	case l1*10 >= first:
+		first, last, cd, j = (first+9)/10, l1, c/10, 1
 	}
 	// D: the scaled v over 10^J rounded to nearest, clamped to the range
-	var d uint64
 	var above int // the remainder of scaled v / 10^J against half of 10^J
 	if j == 0 {
 		d = c
@@ -145,13 +160,13 @@ func appendShortFloat(dst []byte, v float64) []byte {
 	case above > 0:
 		d++
 	case above == 0 && d >= first && d+1 <= last:
-		return strconv.AppendFloat(dst, v, 'g', -1, 64) // a tie
+		return 0, 0, 0, false // a tie
 	}
 	d = min(max(d, first), last)
 	// d has as many digits as c/10^J, or is 1 where that is below 1:
 	// rounding carries it to no other power of ten, which would be a
 	// multiple of a larger one in the interval
-	nd := 17 - j
+	nd = 17 - j
 	if c >= 1e17 {
 		nd++
 	}
@@ -160,12 +175,9 @@ func appendShortFloat(dst []byte, v float64) []byte {
 	}
 	nd = max(nd, 1)
 	if nd > 17 { // more than the 17 digits that tell float64s apart
-		return strconv.AppendFloat(dst, v, 'g', -1, 64)
+		return 0, 0, 0, false
 	}
-	if b>>63 != 0 {
-		dst = append(dst, '-')
-	}
-	return appendDigits(dst, d, nd, j-q)
+	return d, nd, j - q, true
 }
 
 // appendDigits appends d·10^exp, d of nd digits (not a multiple of 10,
