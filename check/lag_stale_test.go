@@ -70,9 +70,11 @@ func causeIDs(cs []diagnose.Cause) []string {
 // (norm.mean = …) instead of copied, so that the graph keeps the
 // capture batch's: the module's output is eager's scaled and shifted
 // channel by channel, which no single scale does, and reassigned_tensor is
-// named from that, captured_scalar not at all. The runs whose module
-// multiplies by a Python float frozen at capture are one scale for all
-// channels: they do not get that evidence.
+// named from that, captured_scalar not at all; so are the runs made after
+// the test was written whose gain per feature (the last axis of a Linear's
+// output) or per channel (a convolution's) was rebound. The runs whose
+// module multiplies by a Python float frozen at capture are one scale for
+// all channels: they do not get that evidence.
 func TestHeldChannelsFromTheTaps(t *testing.T) {
 	t.Parallel()
 	compare := func(name string) []diagnose.Cause {
@@ -83,16 +85,21 @@ func TestHeldChannelsFromTheTaps(t *testing.T) {
 		}
 		return r.Causes
 	}
-	cs := compare("conv_norm_reassigned")
-	if len(cs) == 0 || cs[0].ID != diagnose.ReassignedTensor {
-		t.Fatalf("conv_norm_reassigned: causes %v, want reassigned_tensor first", causeIDs(cs))
-	}
-	if ev := strings.Join(cs[0].Evidence, "\n"); !strings.Contains(ev, "is eager's scaled and shifted channel by channel (axis 1, 3 channels)") {
-		t.Errorf("reassigned_tensor without the per-channel evidence:\n%s", ev)
-	}
-	for _, c := range cs {
-		if c.ID == diagnose.CapturedScalar {
-			t.Errorf("captured_scalar named beside values held per channel")
+	for name, axis := range map[string]string{
+		"conv_norm_reassigned": "axis 1, 3 channels", "conv_gain_reassigned": "axis 1, 6 channels", "mlp_gain_reassigned": "axis 1, 32 channels",
+	} {
+		cs := compare(name)
+		if len(cs) == 0 || cs[0].ID != diagnose.ReassignedTensor {
+			t.Errorf("%s: causes %v, want reassigned_tensor first", name, causeIDs(cs))
+			continue
+		}
+		if ev := strings.Join(cs[0].Evidence, "\n"); !strings.Contains(ev, "is eager's scaled and shifted channel by channel ("+axis+")") {
+			t.Errorf("%s: reassigned_tensor without the per-channel evidence:\n%s", name, ev)
+		}
+		for _, c := range cs {
+			if c.ID == diagnose.CapturedScalar {
+				t.Errorf("%s: captured_scalar named beside values held per channel", name)
+			}
 		}
 	}
 	for _, name := range []string{"conv_temp_float", "mlp_scale_float"} {
@@ -100,6 +107,29 @@ func TestHeldChannelsFromTheTaps(t *testing.T) {
 			if strings.Contains(strings.Join(c.Evidence, "\n"), "channel by channel") {
 				t.Errorf("%s: %s claims per-channel values for a Python float", name, c.ID)
 			}
+		}
+	}
+}
+
+// TestInputLagFromTheTaps compares the tapped runs whose batch was copied
+// into the static input after g.replay() (made after the taps joined the
+// lag test, and scored as they came): at every step after the first, the
+// tapped modules' outputs are next to the eager run's step before, and
+// input_lag is named first.
+func TestInputLagFromTheTaps(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"mlp_input_lag", "tfm_input_lag", "conv_input_lag"} {
+		dir := filepath.Join("..", "testdata", "taps", name)
+		r, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Causes) == 0 || r.Causes[0].ID != diagnose.InputLag {
+			t.Errorf("%s: causes %v, want input_lag first", name, causeIDs(r.Causes))
+			continue
+		}
+		if ev := strings.Join(r.Causes[0].Evidence, "\n"); !strings.Contains(ev, "tapped modules' outputs at step 4: graph vs eager step 3") {
+			t.Errorf("%s: input_lag without the taps' evidence:\n%s", name, ev)
 		}
 	}
 }

@@ -43,14 +43,17 @@ GroupNorm, a pooling switch and a logit temperature; SGD momentum).
 Bugs (each a graph bug users make, each harmless eagerly):
 - stale_input: static_x = batch instead of static_x.copy_(batch): the graph
   reads the capture's batch every replay (the first module departs);
+- input_lag: static_x.copy_(batch) after g.replay() instead of before: each
+  replay reads the batch before (the first module departs);
 - frozen_rng: a dropout mask drawn with numpy (into a pinned buffer copied
   to the GPU), Gaussian noise likewise, or a Python random.uniform jitter
   factor, all drawn in forward(): drawn once at capture, baked in;
 - captured_scalar: a Python float attribute (scale, softmax temperature,
   logit temperature) scheduled after capture;
 - reassigned_tensor: a tensor attribute (a scale schedule's element, the
-  batch's key-padding mask, per-batch normalisation statistics) reassigned
-  (module.x = t) instead of copied into (module.x.copy_(t));
+  batch's key-padding mask, per-batch normalisation statistics, a gain per
+  feature or per channel set each step) reassigned (module.x = t) instead
+  of copied into (module.x.copy_(t));
 - captured_branch: a Python `if` in forward (an activation clamp, max vs
   average pooling) switched by a flag after capture.
 
@@ -235,6 +238,18 @@ class AttnCore(nn.Module):
         return (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, t, d)
 
 
+class FeatureGain(nn.Module):
+    """x times a gain tensor attribute g (per feature or per channel,
+    broadcast), set from the loop each step."""
+
+    def __init__(self, shape, device):
+        super().__init__()
+        self.g = torch.ones(shape, device=device)
+
+    def forward(self, x):
+        return x * self.g
+
+
 class Normalize(nn.Module):
     """(x - mean) / std per channel, mean and std tensor attributes."""
 
@@ -268,13 +283,16 @@ class MLP(nn.Module):
         else:
             self.drop = nn.Dropout(0.1)
         self.fc2 = nn.Linear(self.H, self.H)
+        self.fgain = FeatureGain((self.H,), device) if bug == "gain_reassigned" else None
         self.scale = Scale("float" if bug == "scale_float" and not fixed else "tensor", 1.0, device)
         self.gate = SwitchClamp(bug == "clip_branch" and not fixed, device)
         self.head = nn.Linear(self.H, self.C)
 
     def forward(self, x):
-        h = self.drop(self.act(self.ln(self.fc1(x))))
-        return self.head(self.gate(self.scale(self.fc2(h))))
+        h = self.fc2(self.drop(self.act(self.ln(self.fc1(x)))))
+        if self.fgain is not None:
+            h = self.fgain(h)
+        return self.head(self.gate(self.scale(h)))
 
 
 class Block(nn.Module):
@@ -331,6 +349,7 @@ class Conv(nn.Module):
         self.conv1 = nn.Conv2d(3, 6, 3, padding=1)
         self.bn1 = nn.BatchNorm2d(6)
         self.relu1 = nn.ReLU()
+        self.cgain = FeatureGain((1, 6, 1, 1), device) if bug == "gain_reassigned" else None
         self.jitter = PyJitter(not fixed, device, SEED) if bug == "py_jitter" else None
         self.pool = SwitchPool(bug == "pool_branch" and not fixed, device)
         self.conv2 = nn.Conv2d(6, 8, 3, padding=1)
@@ -342,6 +361,8 @@ class Conv(nn.Module):
 
     def forward(self, x):
         h = self.relu1(self.bn1(self.conv1(self.norm(x))))
+        if self.cgain is not None:
+            h = self.cgain(h)
         if self.jitter is not None:
             h = self.jitter(h)
         h = self.relu2(self.gn(self.conv2(self.pool(h))))
@@ -411,6 +432,16 @@ RUNS = [
      "temp.temp, a Python float logit temperature, annealed from step 2 after capture"),
     ("conv_pool_branch", "conv", "cuda.graph", "captured_branch", "pool_branch", "pool", False,
      "pool: `if self.use_max` max else average pooling, switched at step 6, after capture"),
+    ("mlp_input_lag", "mlp", "cuda.graph", "input_lag", "input_lag", "fc1", False,
+     "static_x.copy_(x) after g.replay(): each replay reads the batch before"),
+    ("tfm_input_lag", "tfm", "cuda.graph", "input_lag", "input_lag", "inp", True,
+     "static_x.copy_(x) after g.replay(): each replay reads the batch before"),
+    ("conv_input_lag", "conv", "cuda.graph", "input_lag", "input_lag", "norm", True,
+     "static_x.copy_(x) after g.replay(): each replay reads the batch before"),
+    ("mlp_gain_reassigned", "mlp", "make_graphed_callables", "reassigned_tensor", "gain_reassigned", "fgain", False,
+     "fgain.g = the step's gain per feature (reassigned) instead of fgain.g.copy_(...)"),
+    ("conv_gain_reassigned", "conv", "cuda.graph", "reassigned_tensor", "gain_reassigned", "cgain", True,
+     "cgain.g = the step's gain per channel (reassigned) instead of cgain.g.copy_(...)"),
     ("mlp_ok", "mlp", "cuda.graph", None, None, None, True, "correct"),
     ("tfm_ok", "tfm", "make_graphed_callables", None, None, None, True, "correct"),
     ("conv_ok", "conv", "cuda.graph", None, None, None, True, "correct"),
@@ -438,6 +469,8 @@ def schedule(bug_code, model, step, fixed, extras):
             model.gate.switch_on()
         if bug_code == "numpy_dropout" and fixed:
             model.drop.draw()
+        if bug_code == "gain_reassigned":
+            set_gain(model.fgain, extras["gain"][step], fixed)
     elif isinstance(model, TFM):
         t = 1.0 if step < 4 else 1.0 + 0.5 * (step - 3)
         if bug_code == "temp_float" and not fixed:
@@ -469,6 +502,17 @@ def schedule(bug_code, model, step, fixed, extras):
             model.pool.switch_on()
         if bug_code == "py_jitter" and fixed:
             model.jitter.draw()
+        if bug_code == "gain_reassigned":
+            set_gain(model.cgain, extras["gain"][step], fixed)
+
+
+def set_gain(module, gain, fixed):
+    """The step's gains: copied into the tensor the graph reads, or (the
+    bug) the attribute rebound to a new tensor."""
+    if fixed:
+        module.g.copy_(gain)
+    else:
+        module.g = gain
 
 
 def make_optimizer(family, model):
@@ -486,6 +530,10 @@ def build(family, bug_code, fixed, device):
     extras["data"] = per_step
     if bug_code == "scale_reassigned":
         extras["sched"] = torch.tensor([1.0 if s < 2 else 0.8 ** (s - 1) for s in range(n)], device=device)
+    if bug_code == "gain_reassigned":
+        g = torch.Generator().manual_seed(SEED + 2)
+        shape = model.fgain.g.shape if family == "mlp" else model.cgain.g.shape
+        extras["gain"] = [(1 + 0.25 * torch.randn(shape, generator=g)).to(device) for _ in range(n)]
     return model, data, extras
 
 
@@ -545,12 +593,15 @@ def train_cuda_graph(run_dir, family, bug_code, grads, fixed):
     for step in range(WARMUP, WARMUP + STEPS):
         schedule(bug_code, model, step, fixed, extras)
         x, y = data[step]
+        lag = bug_code == "input_lag" and not fixed
         if bug_code == "stale_input" and not fixed:
             static_x = x  # the bug: the graph still reads the old static_x
-        else:
+        elif not lag:
             static_x.copy_(x)
         static_y.copy_(y)
         g.replay()
+        if lag:
+            static_x.copy_(x)  # the bug: the batch reaches the static input after the replay
         d.step(step, loss=static_loss, model=model, inputs=static_x, taps=taps)
 
 
