@@ -31,14 +31,15 @@ seed; Dumper(..., graphed=...) with loss, model (params, grads, buffers),
 inputs and the taps (grads=True on some). Eager twin: the same user code,
 bug included (every bug here is harmless eagerly), without graphs.
 
-Families: mlp (fc1, ln, act, drop, fc2, scale, gate, head: an MLP with
+Families: mlp (fc1, ln, act, drop, fc2, [fgain], scale, gate, head: an MLP with
 LayerNorm, dropout, a scheduled scale and an activation clamp switched on
 later; SGD momentum), tfm (a pre-LN transformer block over 6 positions:
 inp, [noise], ln1, attn.qkv, attn.core, attn.proj, ln2, mlp.fc1, mlp.act,
 mlp.clip, mlp.fc2, lnf, head; key-padding mask and softmax temperature in
-attn.core; Adam capturable), conv (norm, conv1, bn1, relu1, [jitter], pool,
+attn.core; Adam capturable), conv (norm, conv1, bn1, relu1, [cgain], [jitter], pool,
 conv2, gn, relu2, gap, head, temp: dataset normalisation, BatchNorm,
-GroupNorm, a pooling switch and a logit temperature; SGD momentum).
+GroupNorm, a pooling switch and a logit temperature; SGD momentum); the
+bracketed modules only in the runs of the bug that needs them.
 
 Bugs (each a graph bug users make, each harmless eagerly):
 - stale_input: static_x = batch instead of static_x.copy_(batch): the graph
