@@ -17,19 +17,26 @@ import (
 // first, from them.
 func TestStaleInputFromTheTaps(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"conv_stale_input", "mlp_stale_input", "tfm_stale_input"} {
+	namedFromTheTaps(t, diagnose.StaleInput, "tapped modules' outputs change from step to step",
+		"conv_stale_input", "mlp_stale_input", "tfm_stale_input")
+}
+
+// namedFromTheTaps compares the runs of testdata/taps named and checks
+// that each names cause first, with evidence that holds the words given.
+func namedFromTheTaps(t *testing.T, cause, evidence string, names ...string) {
+	t.Helper()
+	for _, name := range names {
 		dir := filepath.Join("..", "testdata", "taps", name)
 		r, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(r.Causes) == 0 || r.Causes[0].ID != diagnose.StaleInput {
-			t.Errorf("%s: causes %v, want stale_input first", name, causeIDs(r.Causes))
+		if len(r.Causes) == 0 || r.Causes[0].ID != cause {
+			t.Errorf("%s: causes %v, want %s first", name, causeIDs(r.Causes), cause)
 			continue
 		}
-		ev := strings.Join(r.Causes[0].Evidence, "\n")
-		if !strings.Contains(ev, "tapped modules' outputs change from step to step") {
-			t.Errorf("%s: stale_input without the taps' evidence:\n%s", name, ev)
+		if ev := strings.Join(r.Causes[0].Evidence, "\n"); !strings.Contains(ev, evidence) {
+			t.Errorf("%s: %s without %q:\n%s", name, cause, evidence, ev)
 		}
 	}
 }
@@ -118,18 +125,6 @@ func TestHeldChannelsFromTheTaps(t *testing.T) {
 // input_lag is named first.
 func TestInputLagFromTheTaps(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"mlp_input_lag", "tfm_input_lag", "conv_input_lag"} {
-		dir := filepath.Join("..", "testdata", "taps", name)
-		r, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(r.Causes) == 0 || r.Causes[0].ID != diagnose.InputLag {
-			t.Errorf("%s: causes %v, want input_lag first", name, causeIDs(r.Causes))
-			continue
-		}
-		if ev := strings.Join(r.Causes[0].Evidence, "\n"); !strings.Contains(ev, "tapped modules' outputs at step 4: graph vs eager step 3") {
-			t.Errorf("%s: input_lag without the taps' evidence:\n%s", name, ev)
-		}
-	}
+	namedFromTheTaps(t, diagnose.InputLag, "tapped modules' outputs at step 4: graph vs eager step 3",
+		"mlp_input_lag", "tfm_input_lag", "conv_input_lag")
 }
