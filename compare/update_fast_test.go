@@ -143,11 +143,7 @@ func checkUpdatesAsDefined(t *testing.T, k kernels, vals [][]float32, eps float6
 	t.Helper()
 	n := len(vals[0])
 	for _, chunk := range []int{max(n, 1), 777, 13, updateBlockElemsForTest + 8} {
-		got := &updateSums{u: &Update{}, eps: eps, noKernels: ^k}
-		want := &updateSums{u: &Update{}, eps: eps}
-		addInChunks(got, vals, chunk, addUpdates[float32])
-		addInChunks(want, vals, chunk, addUpdatesByDefinition[float32])
-		if d := diffUpdateSums(got, want); d != "" {
+		if d := updatesDiffer(k, vals, eps, chunk); d != "" {
 			t.Fatalf("float32, n = %d in chunks of %d: %s", n, chunk, d)
 		}
 	}
@@ -158,13 +154,20 @@ func checkUpdatesAsDefined(t *testing.T, k kernels, vals [][]float32, eps float6
 			wide[i][j] = float64(v) * (1 + 0x1p-40) // values float32 cannot hold
 		}
 	}
-	got := &updateSums{u: &Update{}, eps: 0x1p-52, noKernels: ^k}
-	want := &updateSums{u: &Update{}, eps: 0x1p-52}
-	addInChunks(got, wide, 777, addUpdates[float64])
-	addInChunks(want, wide, 777, addUpdatesByDefinition[float64])
-	if d := diffUpdateSums(got, want); d != "" {
+	if d := updatesDiffer(k, wide, 0x1p-52, 777); d != "" {
 		t.Fatalf("float64, n = %d: %s", n, d)
 	}
+}
+
+// updatesDiffer adds vals in chunks of chunk elements through addUpdates,
+// running kernels k, and through its definition, and says where the two
+// sums differ ("" where they agree bit for bit).
+func updatesDiffer[F float32 | float64](k kernels, vals [][]F, eps float64, chunk int) string {
+	got := &updateSums{u: &Update{}, eps: eps, noKernels: ^k}
+	want := &updateSums{u: &Update{}, eps: eps}
+	addInChunks(got, vals, chunk, addUpdates[F])
+	addInChunks(want, vals, chunk, addUpdatesByDefinition[F])
+	return diffUpdateSums(got, want)
 }
 
 // TestAddUpdatesAsDefined checks the loop that runs against its
@@ -354,11 +357,7 @@ func FuzzAddUpdates(f *testing.F) {
 		eps := []float64{0x1p-23, 0x1p-7, 0, math.Inf(1)}[head>>1&3]
 		chunk := []int{max(n, 1), 8, 9, 61, 512, 520, 777, 1}[head>>3&7]
 		eachKernelSet(t, func(t *testing.T, k kernels) {
-			got := &updateSums{u: &Update{}, eps: eps, noKernels: ^k}
-			want := &updateSums{u: &Update{}, eps: eps}
-			addInChunks(got, vals, chunk, addUpdates[float32])
-			addInChunks(want, vals, chunk, addUpdatesByDefinition[float32])
-			if d := diffUpdateSums(got, want); d != "" {
+			if d := updatesDiffer(k, vals, eps, chunk); d != "" {
 				t.Fatalf("n = %d in chunks of %d: %s", n, chunk, d)
 			}
 		})
