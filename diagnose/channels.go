@@ -47,10 +47,6 @@ const minPerChannel = 8
 // place no such module, its values were not read, or the prediction does
 // not fit.
 func (f *facts) moduleChannels() *channelFinding {
-	if f.channelsDone {
-		return f.channels
-	}
-	f.channelsDone = true
 	m := f.r.FirstModule
 	if m == nil || m.Backward || m.Pair == nil || m.Pair.A == nil || m.Pair.Kind != loaders.KindActivation || f.pairHead == nil {
 		return nil
@@ -95,16 +91,11 @@ func (f *facts) moduleChannels() *channelFinding {
 			continue
 		}
 		if rss := affineResidual(a, b, channel, c); rss/normB <= limit {
-			return f.keepChannels(&channelFinding{step: m.Step, module: moduleWords(m), axis: axis, channels: covered,
-				perChannel: rss / normB, global: global, limit: limit, fit: 1 - rss/norm(sub(b, a))})
+			return &channelFinding{step: m.Step, module: moduleWords(m), axis: axis, channels: covered,
+				perChannel: rss / normB, global: global, limit: limit, fit: 1 - rss/norm(sub(b, a))}
 		}
 	}
 	return nil
-}
-
-func (f *facts) keepChannels(c *channelFinding) *channelFinding {
-	f.channels = c
-	return c
 }
 
 // affineResidual returns ‖b − (α_g·a + β_g)‖ over the groups g =

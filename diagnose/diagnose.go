@@ -82,11 +82,10 @@ type facts struct {
 	// after the break fluctuates as random draws make it ("" when not).
 	fluctuates string
 	// pairHead returns the head of a pair, both runs' leading values as
-	// read for the samples (nil when none was read); channels is
-	// moduleChannels' finding, made once (channelsDone).
-	pairHead     func(step int, kind loaders.Kind, name string) (a, b vec)
-	channels     *channelFinding
-	channelsDone bool
+	// read for the samples (nil when none was read).
+	pairHead func(step int, kind loaders.Kind, name string) (a, b vec)
+	// channels is moduleChannels' finding, nil for none.
+	channels *channelFinding
 }
 
 // Diagnose looks at a whole comparison — all steps, all tensors, and
@@ -134,6 +133,7 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 		rep.Causes = f.run(precisionNoise)
 		return rep
 	}
+	f.channels = f.moduleChannels()
 	// Order matters: later detectors discount what earlier ones explain.
 	rep.Causes = f.run(detectors()...)
 	rep.Causes = posterior(f.locate(f.alternatives(rep.Causes)))

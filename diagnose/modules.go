@@ -54,7 +54,7 @@ func (f *facts) locate(cs []Cause) []Cause {
 	default:
 		return cs
 	}
-	if f.moduleChannels() != nil {
+	if f.channels != nil {
 		// values held per channel inside the module: no Python number,
 		// which scales every channel alike, and no other batch, which the
 		// module would not map onto eager's output channel by channel

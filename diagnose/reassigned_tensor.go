@@ -64,7 +64,7 @@ func reassignedTensor(f *facts) *Cause {
 	if f.div == loaders.NoStep || f.explained(AutocastCache, InputLag, StaleInput, GradAccumulation, OutputAliasing, DynamicShape) >= 0.6 {
 		return nil
 	}
-	if cf := f.moduleChannels(); cf != nil {
+	if cf := f.channels; cf != nil {
 		return heldChannels(cf)
 	}
 	fs := f.forwardScale()

@@ -127,6 +127,12 @@ func (f *facts) outputKinds() []loaders.Kind {
 	return out
 }
 
+// batchKinds returns outputKinds and the tapped modules' outputs: what a
+// new batch moves directly, every one of them a function of it.
+func (f *facts) batchKinds() []loaders.Kind {
+	return append(f.outputKinds(), loaders.KindActivation)
+}
+
 // inference reports whether the runs sampled no gradients, parameters or
 // losses: what they dumped is what a model put out.
 func (f *facts) inference() bool {

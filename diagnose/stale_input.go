@@ -76,7 +76,7 @@ func staleInput(f *facts) *Cause {
 	// the tapped modules' outputs are outputs too, each a function of
 	// the batch: fed one, they repeat as the model's outputs do
 	outRep, outN, outKind := math.NaN(), 0, loaders.KindOutput
-	for _, kind := range append(f.outputKinds(), loaders.KindActivation) {
+	for _, kind := range f.batchKinds() {
 		if r, n := f.repeat(kind, 0.05); n > outN {
 			outRep, outN, outKind = r, n, kind
 		}
@@ -163,7 +163,7 @@ func (f *facts) staleFit() (fitSet, string) {
 	}
 	values := func(a, ap, b, bp vec) float64 { return fitOf(sub(a, ap), sub(b, bp), make(vec, len(a))) }
 	const of = "the difference between the runs' step-to-step changes of the %s"
-	for _, kind := range append(f.outputKinds(), loaders.KindActivation) {
+	for _, kind := range f.batchKinds() {
 		if fs := each(kind, values); len(fs) > 0 {
 			return fs, fmt.Sprintf(of, kindWord(kind))
 		}
