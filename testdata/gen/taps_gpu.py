@@ -453,67 +453,49 @@ RUNS = [
 def schedule(bug_code, model, step, fixed, extras):
     """What the loop does before step `step` (warm-up steps included):
     schedules, per-batch attributes, draws moved out of the graph."""
+    bug = not fixed  # the buggy run rebinds where the fixed one copies
     if isinstance(model, MLP):
-        v = 1.0 if step < 5 else 0.8 ** (step - 4)
-        if bug_code == "scale_float" and not fixed:
-            model.scale.temp = v
-        elif bug_code == "scale_reassigned":
-            v = 1.0 if step < 2 else 0.8 ** (step - 1)
-            sched = extras["sched"]
-            if fixed:
-                model.scale.temp.copy_(sched[step])
-            else:
-                model.scale.temp = sched[step]
+        if bug_code == "scale_reassigned":
+            set_value(model.scale, "temp", extras["sched"][step], bug)
         else:
-            model.scale.temp.fill_(v)
+            set_value(model.scale, "temp", 1.0 if step < 5 else 0.8 ** (step - 4), bug and bug_code == "scale_float")
         if step == 6:
             model.gate.switch_on()
         if bug_code == "numpy_dropout" and fixed:
             model.drop.draw()
         if bug_code == "gain_reassigned":
-            set_gain(model.fgain, extras["gain"][step], fixed)
+            set_value(model.fgain, "g", extras["gain"][step], bug)
     elif isinstance(model, TFM):
-        t = 1.0 if step < 4 else 1.0 + 0.5 * (step - 3)
-        if bug_code == "temp_float" and not fixed:
-            model.attn.core.temp = t
-        else:
-            model.attn.core.temp.fill_(t)
-        mask = extras["data"][step]
-        if bug_code == "mask_reassigned" and not fixed:
-            model.attn.core.mask = mask
-        else:
-            model.attn.core.mask.copy_(mask)
+        set_value(model.attn.core, "temp", 1.0 if step < 4 else 1.0 + 0.5 * (step - 3), bug and bug_code == "temp_float")
+        set_value(model.attn.core, "mask", extras["data"][step], bug and bug_code == "mask_reassigned")
         if step == 2:
             model.mlp.clip.switch_on()
         if bug_code == "numpy_noise" and fixed:
             model.noise.draw()
     else:
         mean, std = extras["data"][step]
-        if bug_code == "norm_reassigned" and not fixed:
-            model.norm.mean, model.norm.std = mean, std
-        else:
-            model.norm.mean.copy_(mean)
-            model.norm.std.copy_(std)
-        t = 1.0 if step < 2 else 1.0 + 0.25 * (step - 1)
-        if bug_code == "temp_float" and not fixed:
-            model.temp.temp = t
-        else:
-            model.temp.temp.fill_(t)
+        set_value(model.norm, "mean", mean, bug and bug_code == "norm_reassigned")
+        set_value(model.norm, "std", std, bug and bug_code == "norm_reassigned")
+        set_value(model.temp, "temp", 1.0 if step < 2 else 1.0 + 0.25 * (step - 1), bug and bug_code == "temp_float")
         if step == 6:
             model.pool.switch_on()
         if bug_code == "py_jitter" and fixed:
             model.jitter.draw()
         if bug_code == "gain_reassigned":
-            set_gain(model.cgain, extras["gain"][step], fixed)
+            set_value(model.cgain, "g", extras["gain"][step], bug)
 
 
-def set_gain(module, gain, fixed):
-    """The step's gains: copied into the tensor the graph reads, or (the
-    bug) the attribute rebound to a new tensor."""
-    if fixed:
-        module.g.copy_(gain)
+def set_value(module, name, value, rebind):
+    """The loop's new value for module.name, a tensor the graph reads:
+    copied into it in place (fill_ for a Python number), or, where rebind
+    (the bug), the attribute bound to the new value (a tensor, or a Python
+    float where the module keeps a number), which the graph never reads."""
+    if rebind:
+        setattr(module, name, value)
+    elif isinstance(value, torch.Tensor):
+        getattr(module, name).copy_(value)
     else:
-        module.g = gain
+        getattr(module, name).fill_(value)
 
 
 def make_optimizer(family, model):
