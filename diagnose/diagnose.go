@@ -153,7 +153,10 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 // branch); where only the loss broke, its gradients agreeing, such a
 // weight is as likely as the branch (the loss's terms dumped apart would
 // show which). A break at one step only is a batch of another size or a
-// branch taken at that step alone.
+// branch taken at that step alone. Random values frozen at capture
+// (frozen_rng) are what a tensor made for every batch and rebound instead
+// of copied gives (reassigned_tensor, 0.15 below): both hold the capture
+// batch's values, and only that tensor dumped would tell them apart.
 func (f *facts) alternatives(cs []Cause) []Cause {
 	alt := func(id string, conf float64, evidence ...string) Cause {
 		return Cause{ID: id, Confidence: conf, Evidence: evidence, Fix: fixOf(id)}
@@ -161,6 +164,12 @@ func (f *facts) alternatives(cs []Cause) []Cause {
 	if f.oneStep && f.found[CapturedBranch] == 0 {
 		// a branch eager took the other way at that step alone
 		cs = append(cs, alt(CapturedBranch, 0.3, fmt.Sprintf("a Python if that eager took the other way at step %d alone breaks the runs there the same way; not dumped, and would tell them apart: inputs or outputs (their shapes), or the value the branch tests", f.div)))
+	}
+	if j := slices.IndexFunc(cs, func(c Cause) bool { return c.ID == FrozenRNG }); j >= 0 && f.found[ReassignedTensor] == 0 {
+		// a tensor that changes with every batch, rebound instead of
+		// copied, is held from capture as frozen draws are
+		cs = slices.Insert(cs, j+1, alt(ReassignedTensor, math.Round(100*max(0.1, cs[j].Confidence-0.15))/100,
+			fmt.Sprintf("a tensor made anew for every batch (a padding mask, position ids) and rebound instead of copied into the one the graph reads holds the capture batch's values at every replay from step %d on, as frozen random values do; not dumped, and would tell them apart: that tensor as the graph read it at two steps, or its data_ptr() at capture and at the break", f.div)))
 	}
 	i := slices.IndexFunc(cs, func(c Cause) bool { return c.ID == CapturedBranch })
 	if i < 0 {

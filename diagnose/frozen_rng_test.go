@@ -12,7 +12,10 @@ import (
 // draw at capture (numpy noise in a pinned buffer, a mixup factor drawn
 // in Python, a diffusion timestep drawn in Python): frozen_rng is named,
 // and its evidence gives the number of each test of the causes that
-// break at the first replay the same way, not a bare claim.
+// break at the first replay the same way, not a bare claim. A tensor made
+// for every batch and rebound instead of copied holds the capture batch's
+// values the same way: it follows as also possible, lower, with the dump
+// that would tell the two apart as its last line.
 func TestFrozenRNGQuotesItsTests(t *testing.T) {
 	t.Parallel()
 	for _, dir := range []string{
@@ -33,6 +36,13 @@ func TestFrozenRNGQuotesItsTests(t *testing.T) {
 				if !strings.Contains(ev, want) {
 					t.Errorf("evidence does not say %q:\n%s", want, ev)
 				}
+			}
+			if len(rep.Causes) < 2 || rep.Causes[1].ID != diagnose.ReassignedTensor || rep.Causes[1].Confidence >= rep.Causes[0].Confidence {
+				t.Fatalf("causes %+v, want reassigned_tensor second, below frozen_rng", rep.Causes)
+			}
+			alt := rep.Causes[1].Evidence
+			if last := alt[len(alt)-1]; !strings.Contains(last, "rebound instead of copied") || !strings.Contains(last, "would tell them apart: that tensor as the graph read it at two steps") {
+				t.Errorf("reassigned_tensor's last line does not name the dump that decides: %q", last)
 			}
 		})
 	}

@@ -26,10 +26,11 @@ var inForward = append(slices.Clone(inputSide), FrozenRNG)
 // departure (judge.Result.FirstModule, ModulesAgree), and against the
 // departing module's output where it is eager's channel by channel
 // (moduleChannels: captured_scalar and the input-side causes do not make
-// that): a cause whose
-// prediction of where in the model the runs part is refuted is not named
-// (above), and every cause kept quotes the place. Without taps at the
-// first divergent step it returns cs unchanged.
+// that): a cause whose prediction of where in the model the runs part is
+// refuted is not named (above), and every cause kept quotes the place,
+// before its last line (which names the dump that would decide; see
+// posterior). Without taps at the first divergent step it returns cs
+// unchanged.
 func (f *facts) locate(cs []Cause) []Cause {
 	m, agree := f.r.FirstModule, f.r.ModulesAgree
 	var refuted []string
@@ -65,7 +66,9 @@ func (f *facts) locate(cs []Cause) []Cause {
 		if slices.Contains(refuted, c.ID) {
 			continue
 		}
-		c.Evidence = append(slices.Clip(c.Evidence), where)
+		// before the last line, which names the dump that would decide
+		// and is what the text report shows of a cause also possible
+		c.Evidence = slices.Insert(slices.Clip(c.Evidence), max(len(c.Evidence)-1, 0), where)
 		out = append(out, c)
 	}
 	return out
