@@ -19,7 +19,7 @@ Writes OUT/<family>/<scenario>/{eager,graph,label.json,measured.json},
 OUT/README.md (one row per scenario) and OUT/userloops.log.
 
 How the runs are made
-- Nine model families the first corpus lacks: vit (patch embedding, pre-LN
+- Ten model families the first corpus lacks: vit (patch embedding, pre-LN
   encoder, classification), resnet_bn (residual convs with BatchNorm, SGD
   momentum), unet_gn (a small conv UNet with GroupNorm trained as a diffusion
   denoiser, fp32 EMA weights), moe (a tiny LM whose MLP is a mixture of
@@ -34,7 +34,10 @@ How the runs are made
   latent, reparameterised sample, reconstruction plus beta times KL, Adam),
   added after they were revised on tab, and clr (a contrastive encoder:
   InfoNCE between two noisy views of the batch, a temperature, AdamW),
-  added after they were revised on vae.
+  added after they were revised on vae, and gnn (graph classification of
+  small graphs given as a dense normalised adjacency: two graph
+  convolutions with a residual and LayerNorm, mean over the nodes, Adam),
+  added after they were revised on clr and scored before any change.
 - PyTorch's whole-network capture recipe: three warm-up iterations on a side
   stream (not undone: they are training steps), optimizer.zero_grad(
   set_to_none=True), torch.cuda.graph capture of forward, backward and
@@ -204,6 +207,19 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   clr_grad_accumulation             BUG no zero_grad(set_to_none=True) before capture
   clr_kept_by_reference             BUG dumps written after the loop, grads and loss kept by reference
   clr_partial_batch                 BUG an epoch's last batch of 6 at 305 copied into static_x[:6]
+  gnn_resume_fp32_ok                ok  resume at 700, Adam, dense adjacency, torch.save dict per step
+  gnn_resume_autocast_ok            ok  resume, autocast, np.savez per step
+  gnn_resume_bf16_ok                ok  resume, pure bf16, safetensors per kind
+  gnn_recipe_sgd_ok                 ok  the recipe from step 0, SGD momentum, np.savez
+  gnn_warmup_dumped_ok              ok  resume, warm-up dumped, safetensors
+  gnn_numpy_dropout                 BUG a dropout mask drawn with numpy into a pinned buffer inside the
+                                        captured step, np.savez
+  gnn_stale_input                   BUG static inputs rebound instead of copied, safetensors
+  gnn_input_lag                     BUG the batch copied into the static inputs after the replay, autocast
+  gnn_lr_drop_captured              BUG a float lr dropped x0.1 at step 705 after capture, np.savez
+  gnn_grad_accumulation             BUG no zero_grad(set_to_none=True) before capture, safetensors
+  gnn_kept_by_reference             BUG dumps written after the loop, grads and loss kept by reference
+  gnn_partial_batch                 BUG an epoch's last batch of 6 at 705 copied into the static inputs[:6]
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -571,6 +587,31 @@ class CLR(nn.Module):
         return F.normalize(self.proj(self.enc(x)).float(), dim=-1)
 
 
+class GCN(nn.Module):
+    """A graph classifier over batches of small graphs of V nodes given as a
+    dense normalised adjacency (D^-1/2 (A + I) D^-1/2): two graph
+    convolutions (aggregate the neighbours' linear maps, ReLU) with a
+    residual, LayerNorm, mean over the nodes, a linear head over K graph
+    kinds. mask, when given, multiplies the first convolution's output (a
+    dropout mask the user draws)."""
+
+    V, F, H, K = 10, 6, 24, 3
+
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(self.F, self.H)
+        self.l2 = nn.Linear(self.H, self.H)
+        self.norm = nn.LayerNorm(self.H)
+        self.head = nn.Linear(self.H, self.K)
+
+    def forward(self, x, adj, mask=None):
+        h = F.relu(adj @ self.l1(x))
+        if mask is not None:
+            h = h * mask
+        h = self.norm(F.relu(adj @ self.l2(h)) + h)
+        return self.head(h.mean(1))
+
+
 class KVDecoder(nn.Module):
     """A one-layer causal transformer (single head) with a static KV cache.
     The vocabulary has 60 tokens; the embedding table and the logits buffer
@@ -740,6 +781,34 @@ def batch_clr(k, n=BATCH):
     return (centres[c] + 0.3 * torch.randn(n, CLR.X, generator=g),)
 
 
+def batch_gnn(k, n=BATCH):
+    """Graphs of three kinds, the label: a ring, a star with a ring around
+    its hub, or random edges (each pair with chance 0.3); node numbers
+    permuted, features noise beside a constant column."""
+    g = _gen(k, 11)
+    V = GCN.V
+    y = torch.randint(0, GCN.K, (n,), generator=g)
+    adj = torch.zeros(n, V, V)
+    ring = torch.arange(V), (torch.arange(V) + 1) % V
+    for i in range(n):
+        a = torch.zeros(V, V)
+        if y[i] == 0:
+            a[ring] = 1
+        elif y[i] == 1:
+            a[0, 1:] = 1
+            a[ring[0][1:-1], ring[0][2:]] = 1
+        else:
+            a = (torch.rand(V, V, generator=g) < 0.3).float().triu(1)
+        a = ((a + a.t()) > 0).float() + torch.eye(V)
+        perm = torch.randperm(V, generator=g)
+        a = a[perm][:, perm]
+        d = a.sum(1).rsqrt()
+        adj[i] = d[:, None] * a * d[None, :]
+    x = 0.5 * torch.randn(n, V, GCN.F, generator=g)
+    x[..., 0] = 1.0
+    return x, adj, y
+
+
 def decode_prompts(gen=0):
     """Generation gen's prompts: 4 progressions of 6 tokens."""
     return _progressions(_gen(gen, 6), 4, 6, KVDecoder.V, (1, 2, 3, 4, 7))
@@ -847,6 +916,14 @@ def loss_clr(sc, net, inp, hp, aux):
     return 0.5 * (F.cross_entropy(logits, target) + F.cross_entropy(logits.t(), target))
 
 
+def loss_gnn(sc, net, inp, hp, aux):
+    x, adj, y = inp
+    mask = None
+    if sc.noise == "cpu":  # dropout 0.1 drawn with numpy into a pinned buffer: keep where z ≤ Φ⁻¹(0.9)
+        mask = ((aux.host_values(x.device) <= 1.2815516) / 0.9).to(x.dtype)
+    return F.cross_entropy(net(x, adj, mask).float(), y)
+
+
 FAMILIES = {
     "vit": dict(make=lambda sc: ViT(drop=sc.dropout), batch=batch_vit, loss=loss_vit, optim="adamw", lr=1e-3,
                 ckpt=1000),
@@ -865,6 +942,8 @@ FAMILIES = {
                 host_shape=(BATCH, VAE.Z)),
     "clr": dict(make=lambda sc: CLR(), batch=batch_clr, loss=loss_clr, optim="adamw", lr=2e-3, ckpt=300,
                 host_shape=(2, BATCH, CLR.X)),
+    "gnn": dict(make=lambda sc: GCN(), batch=batch_gnn, loss=loss_gnn, optim="adam", lr=2e-3, ckpt=700,
+                host_shape=(BATCH, GCN.V, GCN.H)),
 }
 
 
@@ -920,7 +999,8 @@ class Sc:
 
 # torch 1.13 on the CPU cannot run these families in bf16 (--cpu only)
 CPU_FP32 = {"unet_gn": "its ConvTranspose2d gives a wrong shape in bf16 and GroupNorm fails under CPU autocast",
-            "tcn": "its LayerNorm fails under CPU autocast", "clr": "its LayerNorm fails under CPU autocast"}
+            "tcn": "its LayerNorm fails under CPU autocast", "clr": "its LayerNorm fails under CPU autocast",
+            "gnn": "its LayerNorm fails under CPU autocast"}
 
 # bugs the --cpu simulation cannot show as they are: host work inside the
 # captured step runs again at each simulated replay, and torch.empty on the
@@ -1153,6 +1233,27 @@ def scenarios() -> list[Sc]:
           bug="output_aliasing", causes=("output_aliasing",)),
         S("clr_partial_batch", "clr", "an epoch's last batch of 6 at 305 copied into static_x[:6], np.savez",
           bug="dynamic_shape", causes=("dynamic_shape",), partial_at=305, style="npz", onset=305),
+        # ---------------- gnn (added after the revision on clr; scored before any change)
+        S("gnn_resume_fp32_ok", "gnn", "resume at 700, Adam, dense adjacency, torch.save dict per step"),
+        S("gnn_resume_autocast_ok", "gnn", "resume, autocast, np.savez per step", prec="autocast", style="npz"),
+        S("gnn_resume_bf16_ok", "gnn", "resume, pure bf16, safetensors per kind", prec="bf16", style="st"),
+        S("gnn_recipe_sgd_ok", "gnn", "the recipe from step 0, SGD momentum, np.savez", start="scratch",
+          optim="sgd", style="npz"),
+        S("gnn_warmup_dumped_ok", "gnn", "resume, warm-up dumped, safetensors", dump_warmup=True, style="st"),
+        S("gnn_numpy_dropout", "gnn", "a dropout mask drawn with numpy into a pinned buffer inside the captured step",
+          bug="cpu_noise", causes=("frozen_rng",), noise="cpu", style="npz"),
+        S("gnn_stale_input", "gnn", "static inputs rebound instead of copied, safetensors", bug="stale_input",
+          causes=("stale_input",), style="st"),
+        S("gnn_input_lag", "gnn", "the batch copied into the static inputs after the replay, autocast",
+          bug="input_lag", causes=("input_lag",), prec="autocast"),
+        S("gnn_lr_drop_captured", "gnn", "a float lr dropped x0.1 at step 705 after capture, np.savez",
+          bug="captured_lr", causes=("captured_scalar",), sched=("drop", 705, 0.1), style="npz", onset=705),
+        S("gnn_grad_accumulation", "gnn", "no zero_grad(set_to_none=True) before capture, safetensors",
+          bug="grad_accumulation", causes=("grad_accumulation",), style="st"),
+        S("gnn_kept_by_reference", "gnn", "dumps written after the loop, grads and loss kept by reference",
+          bug="output_aliasing", causes=("output_aliasing",)),
+        S("gnn_partial_batch", "gnn", "an epoch's last batch of 6 at 705 copied into the static inputs[:6]",
+          bug="dynamic_shape", causes=("dynamic_shape",), partial_at=705, onset=705),
     ]
 
 
