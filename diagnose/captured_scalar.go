@@ -66,9 +66,11 @@ func capturedScalar(f *facts) *Cause {
 	if c := decodePosition(f); c != nil {
 		return c
 	}
-	if sf := f.firstScale(); sf != nil && !(sf.kind == loaders.KindGrad && !sf.exact && f.oneStep) {
+	if sf := f.firstScale(); sf != nil && !(sf.kind == loaders.KindGrad && !sf.exact && (f.oneStep || sf.fit < minScaleFit)) {
 		// (a value inside the network frozen at capture keeps acting: a
-		// break gone the step after, a batch of another size, is not one)
+		// break gone the step after, a batch of another size, is not one;
+		// and its scale explains most of the difference, or the numbers
+		// came some other way)
 		var ev evidence
 		ev.add("%s", sf.String())
 		conf := 0.9
@@ -263,15 +265,25 @@ func (f *facts) gradLimit(k int) float64 {
 
 // forwardScale returns the first scale finding at or before the first
 // divergent step whose gradients are close to a scale of the eager ones
-// but not exactly (a value acting inside the network), at a step whose
-// inputs, where dumped, agree; nil when there is none.
+// but not exactly (a value acting inside the network), the scale's fit
+// at least minScaleFit, at a step whose inputs, where dumped, agree; nil
+// when there is none.
 func (f *facts) forwardScale() *scaleFinding {
 	sf := f.firstScale()
-	if sf == nil || sf.kind != loaders.KindGrad || sf.exact || slices.Contains(f.diverged[loaders.KindInput], sf.step) {
+	if sf == nil || sf.kind != loaders.KindGrad || sf.exact || sf.fit < minScaleFit || slices.Contains(f.diverged[loaders.KindInput], sf.step) {
 		return nil
 	}
 	return sf
 }
+
+// minScaleFit is the least fit (fitOf) of the scale λ·eager at which a
+// value acting inside the network is named from gradients close to a
+// scale: 1 − 1/√2, where ‖B − λA‖² = ½‖B − A‖², the scale explaining half
+// of the square of the graphed gradients' difference from eager. Below
+// it, most of the difference is something no scale makes (other random
+// draws, another function), and a number frozen inside the network is no
+// prediction of it.
+var minScaleFit = 1 - 1/math.Sqrt2
 
 // firstScale returns the scale finding (scaleAt) of the first sampled step
 // at or before the first divergent one that has one, nil when none has.
