@@ -56,3 +56,28 @@ func BenchmarkCurveJSON1M(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCurveArrayText formats each per-step array of a
+// 1,000,000-step curve analysis on one core, as one chunk of curveJSON
+// does (appendFloat after a comma, no memo): the cost of a number by the
+// kind of values the array holds (float32 losses widened, their
+// differences and ratios, the drift and level fits).
+func BenchmarkCurveArrayText(b *testing.B) {
+	r := longCurve(b, 1_000_000)
+	text := make([]byte, 0, numberChunk*maxNumberText)
+	for _, a := range []struct {
+		name string
+		vs   []float64
+	}{{"a_values", r.ValuesA}, {"abs_diff", r.AbsDiff}, {"rel_diff", r.RelDiff}, {"band", r.Band}, {"drift", r.Drift}, {"level", r.Level}} {
+		b.Run(a.name, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				k := i % (len(a.vs) / numberChunk) * numberChunk
+				text = text[:0]
+				for _, v := range a.vs[k : k+numberChunk] {
+					text = appendFloat(append(text, ','), Float(v))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*numberChunk), "ns/number")
+		})
+	}
+}
