@@ -37,7 +37,11 @@ How the runs are made
   added after they were revised on vae, and gnn (graph classification of
   small graphs given as a dense normalised adjacency: two graph
   convolutions with a residual and LayerNorm, mean over the nodes, Adam),
-  added after they were revised on clr and scored before any change.
+  added after they were revised on clr and scored before any change; and
+  infer (not a model but a use: the resnet_bn and tab checkpoints served
+  in eval mode, one captured forward per batch, logits and probabilities
+  at a temperature the only dumps), added after the revision on gnn and
+  scored before any change.
 - PyTorch's whole-network capture recipe: three warm-up iterations on a side
   stream (not undone: they are training steps), optimizer.zero_grad(
   set_to_none=True), torch.cuda.graph capture of forward, backward and
@@ -220,6 +224,18 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   gnn_grad_accumulation             BUG no zero_grad(set_to_none=True) before capture, safetensors
   gnn_kept_by_reference             BUG dumps written after the loop, grads and loss kept by reference
   gnn_partial_batch                 BUG an epoch's last batch of 6 at 705 copied into the static inputs[:6]
+  infer_resnet_fp32_ok              ok  resnet_bn served in eval mode, logits and probabilities per batch
+  infer_resnet_autocast_ok          ok  served under autocast, np.savez per batch
+  infer_tab_bf16_ok                 ok  the tabular classifier in pure bf16, safetensors per batch
+  infer_temp_tensor_ok              ok  temperature 1.0 -> 0.6 at batch 3 held in a device tensor
+  infer_prior_inplace_ok            ok  a prior adjustment per class set at batch 3 with copy_
+  infer_stale_input                 BUG static input rebound to each batch instead of copied
+  infer_tab_input_lag               BUG the tabular batch copied into the static inputs after the replay
+  infer_kept_by_reference           BUG each batch's static outputs kept by reference
+  infer_partial_batch               BUG a last batch of 6 copied into the static input[:6], 8 rows written
+  infer_temp_captured               BUG temperature 1.0 -> 0.6 at batch 3 as a Python float after capture
+  infer_prior_rebound               BUG the prior adjustment rebound at batch 3 instead of copied
+  infer_numpy_dropout               BUG Monte Carlo input dropout drawn with numpy inside the captured forward
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -991,6 +1007,8 @@ class Sc:
     curve: bool = False          # keep the loss of every step only (a loss-curve pair, --curves)
     conv_bias: bool = False      # resnet_bn: convolutions with a bias ahead of BatchNorm (scratch runs)
     baseline: bool = False       # also write baseline/ (the eager run from nudged weights) and pass it
+    of: str = "resnet_bn"        # infer: the trained family whose checkpoint is served
+    prior_at: int | None = None  # infer: the prior adjustment set at this batch
 
     @property
     def twin_recaptures(self):
@@ -1005,7 +1023,7 @@ CPU_FP32 = {"unet_gn": "its ConvTranspose2d gives a wrong shape in bf16 and Grou
 # bugs the --cpu simulation cannot show as they are: host work inside the
 # captured step runs again at each simulated replay, and torch.empty on the
 # CPU is the heap's memory, not the graph pool's
-REAL_GRAPH_ONLY = {"cpu_noise", "uninit_combine", "uninit_pad", "cache_rebuilt"}
+REAL_GRAPH_ONLY = {"cpu_noise", "uninit_combine", "uninit_pad", "cache_rebuilt", "prior_rebound"}
 
 RECAPTURE_FIX = {"captured_lr", "bn_momentum", "ema_decay", "aux_weight", "aux_branch", "mixup_lambda",
                  "python_timestep", "captured_pos"}
@@ -1254,6 +1272,32 @@ def scenarios() -> list[Sc]:
           bug="output_aliasing", causes=("output_aliasing",)),
         S("gnn_partial_batch", "gnn", "an epoch's last batch of 6 at 705 copied into the static inputs[:6]",
           bug="dynamic_shape", causes=("dynamic_shape",), partial_at=705, onset=705),
+        # ---------------- infer (added after the revision on gnn; scored before any change)
+        S("infer_resnet_fp32_ok", "infer", "the resnet_bn classifier served in eval mode, logits and probabilities "
+          "torch.save'd per batch", style="out_pt", n=6),
+        S("infer_resnet_autocast_ok", "infer", "served under autocast, np.savez per batch", prec="autocast",
+          style="out_npz", n=6),
+        S("infer_tab_bf16_ok", "infer", "the tabular classifier served in pure bf16, safetensors per batch", of="tab",
+          prec="bf16", style="out_st", n=6),
+        S("infer_temp_tensor_ok", "infer", "temperature 1.0 -> 0.6 at batch 3 held in a device tensor", aux="tensor",
+          aux_switch=3, style="out_pt", n=6),
+        S("infer_prior_inplace_ok", "infer", "a prior adjustment per class set at batch 3 with copy_", prior_at=3,
+          style="out_npz", n=6),
+        S("infer_stale_input", "infer", "static input rebound to each batch instead of copied", bug="stale_input",
+          causes=("stale_input",), style="out_pt", n=6),
+        S("infer_tab_input_lag", "infer", "the tabular batch copied into the static inputs after the replay", of="tab",
+          bug="input_lag", causes=("input_lag",), style="out_npz", n=6),
+        S("infer_kept_by_reference", "infer", "each batch's static outputs kept by reference, written after the loop",
+          bug="output_aliasing", causes=("output_aliasing",), style="out_st", n=6),
+        S("infer_partial_batch", "infer", "a last batch of 6 at batch 4 copied into the static input[:6], all 8 "
+          "output rows written", bug="dynamic_shape", causes=("dynamic_shape",), partial_at=4, style="out_pt", n=5,
+          onset=4),
+        S("infer_temp_captured", "infer", "temperature 1.0 -> 0.6 at batch 3 as a Python float after capture",
+          bug="aux_weight", causes=("captured_scalar",), aux_switch=3, style="out_npz", n=6, onset=3),
+        S("infer_prior_rebound", "infer", "the prior adjustment rebound at batch 3 instead of copied",
+          bug="prior_rebound", causes=("reassigned_tensor",), prior_at=3, style="out_pt", n=6, onset=3),
+        S("infer_numpy_dropout", "infer", "Monte Carlo input dropout drawn with numpy into a pinned buffer inside "
+          "the captured forward", bug="cpu_noise", causes=("frozen_rng",), noise="cpu", style="out_st", n=6),
     ]
 
 
@@ -1431,7 +1475,8 @@ class Aux:
         self.draw_inside = True
         if sc.noise == "cpu":
             self.pinned = not env.cpu
-            self.host = torch.zeros(*FAMILIES[sc.family].get("host_shape", (BATCH, 1, 8, 8)), pin_memory=self.pinned)
+            shape = SERVED[sc.of][1] if sc.family == "infer" else FAMILIES[sc.family].get("host_shape", (BATCH, 1, 8, 8))
+            self.host = torch.zeros(*shape, pin_memory=self.pinned)
             self.rs = np.random.RandomState(SEED_HOST + 1)
 
     def host_values(self, device):
@@ -2000,6 +2045,133 @@ def run_decode(sc, env, mode, bugged):
     return sink.finish()
 
 
+class Served(nn.Module):
+    """A trained classifier served for inference: its logits, shifted by a
+    per-class prior adjustment (a device tensor the user updates), and its
+    probabilities at a temperature (softmax over classes, or a sigmoid for
+    one logit); mask, when given, multiplies the first floating-point
+    input (input dropout drawn by the user, for Monte Carlo dropout)."""
+
+    def __init__(self, net, classes, dev):
+        super().__init__()
+        self.net = net
+        self.prior = torch.zeros(classes, device=dev)  # classes: a shape
+
+    def forward(self, inputs, temp, mask=None):
+        if mask is not None:
+            i = next(i for i, t in enumerate(inputs) if t.is_floating_point())
+            inputs = tuple(t * mask if j == i else t for j, t in enumerate(inputs))
+        logits = self.net(*inputs).float() + self.prior
+        probs = torch.sigmoid(logits / temp) if logits.dim() == 1 else torch.softmax(logits / temp, -1)
+        return logits, probs
+
+
+# the served models' classes (() for one logit) and the shape of their
+# first floating-point input
+SERVED = {"resnet_bn": (4, (BATCH, 3, 8, 8)), "tab": ((), (BATCH, Tabular.NUM))}
+
+
+def infer_prior(classes):
+    """The prior adjustment the user sets at sc.prior_at: a fixed shift per
+    class (zero before)."""
+    shape = classes if isinstance(classes, tuple) else (classes,)
+    return torch.linspace(-0.6, 0.4, max(1, math.prod(shape))).reshape(shape)
+
+
+def run_infer(sc, env, mode, bugged):
+    """Batched inference of sc.of's trained classifier in eval mode: each
+    batch copied into static inputs and one captured forward replayed, or
+    run eagerly. Dumps per batch, numbered from 0: logits and probabilities
+    (nothing else: no loss, gradients or parameters). The temperature is
+    0.5 + 50 times the aux weight (1.0, then 0.6 from sc.aux_switch): a
+    Python float, or a device tensor where sc.aux says so; the prior
+    adjustment is set at sc.prior_at. Numpy's input-dropout draws (sc.noise
+    "cpu") are made inside the step, once per batch eagerly and, the bug,
+    once at capture in the graph; the fix draws before each replay."""
+    bug = sc.bug if bugged and mode != "eager" else None
+    set_tf32(env, sc.prec == "tf32")
+    torch.manual_seed(SEED_INIT)
+    net = FAMILIES[sc.of]["make"](sc)
+    net.load_state_dict(load_ckpt(env, sc.of)["model"])
+    net.to(device=env.dev, dtype=model_dtype(sc)).eval()
+    classes, host_shape = SERVED[sc.of]
+    model = Served(net, classes if classes == () else (classes,), env.dev)
+    hp = Hyper(sc, 0.0)
+    aux = Aux(sc, env, model_dtype(sc))
+    temp_t = torch.ones((), device=env.dev)
+    batch_of = FAMILIES[sc.of]["batch"]
+    refs = ("logits", "probs") if sc.bug == "output_aliasing" and (mode == "eager" or bugged) else ()
+    sink = Sink(refs)
+
+    def data(k):
+        n = 6 if sc.partial_at == k else BATCH
+        return to_dev(env, sc, batch_of(1_000_000 + k, n)[:-1])  # the labels are not served
+
+    def settle(k):
+        """What the loop sets before batch k: the temperature, the prior."""
+        hp.at(k)
+        temp_t.fill_(0.5 + 50 * hp.aux_w)
+        if sc.prior_at == k:
+            new = infer_prior(classes).to(env.dev)
+            if bug == "prior_rebound":
+                model.prior = new  # BUG: rebinds the attribute; the graph reads the old tensor
+            else:
+                model.prior.copy_(new)
+
+    def fn(*inputs):
+        with amp(sc, env):
+            mask = None
+            if sc.noise == "cpu":  # input dropout 0.1 drawn with numpy into a pinned buffer
+                mask = ((aux.host_values(inputs[0].device) <= 1.2815516) / 0.9).to(inputs[0].dtype)
+            temp = temp_t if sc.aux == "tensor" else 0.5 + 50 * hp.aux_w
+            return model(inputs, temp, mask)
+
+    steps = range(sc.n)
+    aux.draw_inside = mode == "eager" or not (sc.noise == "cpu" and bug is None)
+    with torch.no_grad():
+        if mode == "eager":
+            for k in steps:
+                settle(k)
+                logits, probs = fn(*data(k))
+                sink.add(k, {"logits": logits, "probs": probs})
+            return sink.finish()
+        settle(0)
+        static = [t.clone() for t in data(0)]
+        ctx, join = side_stream(env)
+        with ctx:
+            for _ in range(WARMUP):
+                fn(*static)
+        join()
+        recapture = sc.twin_recaptures and bug is None
+
+        def take_graph():
+            extra = [model.prior, temp_t] + ([aux.host] if aux.host is not None else [])
+            return capture(env, fn, static, hp, model, None, None, extra, train=False,
+                           freeze_lr=False), captured_key(sc, hp, model, None)
+
+        graph, key = take_graph()
+        for k in steps:
+            settle(k)
+            batch = data(k)
+            if bug == "stale_input":
+                static = list(batch)  # BUG: rebinds the names; the graph reads the capture batch
+            elif bug != "input_lag":
+                for dst, src in zip(static, batch):
+                    dst[:src.shape[0]].copy_(src)
+            if recapture and captured_key(sc, hp, model, None) != key:
+                graph, key = take_graph()
+            if not aux.draw_inside:
+                aux.draw()
+            logits, probs = graph.replay()
+            if bug == "input_lag":  # BUG: the batch copied in after the replay
+                for dst, src in zip(static, batch):
+                    dst[:src.shape[0]].copy_(src)
+            if sc.partial_at == k and bug is None:  # the fix: only the rows of the batch
+                logits, probs = logits[:batch[0].shape[0]], probs[:batch[0].shape[0]]
+            sink.add(k, {"logits": logits, "probs": probs})
+    return sink.finish()
+
+
 # --------------------------------------------------------------------------
 # writing
 
@@ -2082,6 +2254,12 @@ def write_run(sc, env, run_dir, steps, graphed):
                 np.save(f, to_np(t), allow_pickle=False)
         elif s == "curve":
             pass  # written whole below
+        elif s == "out_pt":
+            torch.save(d, run_dir / f"batch_{k}.pt")
+        elif s == "out_npz":
+            np.savez(run_dir / f"preds_{k:04d}.npz", **{n: to_np(t) for n, t in d.items()})
+        elif s == "out_st":
+            save_st(env, d, run_dir / f"step_{k}" / "outputs.safetensors")
         elif s == "decode_pt":
             torch.save(d, run_dir / f"pos_{k}.pt")
         elif s == "decode_npz":
@@ -2239,13 +2417,20 @@ STYLE_WORDS = {
     "decode_pt": "torch.save({'logits', 'tokens'}) per decode position as pos_<t>.pt",
     "decode_npz": "np.savez(logits, tokens) per decode position as gen_<t>.npz",
     "decode_st": "step_<t>/outputs.safetensors (logits, next_token) per decode position",
+    "out_pt": "torch.save({'logits', 'probs'}) per batch as batch_<k>.pt",
+    "out_npz": "np.savez(logits, probs) per batch as preds_<kkkk>.npz",
+    "out_st": "step_<k>/outputs.safetensors (logits, probs) per batch",
 }
 
 
 def describe(sc):
-    fam = FAMILIES[sc.family]
+    fam = FAMILIES.get(sc.family)
     parts = [sc.family]
-    if sc.family == "kv_decoder":
+    if sc.family == "infer":
+        parts.append(f"{sc.of}'s checkpoint ({FAMILIES[sc.of]['ckpt']} eager training steps) served in eval mode "
+                     f"for {sc.n} batches numbered from 0; the forward captured once (torch.cuda.graph) on static "
+                     f"inputs holding batch 0 after {WARMUP} warm-up calls on a side stream")
+    elif sc.family == "kv_decoder":
         parts.append(f"greedy decoding of {sc.n} positions after a 6-token prompt prefilled eagerly; each decode "
                      f"step {'captured once' if sc.bug != 'captured_pos' else 'captured'} (torch.cuda.graph) after "
                      f"{WARMUP} warm-up calls on a side stream")
@@ -2277,7 +2462,7 @@ def describe(sc):
 
 def observe(env, sc, root):
     t0 = time.perf_counter()
-    runner = run_decode if sc.family == "kv_decoder" else run_train
+    runner = {"kv_decoder": run_decode, "infer": run_infer}.get(sc.family, run_train)
     mode = "graph" if sc.capture == "graph" else "callables"
     eager = runner(sc, env, "eager", False)
     graph = runner(sc, env, mode, True)
@@ -2429,7 +2614,8 @@ def main():
         env.warn("safetensors not installed: safetensors files are written by graphdiff_dump's own writer")
     labels = []
     with tempfile.TemporaryDirectory(prefix="userloops-ckpt-") as tmp:
-        for fam in sorted({s.family for s in todo if s.start == "resume" or s.family == "kv_decoder"}):
+        for fam in sorted({s.of if s.family == "infer" else s.family for s in todo
+                           if s.start == "resume" or s.family in ("kv_decoder", "infer")}):
             try:
                 pretrain(env, fam, Path(tmp) / f"{fam}.pt")
                 env.ckpt[fam] = Path(tmp) / f"{fam}.pt"
