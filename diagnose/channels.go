@@ -2,19 +2,24 @@ package diagnose
 
 import (
 	"math"
+	"slices"
 
+	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 )
 
-// channelFinding is what moduleChannels found: at the first divergent
+// channelFinding is what moduleChannels (or outputChannels) found: at the first divergent
 // step, the departing module's output in the graphed run is the eager
 // one's under an affine map of its own for each channel (a scale and an
 // offset per channel), and under no single one.
 type channelFinding struct {
-	step     int
-	module   string // moduleWords of the departing module
-	axis     int    // the channel axis of the module's output
-	channels int    // how many channels the values read cover
+	step int
+	// module is moduleWords of the departing module; where the finding
+	// is an inference run's output (outputChannels) it is "" and name
+	// is the output's pair
+	module, name string
+	axis         int // the channel axis of the module's output
+	channels     int // how many channels the values read cover
 	// perChannel and global are the fits' residuals relative to the
 	// graphed output, ‖B − (α_c·A + β_c)‖ / ‖B‖ with least-squares α_c,
 	// β_c per channel and α, β for all; limit the activation's relative
@@ -48,12 +53,40 @@ const minPerChannel = 8
 // not fit.
 func (f *facts) moduleChannels() *channelFinding {
 	m := f.r.FirstModule
-	if m == nil || m.Backward || m.Pair == nil || m.Pair.A == nil || m.Pair.Kind != loaders.KindActivation || f.pairHead == nil {
+	if m == nil || m.Backward || m.Pair == nil || m.Pair.Kind != loaders.KindActivation {
 		return nil
 	}
-	a, b := f.pairHead(m.Pair.Step, m.Pair.Kind, m.Pair.Name)
-	limit := m.Pair.MaxRelL2
-	shape := m.Pair.A.Shape
+	cf := f.channelsOf(m.Pair)
+	if cf != nil {
+		cf.module = moduleWords(m)
+	}
+	return cf
+}
+
+// outputChannels is moduleChannels' test on what an inference run
+// dumped (f.inference: only what the model put out, each output a
+// function of its batch and of what the model holds): the first
+// divergent pair, where it is an output. A model that read per-channel
+// values held from capture (a per-class bias, a normalization's
+// statistics) puts out eager's outputs under an affine map per channel;
+// another batch moves rows, not channels, and a Python number frozen at
+// capture maps every channel alike.
+func (f *facts) outputChannels() *channelFinding {
+	t := f.r.FirstDivergence
+	if !f.inference() || t == nil || t.Status != judge.StatusMismatch || !slices.Contains(f.outputKinds(), t.Kind) {
+		return nil
+	}
+	return f.channelsOf(t)
+}
+
+// channelsOf makes the per-channel test of moduleChannels on one pair.
+func (f *facts) channelsOf(p *judge.TensorResult) *channelFinding {
+	if p.A == nil || f.pairHead == nil {
+		return nil
+	}
+	a, b := f.pairHead(p.Step, p.Kind, p.Name)
+	limit := p.MaxRelL2
+	shape := p.A.Shape
 	if len(a) == 0 || len(a) != len(b) || !(limit > 0) || !allFinite(a, b) {
 		return nil
 	}
@@ -76,7 +109,7 @@ func (f *facts) moduleChannels() *channelFinding {
 		c := shape[axis]
 		inner := 1 // values per channel run in storage order
 		faster := shape[axis+1:]
-		if m.Pair.A.FortranOrder {
+		if p.A.FortranOrder {
 			faster = shape[:axis] // the first axis varies fastest
 		}
 		for _, d := range faster {
@@ -91,7 +124,7 @@ func (f *facts) moduleChannels() *channelFinding {
 			continue
 		}
 		if rss := affineResidual(a, b, channel, c); rss/normB <= limit {
-			return &channelFinding{step: m.Step, module: moduleWords(m), axis: axis, channels: covered,
+			return &channelFinding{step: p.Step, name: p.Name, axis: axis, channels: covered,
 				perChannel: rss / normB, global: global, limit: limit, fit: 1 - rss/norm(sub(b, a))}
 		}
 	}

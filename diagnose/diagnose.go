@@ -134,6 +134,9 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 		return rep
 	}
 	f.channels = f.moduleChannels()
+	if f.channels == nil {
+		f.channels = f.outputChannels()
+	}
 	// Order matters: later detectors discount what earlier ones explain.
 	rep.Causes = f.run(detectors()...)
 	rep.Causes = posterior(f.locate(f.alternatives(rep.Causes)))

@@ -42,7 +42,8 @@ func TestOneStepBreak(t *testing.T) {
 // TestOneStepMargins checks oneStepRatio against every labelled run of a
 // branch decided at capture and every labelled partial batch: no branch
 // is taken for one step's batch of another size (dynamic_shape named by
-// the one-step evidence), and every partial batch is.
+// the one-step evidence), and every partial batch is (or, where its
+// outputs were dumped whole, by the shapes that differ).
 func TestOneStepMargins(t *testing.T) {
 	t.Parallel()
 	labels, err := filepath.Glob(filepath.Join("..", "testdata", "*", "*", "label.json"))
@@ -72,10 +73,14 @@ func TestOneStepMargins(t *testing.T) {
 		_, rep := diagnoseDirs(t, filepath.Join(dir, "eager"), filepath.Join(dir, "graph"))
 		oneStep := len(rep.Causes) > 0 && rep.Causes[0].ID == diagnose.DynamicShape &&
 			strings.Contains(strings.Join(rep.Causes[0].Evidence, "\n"), "alone, as a batch of another size")
+		// a run that dumped its outputs whole shows the batch's size
+		// itself: that is dynamic_shape by its shape, no margin involved
+		byShape := len(rep.Causes) > 0 && rep.Causes[0].ID == diagnose.DynamicShape &&
+			strings.Contains(strings.Join(rep.Causes[0].Evidence, "\n"), "differ in shape")
 		switch {
 		case isPartial:
 			partial++
-			if !oneStep {
+			if !oneStep && !byShape {
 				t.Errorf("%s: a partial batch not named a one-step break: %+v", dir, rep.Causes)
 			}
 		default:

@@ -47,12 +47,29 @@ the host buffer is reused.`,
 // to eager's step before, but no nearer to any other step, while a
 // graph that computes on eager's batch (rounding) is nearest its own
 // step and a stale one nearest one step throughout. The same-shaped
-// kinds only: a single loss number is near other steps' by chance.
+// kinds only: a single loss number is near other steps' by chance. The
+// kinds a batch moves are the outputs (in an inference run, whatever it
+// dumped), the tapped modules' outputs, the losses and the gradients. In
+// an inference run, a step after the break whose outputs equal eager's
+// of the same step (batchesRead) refutes it: a copy after the replay
+// makes every step read the batch before.
 func inputLag(f *facts) *Cause {
+	if _, reads, agreeing := f.batchesRead(); len(reads) > 0 && len(agreeing) > 0 {
+		// a copy after the replay makes every step from the break on read
+		// the batch before; at these the graph read its own
+		return nil
+	}
 	best := (*Cause)(nil)
-	for _, kind := range []loaders.Kind{loaders.KindOutput, loaders.KindActivation, loaders.KindLoss, loaders.KindGrad} {
+	for _, kind := range append(f.batchKinds(), loaders.KindLoss, loaders.KindGrad) {
 		if f.aliased[kind] {
 			continue // one buffer's last contents lag behind nothing
+		}
+		word, notDumped := kindWord(kind), f.missing(loaders.KindOutput, loaders.KindInput)
+		if f.inference() {
+			notDumped = f.missing(loaders.KindInput)
+			if kind == loaders.KindTensor {
+				word = "outputs" // what the model put out, named without a kind word
+			}
 		}
 		strong, closer, tried := 0, 0, 0
 		firstStrong := false // strong at the first step it could be tested at
@@ -79,22 +96,22 @@ func inputLag(f *facts) *Cause {
 				strong++
 				firstStrong = firstStrong || tried == 1
 				if strong <= 3 {
-					ev.add("%s at step %d: graph vs eager step %d differ by %s (relative L2), graph vs eager step %d by %s", kindWord(kind), k, p, g(lag), k, g(same))
+					ev.add("%s at step %d: graph vs eager step %d differ by %s (relative L2), graph vs eager step %d by %s", word, k, p, g(lag), k, g(same))
 				}
 			}
 		}
 		switch {
 		case strong >= 2 && float64(strong) >= 0.8*float64(tried):
-			ev.add("%s", f.missing(loaders.KindOutput, loaders.KindInput))
-			return fs.set(&Cause{ID: InputLag, Confidence: 0.9, Evidence: ev}, "graph[k] = eager[k−1]", "the "+kindWord(kind)+"' difference from eager")
+			ev.add("%s", notDumped)
+			return fs.set(&Cause{ID: InputLag, Confidence: 0.9, Evidence: ev}, "graph[k] = eager[k−1]", "the "+word+"' difference from eager")
 		case best == nil && kind != loaders.KindLoss && firstStrong && tried >= 3 && float64(closer) >= 0.8*float64(tried):
-			ev.add("%s: at %d of %d diverged steps the graph is closer to the eager run's previous step than to the same step", kindWord(kind), closer, tried)
-			ev.add("%s", f.missing(loaders.KindOutput, loaders.KindInput))
-			best = fs.set(&Cause{ID: InputLag, Confidence: 0.65, Evidence: ev}, "graph[k] = eager[k−1]", "the "+kindWord(kind)+"' difference from eager")
+			ev.add("%s: at %d of %d diverged steps the graph is closer to the eager run's previous step than to the same step", word, closer, tried)
+			ev.add("%s", notDumped)
+			best = fs.set(&Cause{ID: InputLag, Confidence: 0.65, Evidence: ev}, "graph[k] = eager[k−1]", "the "+word+"' difference from eager")
 		case best == nil && tried >= 3 && nearest == tried && chance <= nearestChance:
-			ev.add("%s: at each of %d diverged steps the eager step nearest the graph's is the step before (by chance, for a graph unrelated to the eager batches: %s)", kindWord(kind), tried, g(chance))
-			ev.add("%s", f.missing(loaders.KindOutput, loaders.KindInput))
-			best = fs.set(&Cause{ID: InputLag, Confidence: 0.65, Evidence: ev}, "graph[k] = eager[k−1]", "the "+kindWord(kind)+"' difference from eager")
+			ev.add("%s: at each of %d diverged steps the eager step nearest the graph's is the step before (by chance, for a graph unrelated to the eager batches: %s)", word, tried, g(chance))
+			ev.add("%s", notDumped)
+			best = fs.set(&Cause{ID: InputLag, Confidence: 0.65, Evidence: ev}, "graph[k] = eager[k−1]", "the "+word+"' difference from eager")
 		}
 	}
 	return best

@@ -148,6 +148,13 @@ func (f *facts) scheduledBuffers() (names []string, couldSee bool) {
 // the evidence says which dump would tell.
 func heldChannels(cf *channelFinding) *Cause {
 	var ev evidence
+	if cf.module == "" { // an inference run's output
+		ev.add("step %d: the graphed %s is eager's scaled and shifted channel by channel (axis %d, %d channels): that prediction leaves %s of it (relative L2), within its limit %s, while one scale and shift for all leaves %s: the model read per-channel values held from capture (a per-class bias, a normalization's statistics), not a Python number, which maps every channel alike, nor another batch, which moves rows, not channels",
+			cf.step, cf.name, cf.axis, cf.channels, g(cf.perChannel), g(cf.limit), g(cf.global))
+		ev.add("random values drawn per channel outside torch's generator and frozen at capture leave the same mark; not dumped, and would decide it: the tensors the model reads besides its parameters (buffers, attributes set from the loop), their data_ptr() at capture and at the break")
+		return fitSet{cf.fit}.set(&Cause{ID: ReassignedTensor, Confidence: 0.6, Evidence: ev},
+			"graph = α_c·eager + β_c, channel by channel", "the "+cf.name+" difference from eager")
+	}
 	ev.add("step %d: the output of %s, whose input agrees, is eager's scaled and shifted channel by channel (axis %d, %d channels): that prediction leaves %s of it (relative L2), within its limit %s, while one scale and shift for all leaves %s: the module read per-channel values held from capture, not a Python number, which scales every channel alike",
 		cf.step, cf.module, cf.axis, cf.channels, g(cf.perChannel), g(cf.limit), g(cf.global))
 	ev.add("random values drawn per channel outside torch's generator and frozen at capture leave the same mark; not dumped, and would decide it: the tensors %s reads, their data_ptr() at capture and at the break", cf.module)

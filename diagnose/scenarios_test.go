@@ -26,7 +26,7 @@ func diagnoseDirs(t *testing.T, a, b string) (*judge.Result, diagnose.Report) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.Result, diagnose.Report{Causes: c.Causes, Warnings: c.Warnings}
+	return c.Result, diagnose.Report{Causes: c.Causes, Warnings: c.Warnings, Unexplained: c.Unexplained}
 }
 
 // diagnoseRun checks the eager and graph runs of a labelled scenario

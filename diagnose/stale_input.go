@@ -69,6 +69,9 @@ func staleInput(f *facts) *Cause {
 		fs, of := f.staleFit()
 		return fs.set(&Cause{ID: StaleInput, Confidence: 0.95, Evidence: ev}, "graph[k] − graph[k−1] = 0 (one batch)", of)
 	}
+	if c := otherBatches(f); c != nil {
+		return c
+	}
 	gradRep, gradN := f.repeat(loaders.KindGrad, 0)
 	if f.explained(GradAccumulation) >= 0.6 {
 		gradN = 0
@@ -279,4 +282,41 @@ func (f *facts) zeroRepeats(ev *evidence) bool {
 		}
 	}
 	return hits >= 2
+}
+
+// otherBatches is stale_input from the batches an inference graph read
+// (batchesRead): at two or more diverged steps the graph's outputs equal
+// eager's of other steps, and not in the pattern of a copy after the
+// replay (the batch before at every step from the break on, which
+// inputLag names). The graph reads an input other than the one the loop
+// put there: one batch held, or, where the batch it reads changes, or
+// steps after the break read their own, the memory of the static input
+// it was captured on, freed when the name was rebound (static_x = x) and
+// handed by the caching allocator to batches made later. 0.9: equality to
+// another step's outputs is no rounding's.
+//
+// Prediction: graph[k] = eager[j], j the batch read; its fit is taken
+// over the diverged steps.
+func otherBatches(f *facts) *Cause {
+	kind, reads, agreeing := f.batchesRead()
+	if len(reads) < 2 {
+		return nil
+	}
+	if every, lagOnly := f.everyRead(reads); !every || lagOnly && len(agreeing) == 0 {
+		return nil
+	}
+	ev := evidence(readsEvidence(kind, reads, agreeing))
+	one := len(agreeing) == 0
+	var fs fitSet
+	for _, r := range reads {
+		one = one && r.read == reads[0].read
+		fs.add(fitOf(f.s.get(f.s.a, r.step, kind), f.s.get(f.s.b, r.step, kind), f.s.get(f.s.a, r.read, kind)))
+	}
+	if one {
+		ev.add("one batch held: the graph reads the input of step %d at every diverged step, not the one the loop gives it", reads[0].read)
+	} else {
+		ev.add("the batch the graph reads changes, and is not always the one before: it reads the memory of the static input it was captured on, which later batches land in or not as the caching allocator hands out the block freed when the name was rebound (static_x = x, where static_x.copy_(x) was meant)")
+	}
+	ev.add("not dumped, and would confirm it: the inputs as the graph read them (its static input after each replay), or the static input's data_ptr() at capture and at the break")
+	return fs.set(&Cause{ID: StaleInput, Confidence: 0.9, Evidence: ev}, "graph[k] = eager[j], the batch it read", "the outputs' difference from eager")
 }

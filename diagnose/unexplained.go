@@ -75,6 +75,15 @@ func (f *facts) unexplained() *Unexplained {
 		inputs = false // tested by the taps, and fitting: not to be left out below
 	}
 	switch p, ok := f.s.prev(f.div); {
+	case f.div == f.firstStep && f.inference():
+		// every dumped batch of an inference run is a replay: what was
+		// fixed at capture acts from the first; another batch read would
+		// have shown as eager's outputs of another step (batchesRead)
+		u.Where = FirstDumped
+		add(FrozenRNG, "the random tensors (dropout masks, noise) at two batches of the graphed run", false)
+		add(CapturedScalar, "the Python numbers the forward reads (a temperature, a position) at capture and at the first dumped batch", false)
+		add(ReassignedTensor, "the tensors the model reads besides its parameters, their data_ptr() at capture and at the first dumped batch", false)
+		add(UninitializedMemory, "compute-sanitizer --tool initcheck, or torch.use_deterministic_algorithms(True) (torch.empty filled with NaN)", false)
 	case f.div == f.firstStep:
 		u.Where = FirstDumped
 		add(UninitializedMemory, "compute-sanitizer --tool initcheck, or torch.use_deterministic_algorithms(True) (torch.empty filled with NaN)", false)

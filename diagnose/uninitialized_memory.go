@@ -29,9 +29,10 @@ freed before capture; keep tensors the graph uses alive.`,
 // uninitializedMemory: NaN/Inf or huge values only in the graphed run, a
 // region of an output smaller than one row differing (smallRegion), or
 // a difference already at the first step, which no replay-order bug can
-// cause (0.7, and only where the dumps begin at step 0 or 1: the first
-// dumped step of dumps that begin mid-run a bug that acted on the steps
-// before may have parted) —
+// cause (0.7, and only where training dumps begin at step 0 or 1: the
+// first dumped step of dumps that begin mid-run a bug that acted on the
+// steps before may have parted, and an inference run's first batch is a
+// replay) —
 // unless it is one only a baseline can judge (needsBaseline: the
 // gradients' direction kept, within ten times their limit), which values
 // read from unwritten memory, unrelated to the eager ones, are not.
@@ -72,7 +73,9 @@ func uninitializedMemory(f *facts) *Cause {
 		// begin mid-run, a bug that acted on the steps before them (a lag,
 		// a stale batch) parts the runs there as well, and the difference
 		// alone names neither (the unexplained answer lists them)
-		if f.firstStep <= 1 {
+		// and only training dumps: an inference run's first dumped batch
+		// is already a replay, where whatever was fixed at capture acts
+		if f.firstStep <= 1 && !f.inference() {
 			conf = max(conf, 0.7)
 			line := fmt.Sprintf("the runs differ already at step %d, the first step, before any replay-order bug could act", f.div)
 			if a, b := f.s.get(f.s.a, f.div, loaders.KindGrad), f.s.get(f.s.b, f.div, loaders.KindGrad); a != nil {

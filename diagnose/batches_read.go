@@ -1,0 +1,132 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/loaders"
+)
+
+// batchRead is, at one diverged step of a run that dumped only what a
+// model put out, the dumped eager step whose outputs the graph's equal.
+type batchRead struct {
+	step, read int // read is loaders.NoStep where no eager step's equal them
+	// dist is relL2(A[read], B[step]), limit the relative L2 limit the
+	// verdict held the step's pairs of the kind to
+	dist, limit float64
+}
+
+// batchesRead looks, in a run that dumped only what a model put out
+// (f.inference: no loss, gradients or parameters, so no state carried
+// from one batch to the next and each output a function of its batch
+// alone), for the batch the graph computed on: at each diverged step k of
+// the first batch kind sampled, the dumped eager step j ≠ k whose outputs
+// the graph's equal within the relative L2 limit the verdict applied to
+// the step's pairs, eager's outputs at j and k themselves further apart
+// than that (else equality tells nothing). Such an equality is no
+// rounding's: the graph read batch j's input at step k. It also returns
+// the steps after the first divergent one at which every pair of the
+// kind matched while eager's outputs moved from the step before: steps
+// the graph computed on its own batch. Nothing outside inference.
+func (f *facts) batchesRead() (kind loaders.Kind, reads []batchRead, agreeing []int) {
+	if !f.inference() || f.div == loaders.NoStep {
+		return "", nil, nil
+	}
+	for _, k := range f.batchKinds() {
+		if f.s.kinds[k] {
+			kind = k
+			break
+		}
+	}
+	if kind == "" {
+		return "", nil, nil
+	}
+	limits, failed := map[int]float64{}, map[int]bool{}
+	for _, t := range f.r.Tensors {
+		if t.Kind != kind || t.Step == loaders.NoStep {
+			continue
+		}
+		if t.Failed() {
+			failed[t.Step] = true
+		}
+		if t.Rule == judge.RuleRelL2 && t.Limit > limits[t.Step] {
+			limits[t.Step] = t.Limit
+		}
+	}
+	for _, k := range f.s.steps {
+		b, limit := f.s.get(f.s.b, k, kind), limits[k]
+		if k < f.div || b == nil || !(limit > 0) {
+			continue
+		}
+		a := f.s.get(f.s.a, k, kind)
+		if !failed[k] {
+			if p, ok := f.s.prev(k); ok && k > f.div && relL2(f.s.get(f.s.a, p, kind), a) > limit {
+				agreeing = append(agreeing, k)
+			}
+			continue
+		}
+		r := batchRead{step: k, read: loaders.NoStep, limit: limit}
+		for _, j := range f.s.steps {
+			aj := f.s.get(f.s.a, j, kind)
+			if j == k || len(aj) != len(b) || !(relL2(a, aj) > limit) {
+				continue
+			}
+			if d := relL2(aj, b); d <= limit && (r.read == loaders.NoStep || d < r.dist) {
+				r.read, r.dist = j, d
+			}
+		}
+		reads = append(reads, r)
+	}
+	return kind, reads, agreeing
+}
+
+// everyRead reports whether each diverged step read another batch, and
+// lagOnly whether each read the batch of the step before it.
+func (f *facts) everyRead(reads []batchRead) (every, lagOnly bool) {
+	every, lagOnly = len(reads) > 0, len(reads) > 0
+	for _, r := range reads {
+		if r.read == loaders.NoStep {
+			return false, false
+		}
+		if p, ok := f.s.prev(r.step); !ok || p != r.read {
+			lagOnly = false
+		}
+	}
+	return every, lagOnly
+}
+
+// readsEvidence says which batch the graph read at each diverged step
+// (at most four), and at which steps after the break it read its own.
+func readsEvidence(kind loaders.Kind, reads []batchRead, agreeing []int) []string {
+	var at []string
+	for i, r := range reads {
+		if i == 4 {
+			at = append(at, fmt.Sprintf("and %d more", len(reads)-i))
+			break
+		}
+		at = append(at, fmt.Sprintf("at step %d eager's of step %d (relative L2 %s, within %s)", r.step, r.read, g(r.dist), g(r.limit)))
+	}
+	word := kindWord(kind)
+	if kind == loaders.KindTensor {
+		word = "outputs"
+	}
+	lines := []string{fmt.Sprintf("the graphed %s are, %s: no state carries from batch to batch in these dumps, so the graph computed on those steps' inputs", word, strings.Join(at, ", "))}
+	if len(agreeing) > 0 {
+		lines = append(lines, fmt.Sprintf("at steps %s, after the break, they equal eager's of the same step, which moved from the step before: the graph read its own batch there", joinInts(agreeing, 4)))
+	}
+	return lines
+}
+
+// joinInts lists at most n of xs, with how many more.
+func joinInts(xs []int, n int) string {
+	var s []string
+	for i, x := range xs {
+		if i == n {
+			s = append(s, fmt.Sprintf("and %d more", len(xs)-i))
+			break
+		}
+		s = append(s, fmt.Sprint(x))
+	}
+	return strings.Join(s, ", ")
+}

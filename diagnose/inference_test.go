@@ -1,0 +1,81 @@
+package diagnose_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/graphdiff/graphdiff/diagnose"
+)
+
+// TestInferenceReadsOtherBatches diagnoses served classifiers whose dumps
+// hold only logits and probabilities per batch. With no state carried
+// from batch to batch, a graphed output equal to eager's of another step
+// says which batch the graph read: a static input rebound instead of
+// copied, whose freed block later batches land in or not (steps 2 and 4
+// read the batch before, 3 and 5 their own), is stale_input, and its
+// agreeing steps refute a copy after the replay; that copy itself (every
+// step the batch before) is input_lag.
+func TestInferenceReadsOtherBatches(t *testing.T) {
+	t.Parallel()
+	_, rep := diagnoseRun(t, "userloops/infer/infer_stale_input")
+	if len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.StaleInput || rep.Causes[0].Confidence < 0.9 {
+		t.Fatalf("infer_stale_input: causes %+v, want stale_input first at 0.9", rep.Causes)
+	}
+	ev := strings.Join(rep.Causes[0].Evidence, "\n")
+	for _, want := range []string{"at step 2 eager's of step 1", "at step 4 eager's of step 3", "at steps 3, 5, after the break, they equal eager's of the same step"} {
+		if !strings.Contains(ev, want) {
+			t.Errorf("infer_stale_input: evidence does not say %q:\n%s", want, ev)
+		}
+	}
+	for _, c := range rep.Causes {
+		if c.ID == diagnose.InputLag {
+			t.Errorf("infer_stale_input: input_lag named at %.2f, though steps after the break read their own batch", c.Confidence)
+		}
+	}
+	_, rep = diagnoseRun(t, "userloops/infer/infer_tab_input_lag")
+	if len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.InputLag || rep.Causes[0].Fit < 0.99 {
+		t.Fatalf("infer_tab_input_lag: causes %+v, want input_lag first, its prediction removing the whole difference", rep.Causes)
+	}
+	if ev := strings.Join(rep.Causes[0].Evidence, "\n"); !strings.Contains(ev, "outputs at step 1: graph vs eager step 0 differ by 0 (relative L2)") {
+		t.Errorf("infer_tab_input_lag: evidence does not name the outputs of the step before:\n%s", ev)
+	}
+}
+
+// TestHeldChannelsFromOutputs: a per-class prior adjustment rebound
+// instead of copied leaves the served logits eager's shifted class by
+// class; reassigned_tensor is named from the outputs alone. A temperature
+// frozen at capture changes the probabilities by no per-class map and
+// gets no such claim.
+func TestHeldChannelsFromOutputs(t *testing.T) {
+	t.Parallel()
+	_, rep := diagnoseRun(t, "userloops/infer/infer_prior_rebound")
+	if len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.ReassignedTensor {
+		t.Fatalf("infer_prior_rebound: causes %+v, want reassigned_tensor first", rep.Causes)
+	}
+	if ev := strings.Join(rep.Causes[0].Evidence, "\n"); !strings.Contains(ev, "step 3: the graphed batch/logits is eager's scaled and shifted channel by channel (axis 1, 4 channels)") {
+		t.Errorf("infer_prior_rebound: evidence does not state the per-class fit:\n%s", ev)
+	}
+	_, rep = diagnoseRun(t, "userloops/infer/infer_temp_captured")
+	for _, c := range rep.Causes {
+		if c.ID == diagnose.ReassignedTensor {
+			t.Errorf("infer_temp_captured: reassigned_tensor named at %.2f", c.Confidence)
+		}
+	}
+}
+
+// TestInferenceFirstBatchIsAReplay: an inference run's first dumped
+// batch is already a replay, so a difference there (Monte Carlo dropout
+// drawn with numpy at capture) is no sign of memory read before it was
+// written: no cause is named, and the answer lists random values frozen
+// at capture with the dump that would tell.
+func TestInferenceFirstBatchIsAReplay(t *testing.T) {
+	t.Parallel()
+	_, rep := diagnoseRun(t, "userloops/infer/infer_numpy_dropout")
+	if len(rep.Causes) > 0 {
+		t.Fatalf("infer_numpy_dropout: causes %+v, want none", rep.Causes)
+	}
+	u := rep.Unexplained
+	if u == nil || u.Step != 0 || len(u.Candidates) == 0 || u.Candidates[0] != diagnose.FrozenRNG || !strings.Contains(strings.Join(u.Dumps, "\n"), "the random tensors (dropout masks, noise) at two batches") {
+		t.Fatalf("infer_numpy_dropout: unexplained %+v, want frozen_rng first with the random tensors to dump", u)
+	}
+}
