@@ -111,7 +111,7 @@ func readsEvidence(kind loaders.Kind, reads []batchRead, agreeing []int) []strin
 	if kind == loaders.KindTensor {
 		word = "outputs"
 	}
-	lines := []string{fmt.Sprintf("the graphed %s are, %s: no state carries from batch to batch in these dumps, so the graph computed on those steps' inputs", word, strings.Join(at, ", "))}
+	lines := []string{fmt.Sprintf("the graphed %s are, %s: outputs that equal another step's to within rounding come from that step's computation, so the graph computed on those steps' inputs", word, strings.Join(at, ", "))}
 	if len(agreeing) > 0 {
 		lines = append(lines, fmt.Sprintf("at steps %s, after the break, they equal eager's of the same step, which moved from the step before: the graph read its own batch there", joinInts(agreeing, 4)))
 	}

@@ -77,8 +77,10 @@ func (f *facts) unexplained() *Unexplained {
 	switch p, ok := f.s.prev(f.div); {
 	case f.div == f.firstStep && f.inference():
 		// every dumped batch of an inference run is a replay: what was
-		// fixed at capture acts from the first; another batch read would
-		// have shown as eager's outputs of another step (batchesRead)
+		// fixed at capture acts from the first; another dumped batch read
+		// would have shown as eager's outputs of another step
+		// (batchesRead), one batch held as outputs that repeat
+		// (staleInput's test)
 		u.Where = FirstDumped
 		add(FrozenRNG, "the random tensors (dropout masks, noise) at two batches of the graphed run", false)
 		add(CapturedScalar, "the Python numbers the forward reads (a temperature, a position) at capture and at the first dumped batch", false)
