@@ -224,6 +224,16 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   gnn_grad_accumulation             BUG no zero_grad(set_to_none=True) before capture, safetensors
   gnn_kept_by_reference             BUG dumps written after the loop, grads and loss kept by reference
   gnn_partial_batch                 BUG an epoch's last batch of 6 at 705 copied into the static inputs[:6]
+  gnn_every4_ok                     ok  resume, dumps every 4 steps, torch.save dict
+  tab_every4_autocast_ok            ok  resume, autocast, dumps every 4 steps, safetensors
+  gnn_every4_stale_input            BUG static inputs rebound instead of copied, dumps every 4 steps
+  gnn_every4_input_lag              BUG the batch copied into the static inputs after the replay, every 4
+  tab_every4_lr_drop_captured       BUG a float lr dropped x0.1 at step 509 after capture, every 4
+  gnn_every4_grad_accumulation      BUG no zero_grad(set_to_none=True) before capture, every 4
+  tcn_every4_kept_by_reference      BUG grads and loss kept by reference, every 4
+  tab_every4_numpy_dropout          BUG a dropout mask drawn with numpy inside the captured step, every 4
+  tab_every4_momentum_after_capture BUG bn.momentum = 0.01 set at 509 after capture, every 4
+  tcn_every4_partial_batch          BUG an epoch's last batch of 6 at 609 copied into static_x[:6], every 4
   infer_resnet_fp32_ok              ok  resnet_bn served in eval mode, logits and probabilities per batch
   infer_resnet_autocast_ok          ok  served under autocast, np.savez per batch
   infer_tab_bf16_ok                 ok  the tabular classifier in pure bf16, safetensors per batch
@@ -1272,6 +1282,29 @@ def scenarios() -> list[Sc]:
           bug="output_aliasing", causes=("output_aliasing",)),
         S("gnn_partial_batch", "gnn", "an epoch's last batch of 6 at 705 copied into the static inputs[:6]",
           bug="dynamic_shape", causes=("dynamic_shape",), partial_at=705, onset=705),
+        # ---------------- dumps every 4 steps (added after the revision on infer; scored before any change)
+        S("gnn_every4_ok", "gnn", "resume, dumps every 4 steps, torch.save dict", n=16, every=4),
+        S("tab_every4_autocast_ok", "tab", "resume, autocast, dumps every 4 steps, safetensors", prec="autocast",
+          style="st", n=16, every=4),
+        S("gnn_every4_stale_input", "gnn", "static inputs rebound instead of copied, dumps every 4 steps, np.savez",
+          bug="stale_input", causes=("stale_input",), style="npz", n=16, every=4),
+        S("gnn_every4_input_lag", "gnn", "the batch copied into the static inputs after the replay, dumps every 4 "
+          "steps", bug="input_lag", causes=("input_lag",), n=16, every=4),
+        S("tab_every4_lr_drop_captured", "tab", "a float lr dropped x0.1 at step 509 after capture, dumps every 4 "
+          "steps", bug="captured_lr", causes=("captured_scalar",), sched=("drop", 509, 0.1), n=16, every=4,
+          onset=511),
+        S("gnn_every4_grad_accumulation", "gnn", "no zero_grad(set_to_none=True) before capture, dumps every 4 "
+          "steps, safetensors", bug="grad_accumulation", causes=("grad_accumulation",), style="st", n=16, every=4),
+        S("tcn_every4_kept_by_reference", "tcn", "dumps written after the loop, grads and loss kept by reference, "
+          "every 4 steps", bug="output_aliasing", causes=("output_aliasing",), n=16, every=4),
+        S("tab_every4_numpy_dropout", "tab", "a dropout mask drawn with numpy into a pinned buffer inside the "
+          "captured step, dumps every 4 steps, np.savez", bug="cpu_noise", causes=("frozen_rng",), noise="cpu",
+          style="npz", n=16, every=4),
+        S("tab_every4_momentum_after_capture", "tab", "bn.momentum = 0.01 set at 509 after capture, dumps every 4 "
+          "steps", bug="bn_momentum", causes=("captured_scalar",), momentum_switch=509, n=16, every=4, onset=511),
+        S("tcn_every4_partial_batch", "tcn", "an epoch's last batch of 6 at 609 copied into static_x[:6], dumps "
+          "every 4 steps", bug="dynamic_shape", causes=("dynamic_shape",), partial_at=609, n=16, every=4,
+          onset=611),
         # ---------------- infer (added after the revision on gnn; scored before any change)
         S("infer_resnet_fp32_ok", "infer", "the resnet_bn classifier served in eval mode, logits and probabilities "
           "torch.save'd per batch", style="out_pt", n=6),
