@@ -44,7 +44,10 @@ a Bernoulli mask drawn with torch's generator inside the graph).`,
 // gradients alike (only the loss, for a term whose gradient is small).
 // Inference dumps (outputs alone) cannot test it: a decoding step that
 // reads a cache rebuilt after capture, or a number frozen at capture,
-// breaks the same way, so there it is not named.
+// breaks the same way, so there it is not named. Nor is it where the
+// dumps skip steps before the break (gapBefore): the step the runs part
+// at is not in them, and a one-step difference (a batch of another size)
+// carried by the parameters lasts as a branch's does.
 func capturedBranch(f *facts) *Cause {
 	if f.div == loaders.NoStep || len(f.s.steps) == 0 || f.explained(CapturedScalar, OutputAliasing, DynamicShape, GradsZeroNotNone) >= 0.6 {
 		return nil
@@ -62,6 +65,14 @@ func capturedBranch(f *facts) *Cause {
 		// outputs alone cannot tell another function from the same one
 		// reading another cache (a cache rebuilt after capture) or a
 		// number frozen at capture: the unexplained answer lists them
+		return nil
+	}
+	if f.gapBefore() > 1 {
+		// the dumps skip the steps between the last agreeing one and the
+		// break: the runs may have parted at any of them, and a
+		// difference the parameters carry from a skipped step lasts as
+		// another function's would (the unexplained answer says which
+		// dumps would tell)
 		return nil
 	}
 	bitwise := true
@@ -170,4 +181,15 @@ func (f *facts) lossFluctuates() string {
 		return fmt.Sprintf("the loss's relative difference from eager varies %s× over the %d steps from step %d on: more than one function changed for another moves each batch's loss, as random values drawn fresh in eager and fixed in the graph do", g(spread), len(rel), f.div)
 	}
 	return ""
+}
+
+// gapBefore returns how many training steps lie between the first
+// divergent step and the dumped step before it (1 for dumps of every
+// step), by the steps' numbers; 0 where the first divergent step is the
+// first dumped one.
+func (f *facts) gapBefore() int {
+	if p, ok := f.s.prev(f.div); ok && f.div != loaders.NoStep {
+		return f.div - p
+	}
+	return 0
 }

@@ -69,6 +69,9 @@ func TestOneStepMargins(t *testing.T) {
 		if lab.Kind != "compare" || !slices.Contains(lab.Causes, "captured_branch") && !isPartial {
 			continue
 		}
+		if isPartial && strings.Contains(lab.Note, "dumps every 4 steps") {
+			continue // the partial batch's step is not dumped: TestSparseDumpsLocateNoBranch
+		}
 		dir := filepath.Dir(file)
 		_, rep := diagnoseDirs(t, filepath.Join(dir, "eager"), filepath.Join(dir, "graph"))
 		oneStep := len(rep.Causes) > 0 && rep.Causes[0].ID == diagnose.DynamicShape &&

@@ -51,7 +51,9 @@ first batch.`,
 //
 // Values that never change at all are output_aliasing (a kind it found is
 // not read), and accumulated gradients change little too, so that signal
-// is left out when grad_accumulation was found. Gradients that change as much as eager's do not rule a
+// is left out when grad_accumulation was found, or where the graph's
+// gradients outgrow eager's (gradsOutgrowEager): one batch fitted over and
+// over has a gradient that falls, while a sum of gradients grows. Gradients that change as much as eager's do not rule a
 // stale input out: targets copied in place while the inputs are stale
 // still move them.
 //
@@ -73,7 +75,7 @@ func staleInput(f *facts) *Cause {
 		return c
 	}
 	gradRep, gradN := f.repeat(loaders.KindGrad, 0)
-	if f.explained(GradAccumulation) >= 0.6 {
+	if f.explained(GradAccumulation) >= 0.6 || f.gradsOutgrowEager() {
 		gradN = 0
 	}
 	// the tapped modules' outputs are outputs too, each a function of
@@ -319,4 +321,32 @@ func otherBatches(f *facts) *Cause {
 	}
 	ev.add("not dumped, and would confirm it: the inputs as the graph read them (its static input after each replay), or the static input's data_ptr() at capture and at the break")
 	return fs.set(&Cause{ID: StaleInput, Confidence: 0.9, Evidence: ev}, "graph[k] = eager[j], the batch it read", "the outputs' difference from eager")
+}
+
+// gradsOutgrowEager reports whether, at every one of two or more diverged
+// steps, the graph's gradient norm is above the largest of the eager
+// run's at every dumped step: no one batch's gradient, which is what a
+// stale input computes (and which falls as the batch is fitted over and
+// over), but what a sum of gradients makes (gradients accumulated over
+// steps the dumps skip, where grad_accumulation's own test needs every
+// step).
+func (f *facts) gradsOutgrowEager() bool {
+	var most float64
+	for _, j := range f.s.steps {
+		if a := f.s.get(f.s.a, j, loaders.KindGrad); a != nil {
+			most = max(most, norm(a))
+		}
+	}
+	n := 0
+	for _, k := range f.divergedSteps(loaders.KindGrad) {
+		b := f.s.get(f.s.b, k, loaders.KindGrad)
+		if b == nil {
+			continue
+		}
+		if !(norm(b) > most) {
+			return false
+		}
+		n++
+	}
+	return n >= 2 && most > 0
 }

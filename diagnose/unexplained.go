@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/graphdiff/graphdiff/judge"
@@ -105,6 +106,9 @@ func (f *facts) unexplained() *Unexplained {
 		add(CapturedScalar, "the Python numbers the step reads (learning rate, loss weights, a drawn timestep or mixing factor) at two steps", false)
 	default:
 		u.Where = Later
+		if gap := f.gapBefore(); gap > 1 {
+			u.Dumps = append(u.Dumps, fmt.Sprintf("every step from %d to %d (these dumps are %d steps apart): the step the runs part at, and whether the difference lasts past it", p, f.div, gap))
+		}
 		if f.inference() {
 			add(ReassignedTensor, "the cache and buffers the graph reads, their data_ptr() at capture and at the break (a cache rebuilt after capture has moved)", false)
 		}

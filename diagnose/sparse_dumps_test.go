@@ -1,0 +1,54 @@
+package diagnose_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/graphdiff/graphdiff/diagnose"
+)
+
+// TestSparseDumpsLocateNoBranch: with dumps every 4 steps, a batch of
+// another size at a skipped step (tcn, step 609) and a learning rate
+// frozen at capture that eager drops at a skipped step (tab, step 509)
+// part the runs at the next dumped step, where the parameters carry the
+// difference on as another function's would. No branch is named: the
+// answer says the runs part between two dumped steps and that every step
+// between them would tell.
+func TestSparseDumpsLocateNoBranch(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		run, gap string
+	}{
+		{"userloops/tcn/tcn_every4_partial_batch", "every step from 607 to 611 (these dumps are 4 steps apart)"},
+		{"userloops/tab/tab_every4_lr_drop_captured", "every step from 507 to 511 (these dumps are 4 steps apart)"},
+	} {
+		_, rep := diagnoseRun(t, tc.run)
+		for _, c := range rep.Causes {
+			if c.ID == diagnose.CapturedBranch {
+				t.Errorf("%s: captured_branch named at %.2f across a gap in the dumps", tc.run, c.Confidence)
+			}
+		}
+		if u := rep.Unexplained; len(rep.Causes) == 0 && (u == nil || !strings.Contains(strings.Join(u.Dumps, "\n"), tc.gap)) {
+			t.Errorf("%s: unexplained %+v, want the dumps to name %q", tc.run, u, tc.gap)
+		}
+	}
+}
+
+// TestAccumulatedGradsAreNoStaleBatch: gradients accumulated over steps
+// that dumps every 4 steps skip change little from dump to dump, as one
+// batch's would, but grow above every eager gradient (norms 6.5–24
+// against 1.6–4.1), which one batch fitted over and over does not:
+// stale_input is not named.
+func TestAccumulatedGradsAreNoStaleBatch(t *testing.T) {
+	t.Parallel()
+	_, rep := diagnoseRun(t, "userloops/gnn/gnn_every4_grad_accumulation")
+	for _, c := range rep.Causes {
+		if c.ID == diagnose.StaleInput {
+			t.Errorf("stale_input named at %.2f for accumulated gradients", c.Confidence)
+		}
+	}
+	_, rep = diagnoseRun(t, "userloops/gnn/gnn_every4_stale_input")
+	if len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.StaleInput {
+		t.Errorf("gnn_every4_stale_input: causes %+v, want stale_input first", rep.Causes)
+	}
+}
