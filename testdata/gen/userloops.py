@@ -234,6 +234,16 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   tab_every4_numpy_dropout          BUG a dropout mask drawn with numpy inside the captured step, every 4
   tab_every4_momentum_after_capture BUG bn.momentum = 0.01 set at 509 after capture, every 4
   tcn_every4_partial_batch          BUG an epoch's last batch of 6 at 609 copied into static_x[:6], every 4
+  tcn_tutorial_ok                   ok  resume, SGD momentum, PyTorch's general-checkpoint recipe per step
+  gnn_tutorial_ok                   ok  resume, Adam, the general-checkpoint recipe per step
+  tcn_tutorial_stale_input          BUG static_x = x instead of copy_, the checkpoint recipe
+  gnn_tutorial_input_lag            BUG the batch copied in after the replay, the checkpoint recipe
+  tab_tutorial_lr_drop_captured     BUG a float lr dropped x0.1 at step 505 after capture, the recipe
+  tcn_tutorial_grad_accumulation    BUG no zero_grad(set_to_none=True) before capture, the recipe
+  tab_tutorial_momentum_after_capture BUG bn.momentum = 0.01 set at 505 after capture, the recipe
+  gnn_tutorial_numpy_dropout        BUG a numpy dropout mask inside the captured step, the recipe
+  tcn_tutorial_partial_batch        BUG an epoch's last batch of 6 at 605 into static_x[:6], the recipe
+  tab_tutorial_kept_by_reference    BUG the loss and the optimizer's state kept by reference, the recipe
   infer_resnet_fp32_ok              ok  resnet_bn served in eval mode, logits and probabilities per batch
   infer_resnet_autocast_ok          ok  served under autocast, np.savez per batch
   infer_tab_bf16_ok                 ok  the tabular classifier in pure bf16, safetensors per batch
@@ -1305,6 +1315,30 @@ def scenarios() -> list[Sc]:
         S("tcn_every4_partial_batch", "tcn", "an epoch's last batch of 6 at 609 copied into static_x[:6], dumps "
           "every 4 steps", bug="dynamic_shape", causes=("dynamic_shape",), partial_at=609, n=16, every=4,
           onset=611),
+        # ---------------- PyTorch's checkpoint recipe (added after the revision on sparse dumps; scored before any change)
+        S("tcn_tutorial_ok", "tcn", "resume, SGD momentum, the general-checkpoint recipe per step", style="tutorial"),
+        S("gnn_tutorial_ok", "gnn", "resume, Adam, the general-checkpoint recipe per step", style="tutorial"),
+        S("tcn_tutorial_stale_input", "tcn", "static_x = x instead of copy_, the checkpoint recipe",
+          bug="stale_input", causes=("stale_input",), style="tutorial"),
+        S("gnn_tutorial_input_lag", "gnn", "the batch copied into the static inputs after the replay, the checkpoint "
+          "recipe", bug="input_lag", causes=("input_lag",), style="tutorial"),
+        S("tab_tutorial_lr_drop_captured", "tab", "a float lr dropped x0.1 at step 505 after capture, the checkpoint "
+          "recipe", bug="captured_lr", causes=("captured_scalar",), sched=("drop", 505, 0.1), style="tutorial",
+          onset=505),
+        S("tcn_tutorial_grad_accumulation", "tcn", "no zero_grad(set_to_none=True) before capture, the checkpoint "
+          "recipe", bug="grad_accumulation", causes=("grad_accumulation",), style="tutorial"),
+        S("tab_tutorial_momentum_after_capture", "tab", "bn.momentum = 0.01 set at 505 after capture, the "
+          "checkpoint recipe", bug="bn_momentum", causes=("captured_scalar",), momentum_switch=505,
+          style="tutorial", onset=505),
+        S("gnn_tutorial_numpy_dropout", "gnn", "a dropout mask drawn with numpy into a pinned buffer inside the "
+          "captured step, the checkpoint recipe", bug="cpu_noise", causes=("frozen_rng",), noise="cpu",
+          style="tutorial"),
+        S("tcn_tutorial_partial_batch", "tcn", "an epoch's last batch of 6 at 605 copied into static_x[:6], the "
+          "checkpoint recipe", bug="dynamic_shape", causes=("dynamic_shape",), partial_at=605, style="tutorial",
+          onset=605),
+        S("tab_tutorial_kept_by_reference", "tab", "dumps written after the loop, the loss and the optimizer's "
+          "state kept by reference, the checkpoint recipe", bug="output_aliasing", causes=("output_aliasing",),
+          style="tutorial"),
         # ---------------- infer (added after the revision on gnn; scored before any change)
         S("infer_resnet_fp32_ok", "infer", "the resnet_bn classifier served in eval mode, logits and probabilities "
           "torch.save'd per batch", style="out_pt", n=6),
@@ -1657,10 +1691,13 @@ def side_stream(env):
 # what a run dumps: collect() builds what the user's save call is handed
 
 
-def collect(sc, model, loss, ema):
+def collect(sc, model, loss, ema, opt=None, k=None):
     grads = OrderedDict((n, p.grad) for n, p in model.named_parameters() if p.grad is not None)
     ema_sd = ema.shadow if ema is not None else {}
     s = sc.style
+    if s == "tutorial":  # PyTorch's "saving a general checkpoint" recipe, one file per step
+        return {"epoch": k, "model_state_dict": model.state_dict(), "optimizer_state_dict": opt.state_dict(),
+                "loss": loss}
     if s == "pt":
         d = {"model": model.state_dict(), "grads": grads, "loss": loss}
         if ema is not None:
@@ -1710,6 +1747,10 @@ def materialize(obj, keep=()):
         if hasattr(obj, "_metadata"):
             new._metadata = copy.deepcopy(obj._metadata)
         return new
+    if isinstance(obj, (list, tuple)):  # an optimizer's param_groups
+        return type(obj)(materialize(v) for v in obj)
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
     raise TypeError(type(obj))
 
 
@@ -1733,6 +1774,8 @@ class Sink:
 def flatten(obj, prefix=""):
     if torch.is_tensor(obj):
         return {prefix: obj}
+    if not isinstance(obj, dict):
+        return {}  # an epoch number, an optimizer's param_groups: no tensors
     out = {}
     for k, v in obj.items():
         out.update(flatten(v, f"{prefix}/{k}" if prefix else str(k)))
@@ -1884,6 +1927,8 @@ def run_train(sc, env, mode, bugged, nudge=False):
     refs = ()
     if sc.bug == "output_aliasing" and (mode == "eager" or bugged):
         refs = ("grads", "loss")  # user code: model cloned, grads and loss kept as they are
+        if sc.style == "tutorial":
+            refs = ("loss", "optimizer_state_dict")  # the loss and the optimizer's state, not cloned
     sink = Sink(refs)
 
     def data(k):
@@ -1894,7 +1939,7 @@ def run_train(sc, env, mode, bugged, nudge=False):
 
     def dump(k, loss):
         if k in dumped:
-            sink.add(k, {"loss": loss} if sc.curve else collect(sc, model, loss, ema))
+            sink.add(k, {"loss": loss} if sc.curve else collect(sc, model, loss, ema, opt, k))
 
     if mode in ("eager", "callables"):  # the loop eager; under "callables" the model graphed alone
         net = model
@@ -2266,6 +2311,8 @@ def write_run(sc, env, run_dir, steps, graphed):
     for k, d in steps:
         if s == "pt":
             torch.save(d, run_dir / f"step_{k}.pt")
+        elif s == "tutorial":
+            torch.save(d, run_dir / f"checkpoint_{k}.pt")
         elif s == "pt_ckpt":
             torch.save(d, run_dir / f"ckpt_{k}.pt")
         elif s == "st_ckpt":
@@ -2450,6 +2497,8 @@ STYLE_WORDS = {
     "decode_pt": "torch.save({'logits', 'tokens'}) per decode position as pos_<t>.pt",
     "decode_npz": "np.savez(logits, tokens) per decode position as gen_<t>.npz",
     "decode_st": "step_<t>/outputs.safetensors (logits, next_token) per decode position",
+    "tutorial": "torch.save({'epoch', 'model_state_dict', 'optimizer_state_dict', 'loss'}) per step as "
+                "checkpoint_<k>.pt (PyTorch's general-checkpoint recipe: no gradients)",
     "out_pt": "torch.save({'logits', 'probs'}) per batch as batch_<k>.pt",
     "out_npz": "np.savez(logits, probs) per batch as preds_<kkkk>.npz",
     "out_st": "step_<k>/outputs.safetensors (logits, probs) per batch",
