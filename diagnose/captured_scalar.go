@@ -123,18 +123,16 @@ func capturedScalar(f *facts) *Cause {
 
 // stateScalar: at the first divergence, state tensors (running
 // statistics, EMA weights) whose updates are the eager ones times a factor
-// (judge.StepFacts.State) while no gradient departs — the prediction of a
+// (judge.StepFacts.State) while no gradient, parameter or loss departs
+// there — the prediction of a
 // scalar that acts on derived state alone, a BatchNorm momentum or an EMA
 // decay set from Python after capture: parameters and gradients equal,
 // the state's updates scaled by new/old (momentum) or (1 − new)/(1 − old)
 // (decay). A branch or a batch of another shape would change the
 // gradients. 0.9.
 func stateScalar(f *facts) *Cause {
-	if f.gradsFailAt(f.div) {
-		return nil
-	}
 	for _, s := range f.r.Steps {
-		if s.Step != f.div || len(s.State) == 0 {
+		if s.Step != f.div || len(s.State) == 0 || f.departsBesideState(s.State) {
 			continue
 		}
 		fit := s.State[0]
@@ -368,4 +366,25 @@ func monotone(xs []float64) bool {
 		down = down && xs[i] <= xs[i-1]
 	}
 	return up || down
+}
+
+// departsBesideState reports whether at the first divergent step a
+// gradient, a parameter or the loss departs that is none of the state
+// tensors fitted (a dump may call BatchNorm's running statistics
+// parameters): a scalar on derived state alone leaves what the forward
+// and the optimizer make as eager's at that step, and where gradients
+// are not dumped, the parameters and the loss are what shows it.
+func (f *facts) departsBesideState(state []judge.StateFit) bool {
+	for _, t := range f.r.Tensors {
+		if t.Step != f.div || t.Status != judge.StatusMismatch {
+			continue
+		}
+		switch t.Kind {
+		case loaders.KindGrad, loaders.KindParam, loaders.KindLoss:
+			if !slices.ContainsFunc(state, func(s judge.StateFit) bool { return s.Name == t.Name }) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/graphdiff/graphdiff/loaders"
+	"gonum.org/v1/gonum/mathext"
 )
 
 // StaleInput is the ID of the cause "input tensor reassigned instead of copied".
@@ -125,7 +126,7 @@ func staleInput(f *facts) *Cause {
 		conf = 0.75
 	case zeros:
 		conf = 0.6
-	case lossFits:
+	case lossFits && (lossBelowChance(below, belowN) <= nearestChance || staleFits(f)):
 		conf = 0.5
 		if f.s.kinds[loaders.KindGrad] {
 			ev.add("not dumped, and would decide it: the inputs as the graph read them (the static input tensor after the replay)")
@@ -349,4 +350,29 @@ func (f *facts) gradsOutgrowEager() bool {
 		n++
 	}
 	return n >= 2 && most > 0
+}
+
+// staleFits reports whether stale_input's prediction (the graph's
+// step-to-step changes are its parameters' alone, staleFit) removes at
+// least minScaleFit of the difference, half of its square, where it
+// could be tested.
+func staleFits(f *facts) bool {
+	fs, _ := f.staleFit()
+	fit, n := fs.median()
+	return n > 0 && fit >= minScaleFit
+}
+
+// lossBelowChance is the chance that a graph whose loss is no nearer one
+// batch than eager's lies below eager's at the fraction below of n steps
+// or more, each step's sign a fair coin: Pr[Binomial(n, ½) ≥ k] =
+// I_½(k, n − k + 1), k = below·n. The loss alone names a stale batch only
+// where that chance is at most nearestChance (seven steps of seven, say;
+// three of three happen one time in eight), or where the stale
+// prediction, tested on the gradients, fits (staleFits).
+func lossBelowChance(below float64, n int) float64 {
+	k := math.Round(below * float64(n))
+	if k <= 0 {
+		return 1
+	}
+	return mathext.RegIncBeta(k, float64(n)-k+1, 0.5)
 }

@@ -1,0 +1,57 @@
+package diagnose_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/graphdiff/graphdiff/diagnose"
+)
+
+// TestStateScalarNeedsTheRestEqual diagnoses runs dumped by PyTorch's
+// general-checkpoint recipe (model_state_dict, optimizer_state_dict, the
+// loss; no gradients). A scalar on derived state alone leaves the
+// parameters and the loss as eager's at the break: where they depart
+// (a numpy dropout mask frozen at capture, a batch of another size), the
+// optimizer's state moving by a factor is no such scalar's mark. A
+// BatchNorm momentum changed after capture, whose running statistics
+// alone depart, is still named from them, in this layout and in the
+// helper's, which files the statistics under params/.
+func TestStateScalarNeedsTheRestEqual(t *testing.T) {
+	t.Parallel()
+	fromState := func(c diagnose.Cause) bool {
+		return c.ID == diagnose.CapturedScalar && strings.Contains(strings.Join(c.Evidence, "\n"), "a scalar that acts on derived state alone")
+	}
+	for _, run := range []string{"userloops/gnn/gnn_tutorial_numpy_dropout", "userloops/tcn/tcn_tutorial_partial_batch"} {
+		_, rep := diagnoseRun(t, run)
+		for _, c := range rep.Causes {
+			if fromState(c) {
+				t.Errorf("%s: captured_scalar named at %.2f from the state while parameters and the loss depart", run, c.Confidence)
+			}
+		}
+	}
+	for _, run := range []string{"userloops/tab/tab_tutorial_momentum_after_capture", "userloops/resnet_bn/resnet_bn_momentum_helper"} {
+		_, rep := diagnoseRun(t, run)
+		if len(rep.Causes) == 0 || !fromState(rep.Causes[0]) {
+			t.Errorf("%s: causes %+v, want captured_scalar first from the state", run, rep.Causes)
+		}
+	}
+}
+
+// TestLossBelowAloneNeedsChance: a graphed loss below eager's at three
+// steps of three (one time in eight by chance; a numpy dropout mask
+// frozen at capture does it) names no stale batch without more; at four
+// of four with the stale prediction fitting the gradients (tcn, 83%) it
+// does.
+func TestLossBelowAloneNeedsChance(t *testing.T) {
+	t.Parallel()
+	_, rep := diagnoseRun(t, "userloops/gnn/gnn_tutorial_numpy_dropout")
+	for _, c := range rep.Causes {
+		if c.ID == diagnose.StaleInput {
+			t.Errorf("gnn_tutorial_numpy_dropout: stale_input named at %.2f from the loss alone", c.Confidence)
+		}
+	}
+	_, rep = diagnoseRun(t, "userloops/tcn/tcn_stale_input")
+	if len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.StaleInput {
+		t.Errorf("tcn_stale_input: causes %+v, want stale_input first", rep.Causes)
+	}
+}
