@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/graphdiff/graphdiff/judge"
@@ -17,6 +18,19 @@ type batchRead struct {
 	dist, limit float64
 }
 
+// readsFinding is what batchesRead found, taken once before the
+// detectors run (facts.reads).
+type readsFinding struct {
+	kind     loaders.Kind
+	reads    []batchRead
+	agreeing []int
+}
+
+// maxReadSteps is how many diverged steps batchesRead looks at, from the
+// first: the read a bug makes shows from the break on, and looking at
+// every step of a long run would cost a pass over all dumped steps each.
+const maxReadSteps = 16
+
 // batchesRead looks, in a run that dumped only what a model put out
 // (f.inference: no loss, gradients or parameters, so no state carried
 // from one batch to the next and each output a function of its batch
@@ -28,7 +42,12 @@ type batchRead struct {
 // rounding's: the graph read batch j's input at step k. It also returns
 // the steps after the first divergent one at which every pair of the
 // kind matched while eager's outputs moved from the step before: steps
-// the graph computed on its own batch. Nothing outside inference.
+// the graph computed on its own batch. Nothing outside inference. At
+// most maxReadSteps diverged steps are looked at, and an eager step is
+// compared with a diverged one only where their norms allow a match
+// (‖B − A‖ ≥ |‖B‖ − ‖A‖|, so a relative difference within the limit
+// needs |‖B‖ − ‖A‖| ≤ limit·‖A‖), which keeps the search near one pass
+// over the steps.
 func (f *facts) batchesRead() (kind loaders.Kind, reads []batchRead, agreeing []int) {
 	if !f.inference() || f.div == loaders.NoStep {
 		return "", nil, nil
@@ -54,6 +73,15 @@ func (f *facts) batchesRead() (kind loaders.Kind, reads []batchRead, agreeing []
 			limits[t.Step] = t.Limit
 		}
 	}
+	norms := map[int]float64{} // eager's; NaN where a value is not finite
+	for _, j := range f.s.steps {
+		if a := f.s.get(f.s.a, j, kind); a != nil {
+			norms[j] = math.NaN()
+			if allFinite(a) {
+				norms[j] = norm(a)
+			}
+		}
+	}
 	for _, k := range f.s.steps {
 		b, limit := f.s.get(f.s.b, k, kind), limits[k]
 		if k < f.div || b == nil || !(limit > 0) {
@@ -66,10 +94,23 @@ func (f *facts) batchesRead() (kind loaders.Kind, reads []batchRead, agreeing []
 			}
 			continue
 		}
+		if len(reads) == maxReadSteps {
+			continue // (the steps that agree are still counted)
+		}
 		r := batchRead{step: k, read: loaders.NoStep, limit: limit}
+		nb := math.NaN()
+		if allFinite(b) {
+			nb = norm(b)
+		}
 		for _, j := range f.s.steps {
 			aj := f.s.get(f.s.a, j, kind)
-			if j == k || len(aj) != len(b) || !(relL2(a, aj) > limit) {
+			if j == k || len(aj) != len(b) {
+				continue
+			}
+			if na := norms[j]; !math.IsNaN(na) && !math.IsNaN(nb) && math.Abs(nb-na) > limit*na {
+				continue // too far apart in norm to match
+			}
+			if !(relL2(a, aj) > limit) {
 				continue
 			}
 			if d := relL2(aj, b); d <= limit && (r.read == loaders.NoStep || d < r.dist) {

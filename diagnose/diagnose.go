@@ -86,6 +86,9 @@ type facts struct {
 	pairHead func(step int, kind loaders.Kind, name string) (a, b vec)
 	// channels is moduleChannels' finding, nil for none.
 	channels *channelFinding
+	// reads is batchesRead's finding, taken once: inputLag and
+	// staleInput read it.
+	reads readsFinding
 }
 
 // Diagnose looks at a whole comparison — all steps, all tensors, and
@@ -137,6 +140,7 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 	if f.channels == nil {
 		f.channels = f.outputChannels()
 	}
+	f.reads.kind, f.reads.reads, f.reads.agreeing = f.batchesRead()
 	// Order matters: later detectors discount what earlier ones explain.
 	rep.Causes = f.run(detectors()...)
 	rep.Causes = posterior(f.locate(f.alternatives(rep.Causes)))

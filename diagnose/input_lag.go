@@ -46,15 +46,17 @@ the host buffer is reused.`,
 // the graph's own parameters may have drifted too far for it to be close
 // to eager's step before, but no nearer to any other step, while a
 // graph that computes on eager's batch (rounding) is nearest its own
-// step and a stale one nearest one step throughout. The same-shaped
-// kinds only: a single loss number is near other steps' by chance. The
+// step and a stale one nearest one step throughout. It looks at the
+// first maxReadSteps diverged steps, each against every dumped step. The
+// same-shaped kinds only: a single loss number is near other steps' by
+// chance. The
 // kinds a batch moves are the outputs (in an inference run, whatever it
 // dumped), the tapped modules' outputs, the losses and the gradients. In
 // an inference run, a step after the break whose outputs equal eager's
 // of the same step (batchesRead) refutes it: a copy after the replay
 // makes every step read the batch before.
 func inputLag(f *facts) *Cause {
-	if _, reads, agreeing := f.batchesRead(); len(reads) > 0 && len(agreeing) > 0 {
+	if len(f.reads.reads) > 0 && len(f.reads.agreeing) > 0 {
 		// a copy after the replay makes every step from the break on read
 		// the batch before; at these the graph read its own
 		return nil
@@ -72,8 +74,8 @@ func inputLag(f *facts) *Cause {
 			}
 		}
 		strong, closer, tried := 0, 0, 0
-		firstStrong := false // strong at the first step it could be tested at
-		nearest, chance := 0, 1.0
+		firstStrong := false                 // strong at the first step it could be tested at
+		nearest, looked, chance := 0, 0, 1.0 // the nearest-step rule, over the first maxReadSteps steps
 		var ev evidence
 		var fs fitSet
 		for _, k := range f.divergedSteps(kind) {
@@ -88,9 +90,12 @@ func inputLag(f *facts) *Cause {
 			if lag < same {
 				closer++
 			}
-			if j, m := f.nearestEager(kind, b); j == p && len(b) > 1 {
-				nearest++
-				chance /= float64(m)
+			if looked < maxReadSteps {
+				looked++
+				if j, m := f.nearestEager(kind, b); j == p && len(b) > 1 {
+					nearest++
+					chance /= float64(m)
+				}
 			}
 			if lag < lagRatio*same {
 				strong++
@@ -108,8 +113,8 @@ func inputLag(f *facts) *Cause {
 			ev.add("%s: at %d of %d diverged steps the graph is closer to the eager run's previous step than to the same step", word, closer, tried)
 			ev.add("%s", notDumped)
 			best = fs.set(&Cause{ID: InputLag, Confidence: 0.65, Evidence: ev}, "graph[k] = eager[k−1]", "the "+word+"' difference from eager")
-		case best == nil && tried >= 3 && nearest == tried && chance <= nearestChance:
-			ev.add("%s: at each of %d diverged steps the eager step nearest the graph's is the step before (by chance, for a graph unrelated to the eager batches: %s)", word, tried, g(chance))
+		case best == nil && looked >= 3 && nearest == looked && chance <= nearestChance:
+			ev.add("%s: at each of %d diverged steps the eager step nearest the graph's is the step before (by chance, for a graph unrelated to the eager batches: %s)", word, looked, g(chance))
 			ev.add("%s", notDumped)
 			best = fs.set(&Cause{ID: InputLag, Confidence: 0.65, Evidence: ev}, "graph[k] = eager[k−1]", "the "+word+"' difference from eager")
 		}

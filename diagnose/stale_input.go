@@ -301,7 +301,7 @@ func (f *facts) zeroRepeats(ev *evidence) bool {
 // Prediction: graph[k] = eager[j], j the batch read; its fit is taken
 // over the diverged steps.
 func otherBatches(f *facts) *Cause {
-	kind, reads, agreeing := f.batchesRead()
+	kind, reads, agreeing := f.reads.kind, f.reads.reads, f.reads.agreeing
 	if len(reads) < 2 {
 		return nil
 	}
