@@ -44,7 +44,7 @@ func (e *NoTensors) Error() string {
 	if loaders.IsFile(e.Path) {
 		return fmt.Sprintf("%s holds no tensors", e.Path)
 	}
-	return fmt.Sprintf("%s holds no tensor files (.npy, .npz, .safetensors, .pt)", e.Path)
+	return fmt.Sprintf("%s holds no tensor files (.npy, .npz, .safetensors, .pt, a torch.save .bin)", e.Path)
 }
 
 // SwappedRuns is the error of Runs and Curves for runs given in the wrong

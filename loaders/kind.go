@@ -62,9 +62,9 @@ var kindWords = map[string]Kind{
 // gradient(s), param(s), parameter(s), weight(s), input(s), output(s),
 // activation(s), activation_grad(s) (case ignored). Without one, a component that names a
 // model's state_dict or a checkpoint of it (model, state_dict,
-// model_state_dict, module, ckpt, checkpoint: what
-// torch.save({"model": model.state_dict(), ...}) and ckpt_1003.pt are
-// named by) makes the tensor a param, unless a component names an
+// model_state_dict, module, ckpt, checkpoint, pytorch_model: what
+// torch.save({"model": model.state_dict(), ...}), ckpt_1003.pt and
+// Hugging Face's pytorch_model.bin are named by) makes the tensor a param, unless a component names an
 // optimizer's state (optimizer, optim, optimizer_state_dict, opt_state)
 // or an exponential moving average (ema, or a key ema.*), whose tensors follow their own
 // update rule, and so are the buffers a state_dict holds beside the
@@ -101,7 +101,7 @@ func isBuffer(name string) bool {
 // name state of another kind beside it (see KindOf).
 var (
 	stateWords = map[string]bool{"model": true, "state_dict": true, "model_state_dict": true, "module": true,
-		"ckpt": true, "checkpoint": true}
+		"ckpt": true, "checkpoint": true, "pytorch_model": true}
 	otherWords = map[string]bool{"optimizer": true, "optim": true, "optimizer_state_dict": true, "opt_state": true,
 		"ema": true}
 )

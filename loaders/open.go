@@ -70,8 +70,29 @@ func FormatOf(name string) Format {
 		return FormatSafetensors
 	case ".pt", ".pth":
 		return FormatPT
+	case ".bin":
+		return formatBin
 	}
 	return ""
+}
+
+// formatBin is what FormatOf says of a .bin file: a torch.save archive
+// under another name (Hugging Face's pytorch_model.bin, Accelerate's
+// optimizer.bin) where its first bytes are a zip's (isTorchBin), and no
+// tensor file otherwise, which discovery passes over.
+const formatBin Format = ".bin"
+
+// isTorchBin reports whether the file at path begins as a zip archive
+// does, as a torch.save archive named .bin does.
+func isTorchBin(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var head [4]byte
+	n, _ := io.ReadFull(f, head[:])
+	return sniff(head[:n]) == FormatNPZ // a zip's magic
 }
 
 // sniff guesses a format from a file's first bytes, for names without a
@@ -122,10 +143,14 @@ func OpenFile(path string, opts Options) (tensors []*Tensor, memberErrs []error,
 		return nil, nil, &Error{Path: path, Err: fmt.Errorf("is a directory")}
 	}
 	format := FormatOf(path)
-	if format == "" {
+	if format == "" || format == formatBin {
 		head := make([]byte, 16)
 		n, _ := f.ReadAt(head, 0)
-		format = sniff(head[:n])
+		sniffed := sniff(head[:n])
+		if format == formatBin && sniffed == FormatNPZ {
+			sniffed = FormatPT // a zip named .bin: torch.save's
+		}
+		format = sniffed
 	}
 	return listOpen(f, size, path, format, opts)
 }

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
+	"slices"
 	"sort"
 	"strings"
 
@@ -133,7 +133,13 @@ func ptInts(v interface{}) ([]int64, error) {
 	return out, nil
 }
 
-// readPT lists the tensors of a torch.save file.
+// readPT lists the tensors of a torch.save file. One that holds no
+// tensor lists none, without an error (a run of such files alone holds no
+// tensors, which the comparison says): a pickle of plain data without
+// tensors, or, in an archive with no storage member, which torch.save
+// writes for every tensor, a pickle of an object (a class graphdiff
+// refuses to call, as a Trainer's training_args.bin names). A malformed
+// pickle is an error either way.
 func readPT(open opener, size int64, path string, opts Options) (tensors []*Tensor, errs []error, fatal error) {
 	fail := func(format string, args ...any) ([]*Tensor, []error, error) {
 		return nil, nil, &Error{Path: path, Err: fmt.Errorf(format, args...)}
@@ -179,6 +185,10 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 		return fail("data.pkl of %d bytes exceeds the %d-byte limit", pkl.UncompressedSize64, maxPickle)
 	}
 	prefix := strings.TrimSuffix(pkl.Name, "data.pkl")
+	// torch.save writes every tensor's storage as a member under data/:
+	// an archive without one holds no tensor (a scheduler's state, a
+	// pickled object such as training arguments)
+	storages := slices.ContainsFunc(zr.File, func(f *zip.File) bool { return strings.HasPrefix(f.Name, prefix+"data/") })
 	bigEndian, err := ptByteOrder(entries[prefix+"byteorder"])
 	if err != nil {
 		return fail("%v", err)
@@ -193,6 +203,10 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 		return fail("data.pkl: %v", err)
 	}
 	obj, err := unpicklePT(data)
+	var refused *refusedGlobal
+	if err != nil && !storages && errors.As(err, &refused) {
+		return nil, nil, nil // an object, not tensors: nothing to compare, and nothing run
+	}
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -202,7 +216,7 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 		return fail("%v", err)
 	}
 	if len(leaves) == 0 {
-		return fail("holds no tensors (its pickle is a %s)", ptTypeName(obj))
+		return nil, nil, nil // storages no tensor refers to: nothing to compare
 	}
 	names := make([]string, 0, len(leaves))
 	for n := range leaves {
@@ -244,7 +258,7 @@ func unpicklePT(data []byte) (obj interface{}, err error) {
 		case module == "torch" && ptStorageTypes[name] != Invalid:
 			return &ptStorageClass{dtype: ptStorageTypes[name]}, nil
 		}
-		return nil, fmt.Errorf("data.pkl names %s.%s: refused, graphdiff never runs code from a pickle (only tensors, dicts, lists and tuples are read)", module, name)
+		return nil, &refusedGlobal{module, name}
 	}
 	u.PersistentLoad = func(pid interface{}) (interface{}, error) {
 		t, ok := pid.(*types.Tuple)
@@ -262,6 +276,14 @@ func unpicklePT(data []byte) (obj interface{}, err error) {
 		return &ptStorage{dtype: cls.dtype, key: key}, nil
 	}
 	return u.Load()
+}
+
+// refusedGlobal is the error of a pickle that names a global graphdiff
+// does not stand in for (a class, a function): it is never called.
+type refusedGlobal struct{ module, name string }
+
+func (e *refusedGlobal) Error() string {
+	return fmt.Sprintf("data.pkl names %s.%s: refused, graphdiff never runs code from a pickle (only tensors, dicts, lists and tuples are read)", e.module, e.name)
 }
 
 // ptLeaf is a tensor found in the saved object; slashed tells whether a
@@ -582,26 +604,3 @@ func (s *stridedReader) Read(p []byte) (int, error) {
 }
 
 func (s *stridedReader) Close() error { return s.closer.Close() }
-
-// ptTypeName names the Python type of an unpickled value.
-func ptTypeName(v interface{}) string {
-	switch v.(type) {
-	case string:
-		return "str"
-	case int, int64, *big.Int:
-		return "int"
-	case float64:
-		return "float"
-	case bool:
-		return "bool"
-	case nil:
-		return "None"
-	case *types.Dict:
-		return "dict"
-	case *types.List:
-		return "list"
-	case *types.Tuple:
-		return "tuple"
-	}
-	return fmt.Sprintf("%T", v)
-}

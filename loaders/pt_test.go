@@ -142,3 +142,33 @@ func FuzzPT(f *testing.F) {
 	addSeeds(f, "pt/*.pt", "pt_byteorder/*.pt", "bad/pt_*.pt")
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzFormat(t, data, FormatPT) })
 }
+
+// TestHuggingFaceCheckpoints loads a run laid out as Hugging Face's
+// Trainer saves checkpoints (testdata/hf, testdata/gen/hf_layout.py):
+// checkpoint-<step> directories are steps, pytorch_model.bin (a
+// torch.save archive named .bin) holds the model's parameters,
+// optimizer.pt the optimizer's state; scheduler.pt and training_args.bin
+// hold no tensor and list none, without an error, and rng_state.pth (the
+// generators' states, which differ between the two runs) is not read.
+func TestHuggingFaceCheckpoints(t *testing.T) {
+	t.Parallel()
+	run, err := Load(fixture("hf", "eager"), Options{})
+	if err != nil || len(run.Errors) > 0 {
+		t.Fatal(err, run.Errors)
+	}
+	counts := map[Kind]int{}
+	steps := map[int]bool{}
+	for _, e := range run.Entries {
+		counts[e.Kind]++
+		steps[e.Step] = true
+		if strings.Contains(e.File, "rng_state") || strings.Contains(e.File, "scheduler") || strings.Contains(e.File, "training_args") {
+			t.Errorf("%s read from %s", e.Name, e.File)
+		}
+		if strings.HasSuffix(e.File, "pytorch_model.bin") && (e.Kind != KindParam || !strings.HasPrefix(e.Name, "pytorch_model/")) {
+			t.Errorf("%s from %s is %s, want a param named pytorch_model/...", e.Name, e.File, e.Kind)
+		}
+	}
+	if counts[KindParam] != 12 || counts[KindTensor] != 36 || len(steps) != 3 || !steps[2] || !steps[4] || !steps[6] {
+		t.Errorf("kinds %v over steps %v, want 12 params and 36 optimizer tensors at steps 2, 4 and 6", counts, steps)
+	}
+}

@@ -81,9 +81,17 @@ const maxDepth = 64
 // when it is a file) are collected in Run.Errors.
 //
 // Discovery rules, for a file at RUN/a/b/c.ext:
-//   - Files whose extension is .npy, .npz or .safetensors are tensors or
-//     containers of tensors; other files are ignored, manifest.json is the
-//     manifest.
+//   - Files whose extension is .npy, .npz, .safetensors, .pt or .pth are
+//     tensors or containers of tensors, and so are .bin files that are
+//     zip archives (torch.save's, as Hugging Face's pytorch_model.bin and
+//     Accelerate's optimizer.bin are); other files are ignored,
+//     manifest.json is the manifest. A torch.save archive that holds no
+//     tensor (a scheduler's state, training arguments) lists none.
+//     Random generators' states (rng_state*.pth, as Hugging Face's
+//     Trainer saves beside each checkpoint) are not read: a graph draws
+//     from its generator at capture and advances it by offsets, so those
+//     states differ between correct runs, and they are no number of the
+//     model.
 //   - Shard directories (rank_N, rankN, tpN_ppM, tpN, ppN, dpN...) directly
 //     under the root are part of the name: RUN/rank_0/step_3/loss.npy is
 //     "rank_0/loss" at step 3.
@@ -270,6 +278,12 @@ func (d *discovery) walk(dir, rel string, stack []os.FileInfo) error {
 				return err
 			}
 		case rel == "" && name == ManifestName:
+		case isRNGState(name):
+			// a generator's state, not numbers of the model
+		case FormatOf(name) == formatBin:
+			if isTorchBin(fullPath()) {
+				files = append(files, name)
+			}
 		case FormatOf(name) != "":
 			files = append(files, name)
 		case strings.Contains(name, "tfevents"):
@@ -607,4 +621,11 @@ func inOrder(es []*Entry) bool {
 		}
 	}
 	return true
+}
+
+// isRNGState reports whether a file name is a random generator's state
+// saved beside a checkpoint (rng_state.pth, rng_state_3.pth), which
+// discovery does not read.
+func isRNGState(name string) bool {
+	return strings.HasPrefix(strings.ToLower(name), "rng_state") && FormatOf(name) == FormatPT
 }

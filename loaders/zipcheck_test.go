@@ -82,8 +82,8 @@ func TestValidArchivesAreNotAmbiguous(t *testing.T) {
 		if d.IsDir() && d.Name() == "bad" {
 			return filepath.SkipDir
 		}
-		if f := FormatOf(path); d.IsDir() || f != FormatNPZ && f != FormatPT {
-			return nil
+		if f := FormatOf(path); d.IsDir() || f != FormatNPZ && f != FormatPT || isRNGState(d.Name()) {
+			return nil // (generators' states are not read: discovery passes them over)
 		}
 		n++
 		if _, _, err := OpenFile(path, Options{}); err != nil {

@@ -250,8 +250,6 @@ def gen_pt():
         "zip with a torch.save layout (archive/data.pkl, archive/version) whose pickle (protocol 2, checked with pickle.loads) is a list nested 100,000 deep")
     put("pt_no_pickle.pt", zip_bytes([("archive/version", b"3\n"), ("archive/data/0", b"\0" * 16)]),
         "zip with a torch.save layout but no data.pkl")
-    put("pt_not_dict.pt", zip_bytes([("archive/data.pkl", pickle.dumps("hello", protocol=2)), ("archive/version", b"3\n")]),
-        "zip with a torch.save layout whose pickle (Python's pickle module) is the string 'hello', not tensors")
 
 
 def gen_pt_views():
