@@ -27,11 +27,7 @@ func TestInferenceReadsOtherBatches(t *testing.T) {
 			t.Errorf("infer_stale_input: evidence does not say %q:\n%s", want, ev)
 		}
 	}
-	for _, c := range rep.Causes {
-		if c.ID == diagnose.InputLag {
-			t.Errorf("infer_stale_input: input_lag named at %.2f, though steps after the break read their own batch", c.Confidence)
-		}
-	}
+	notNamed(t, "userloops/infer/infer_stale_input", diagnose.InputLag) // steps after the break read their own batch
 	_, rep = diagnoseRun(t, "userloops/infer/infer_tab_input_lag")
 	if len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.InputLag || rep.Causes[0].Fit < 0.99 {
 		t.Fatalf("infer_tab_input_lag: causes %+v, want input_lag first, its prediction removing the whole difference", rep.Causes)
@@ -55,12 +51,7 @@ func TestHeldChannelsFromOutputs(t *testing.T) {
 	if ev := strings.Join(rep.Causes[0].Evidence, "\n"); !strings.Contains(ev, "step 3: the graphed batch/logits is eager's scaled and shifted channel by channel (axis 1, 4 channels)") {
 		t.Errorf("infer_prior_rebound: evidence does not state the per-class fit:\n%s", ev)
 	}
-	_, rep = diagnoseRun(t, "userloops/infer/infer_temp_captured")
-	for _, c := range rep.Causes {
-		if c.ID == diagnose.ReassignedTensor {
-			t.Errorf("infer_temp_captured: reassigned_tensor named at %.2f", c.Confidence)
-		}
-	}
+	notNamed(t, "userloops/infer/infer_temp_captured", diagnose.ReassignedTensor)
 }
 
 // TestInferenceFirstBatchIsAReplay: an inference run's first dumped

@@ -37,6 +37,27 @@ func diagnoseRun(t *testing.T, scenario string) (*judge.Result, diagnose.Report)
 	return diagnoseDirs(t, filepath.Join(dir, "eager"), filepath.Join(dir, "graph"))
 }
 
+// notNamed fails the test where the diagnosis of a labelled run names the
+// cause id at all.
+func notNamed(t *testing.T, run string, id string) {
+	t.Helper()
+	_, rep := diagnoseRun(t, run)
+	for _, c := range rep.Causes {
+		if c.ID == id {
+			t.Errorf("%s: %s named at %.2f", run, id, c.Confidence)
+		}
+	}
+}
+
+// namedFirst fails the test unless the diagnosis of a labelled run names
+// the cause id first.
+func namedFirst(t *testing.T, run string, id string) {
+	t.Helper()
+	if _, rep := diagnoseRun(t, run); len(rep.Causes) == 0 || rep.Causes[0].ID != id {
+		t.Errorf("%s: causes %+v, want %s first", run, rep.Causes, id)
+	}
+}
+
 // TestScenarios diagnoses every real eager-vs-graph pair in
 // testdata/scenarios: each bug's top cause is its own, at 0.3 or more (a
 // branch that only the losses show shares its break with two causes the

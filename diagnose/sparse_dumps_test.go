@@ -41,14 +41,6 @@ func TestSparseDumpsLocateNoBranch(t *testing.T) {
 // stale_input is not named.
 func TestAccumulatedGradsAreNoStaleBatch(t *testing.T) {
 	t.Parallel()
-	_, rep := diagnoseRun(t, "userloops/gnn/gnn_every4_grad_accumulation")
-	for _, c := range rep.Causes {
-		if c.ID == diagnose.StaleInput {
-			t.Errorf("stale_input named at %.2f for accumulated gradients", c.Confidence)
-		}
-	}
-	_, rep = diagnoseRun(t, "userloops/gnn/gnn_every4_stale_input")
-	if len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.StaleInput {
-		t.Errorf("gnn_every4_stale_input: causes %+v, want stale_input first", rep.Causes)
-	}
+	notNamed(t, "userloops/gnn/gnn_every4_grad_accumulation", diagnose.StaleInput)
+	namedFirst(t, "userloops/gnn/gnn_every4_stale_input", diagnose.StaleInput)
 }
