@@ -41,8 +41,11 @@ replay.`,
 // mask) while some gradient fails, and the causes that explain a gradient
 // difference with the forward intact (a scale factor: captured_scalar; the
 // previous step's gradient added: grad_accumulation) were not found. The
-// difference is then in the backward. 0.8 when it is at the first step
-// (nothing the replays carry over can be involved), 0.65 later.
+// difference is then in the backward. 0.8 when it is at the first
+// training step (nothing the replays carry over can be involved), 0.65
+// later or at the first step of dumps that begin mid-run, where
+// gradients accumulated over the replays before them leave the same
+// mark (alternatives lists grad_accumulation beside it).
 //
 // Prediction: the graphed backward adds to gradients the eager backward
 // writes afresh (make_graphed_callables with micro-batch accumulation), so
@@ -82,7 +85,7 @@ func callablesAccumulation(f *facts) *Cause {
 		ev.add("the gradients at step %d are not a scale of the eager ones (cosine %.3f, norm ratio %s)", f.div, cosine(a, b), g(norm(b)/norm(a)))
 	}
 	conf := 0.65
-	if f.div == f.firstStep {
+	if f.div == f.firstStep && !f.midRunStart(f.div) {
 		conf = 0.8
 		ev.add("%s", fmt.Sprintf("it starts at step %d, the first step: no value carried from replay to replay is involved", f.div))
 	}

@@ -66,7 +66,7 @@ func capturedScalar(f *facts) *Cause {
 	if c := decodePosition(f); c != nil {
 		return c
 	}
-	if sf := f.firstScale(); sf != nil && !(sf.kind == loaders.KindGrad && !sf.exact && (f.oneStep || sf.fit < minScaleFit)) {
+	if sf := f.firstScale(); sf != nil && !(sf.kind == loaders.KindGrad && !sf.exact && (f.oneStep || sf.fit < minScaleFit || f.midRunStart(sf.step))) {
 		// (a value inside the network frozen at capture keeps acting: a
 		// break gone the step after, a batch of another size, is not one;
 		// and its scale explains most of the difference, or the numbers
@@ -388,3 +388,10 @@ func (f *facts) departsBesideState(state []judge.StateFit) bool {
 	}
 	return false
 }
+
+// midRunStart reports whether step k is the first dumped step of dumps
+// that begin mid-run (after step 1): gradients that differ there may
+// have been parted before the dumps began, and gradients accumulated over
+// the steps before are close to a scale of one step's, as a value frozen
+// inside the network makes them.
+func (f *facts) midRunStart(k int) bool { return k == f.firstStep && f.firstStep > 1 }

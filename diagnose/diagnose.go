@@ -172,6 +172,14 @@ func (f *facts) alternatives(cs []Cause) []Cause {
 		// a branch eager took the other way at that step alone
 		cs = append(cs, alt(CapturedBranch, 0.3, fmt.Sprintf("a Python if that eager took the other way at step %d alone breaks the runs there the same way; not dumped, and would tell them apart: inputs or outputs (their shapes), or the value the branch tests", f.div)))
 	}
+	if j := slices.IndexFunc(cs, func(c Cause) bool { return c.ID == CallablesAccumulation }); j >= 0 && f.found[GradAccumulation] == 0 && f.midRunStart(f.div) {
+		// gradients summed over the replays before dumps that begin
+		// mid-run (no zero_grad before capture) leave the loss equal and
+		// the gradients apart at their first step, as a graphed
+		// backward that accumulates does
+		cs = slices.Insert(cs, j+1, alt(GradAccumulation, cs[j].Confidence,
+			fmt.Sprintf("gradients accumulated over the replays before step %d, the first dumped (no zero_grad(set_to_none=True) before capture), leave the loss equal and the gradients apart there as well; not dumped, and would tell them apart: the steps before %d, or consecutive steps after it (accumulated, each gradient is the one before plus eager's)", f.div, f.div)))
+	}
 	if j := slices.IndexFunc(cs, func(c Cause) bool { return c.ID == FrozenRNG }); j >= 0 && f.found[ReassignedTensor] == 0 {
 		// a tensor that changes with every batch, rebound instead of
 		// copied, is held from capture as frozen draws are

@@ -44,3 +44,22 @@ func TestAccumulatedGradsAreNoStaleBatch(t *testing.T) {
 	notNamed(t, "userloops/gnn/gnn_every4_grad_accumulation", diagnose.StaleInput)
 	namedFirst(t, "userloops/gnn/gnn_every4_stale_input", diagnose.StaleInput)
 }
+
+// TestMidRunFirstStepAccumulation: gradients accumulated since the
+// replays before dumps that begin mid-run (gnn, dumps every 4 steps from
+// 703) differ at the first dumped step while the loss agrees, as a
+// graphed backward that accumulates leaves them too; the dumps cannot
+// tell the two apart, and the answer names both at one confidence. The
+// gradients there are close to a scale of eager's (cosine 0.97), which at
+// the first step of such dumps is no sign of a value frozen inside the
+// network: captured_scalar is not named.
+func TestMidRunFirstStepAccumulation(t *testing.T) {
+	t.Parallel()
+	const run = "userloops/gnn/gnn_every4_grad_accumulation"
+	_, rep := diagnoseRun(t, run)
+	if len(rep.Causes) < 2 || rep.Causes[0].ID != diagnose.CallablesAccumulation || rep.Causes[1].ID != diagnose.GradAccumulation ||
+		rep.Causes[0].Confidence != rep.Causes[1].Confidence {
+		t.Fatalf("causes %+v, want callables_accumulation and grad_accumulation at one confidence", rep.Causes)
+	}
+	notNamed(t, run, diagnose.CapturedScalar)
+}
