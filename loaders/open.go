@@ -82,9 +82,12 @@ func FormatOf(name string) Format {
 // tensor file otherwise, which discovery passes over.
 const formatBin Format = ".bin"
 
-// isTorchBin reports whether the file at path begins as a zip archive
-// does, as a torch.save archive named .bin does.
+// isTorchBin reports whether the file at path is a regular file that
+// begins as a zip archive does, as a torch.save archive named .bin does.
 func isTorchBin(path string) bool {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return false // a pipe would block the open; a device is no archive
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false
