@@ -146,16 +146,21 @@ func OpenFile(path string, opts Options) (tensors []*Tensor, memberErrs []error,
 		return nil, nil, &Error{Path: path, Err: fmt.Errorf("is a directory")}
 	}
 	format := FormatOf(path)
-	if format == "" || format == formatBin {
+	bin := format == formatBin
+	if format == "" || bin {
 		head := make([]byte, 16)
 		n, _ := f.ReadAt(head, 0)
 		sniffed := sniff(head[:n])
-		if format == formatBin && sniffed == FormatNPZ {
+		if bin && sniffed == FormatNPZ {
 			sniffed = FormatPT // a zip named .bin: torch.save's
 		}
 		format = sniffed
 	}
-	return listOpen(f, size, path, format, opts)
+	tensors, memberErrs, fatal = listOpen(f, size, path, format, opts)
+	if bin && errors.Is(fatal, errNoTorchPickle) {
+		return nil, nil, nil // a zip of another kind under a .bin name: no tensor file
+	}
+	return tensors, memberErrs, fatal
 }
 
 // listOpen lists the tensors of the file of size bytes that f has open,

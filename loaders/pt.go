@@ -179,7 +179,7 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 		}
 	}
 	if pkl == nil {
-		return fail("no data.pkl: not a torch.save archive")
+		return nil, nil, &Error{Path: path, Err: errNoTorchPickle}
 	}
 	if pkl.UncompressedSize64 > maxPickle {
 		return fail("data.pkl of %d bytes exceeds the %d-byte limit", pkl.UncompressedSize64, maxPickle)
@@ -277,6 +277,10 @@ func unpicklePT(data []byte) (obj interface{}, err error) {
 	}
 	return u.Load()
 }
+
+// errNoTorchPickle is readPT's error for a zip archive without the
+// data.pkl torch.save writes.
+var errNoTorchPickle = errors.New("no data.pkl: not a torch.save archive")
 
 // refusedGlobal is the error of a pickle that names a global graphdiff
 // does not stand in for (a class, a function): it is never called.

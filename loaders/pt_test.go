@@ -1,7 +1,10 @@
 package loaders
 
 import (
+	"archive/zip"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -170,5 +173,39 @@ func TestHuggingFaceCheckpoints(t *testing.T) {
 	}
 	if counts[KindParam] != 12 || counts[KindTensor] != 36 || len(steps) != 3 || !steps[2] || !steps[4] || !steps[6] {
 		t.Errorf("kinds %v over steps %v, want 12 params and 36 optimizer tensors at steps 2, 4 and 6", counts, steps)
+	}
+}
+
+// TestZipBinOfAnotherKind: a .bin file that is a zip archive but not
+// torch.save's (no data.pkl; written here by archive/zip) is no tensor
+// file: discovery lists nothing from it and reports no error, as for any
+// .bin that is no zip, while the torch.save archive beside it is read.
+func TestZipBinOfAnotherKind(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFixture(t, fixture("hf", "eager", "checkpoint-2", "optimizer.pt"), dir, "step_1/optimizer.pt")
+	f, err := os.Create(filepath.Join(dir, "step_1", "other.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	w, err := zw.Create("notes.txt")
+	if err == nil {
+		_, err = w.Write([]byte("no tensors here"))
+	}
+	if err != nil || zw.Close() != nil || f.Close() != nil {
+		t.Fatal(err)
+	}
+	run, err := Load(dir, Options{})
+	if err != nil || len(run.Errors) > 0 {
+		t.Fatal(err, run.Errors)
+	}
+	for _, e := range run.Entries {
+		if strings.HasSuffix(e.File, "other.bin") {
+			t.Errorf("%s read from %s", e.Name, e.File)
+		}
+	}
+	if len(run.Entries) != 12 {
+		t.Errorf("%d tensors, want the optimizer's 12", len(run.Entries))
 	}
 }

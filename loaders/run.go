@@ -83,8 +83,8 @@ const maxDepth = 64
 // Discovery rules, for a file at RUN/a/b/c.ext:
 //   - Files whose extension is .npy, .npz, .safetensors, .pt or .pth are
 //     tensors or containers of tensors, and so are .bin files that are
-//     zip archives (torch.save's, as Hugging Face's pytorch_model.bin and
-//     Accelerate's optimizer.bin are); other files are ignored,
+//     torch.save's zip archives (Hugging Face's pytorch_model.bin,
+//     Accelerate's optimizer.bin); other files are ignored,
 //     manifest.json is the manifest. A torch.save archive that holds no
 //     tensor (a scheduler's state, training arguments) lists none.
 //     Random generators' states (rng_state*.pth, as Hugging Face's
