@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/graphdiff/graphdiff/judge"
@@ -19,7 +20,9 @@ type batchRead struct {
 }
 
 // readsFinding is what batchesRead found, taken once before the
-// detectors run (facts.reads).
+// detectors run (facts.reads): the kind looked at, the reads of the
+// diverged steps, and the steps after the break that read their own
+// batch.
 type readsFinding struct {
 	kind     loaders.Kind
 	reads    []batchRead
@@ -48,19 +51,17 @@ const maxReadSteps = 16
 // (‖B − A‖ ≥ |‖B‖ − ‖A‖|, so a relative difference within the limit
 // needs |‖B‖ − ‖A‖| ≤ limit·‖A‖), which keeps the search near one pass
 // over the steps.
-func (f *facts) batchesRead() (kind loaders.Kind, reads []batchRead, agreeing []int) {
+func (f *facts) batchesRead() (found readsFinding) {
 	if !f.inference() || f.div == loaders.NoStep {
-		return "", nil, nil
+		return found
 	}
-	for _, k := range f.batchKinds() {
-		if f.s.kinds[k] {
-			kind = k
-			break
-		}
+	kinds := f.batchKinds()
+	i := slices.IndexFunc(kinds, func(k loaders.Kind) bool { return f.s.kinds[k] })
+	if i < 0 {
+		return found
 	}
-	if kind == "" {
-		return "", nil, nil
-	}
+	kind := kinds[i]
+	found.kind = kind
 	limits, failed := map[int]float64{}, map[int]bool{}
 	for _, t := range f.r.Tensors {
 		if t.Kind != kind || t.Step == loaders.NoStep {
@@ -90,11 +91,11 @@ func (f *facts) batchesRead() (kind loaders.Kind, reads []batchRead, agreeing []
 		a := f.s.get(f.s.a, k, kind)
 		if !failed[k] {
 			if p, ok := f.s.prev(k); ok && k > f.div && relL2(f.s.get(f.s.a, p, kind), a) > limit {
-				agreeing = append(agreeing, k)
+				found.agreeing = append(found.agreeing, k)
 			}
 			continue
 		}
-		if len(reads) == maxReadSteps {
+		if len(found.reads) == maxReadSteps {
 			continue // (the steps that agree are still counted)
 		}
 		r := batchRead{step: k, read: loaders.NoStep, limit: limit}
@@ -117,9 +118,9 @@ func (f *facts) batchesRead() (kind loaders.Kind, reads []batchRead, agreeing []
 				r.read, r.dist = j, d
 			}
 		}
-		reads = append(reads, r)
+		found.reads = append(found.reads, r)
 	}
-	return kind, reads, agreeing
+	return found
 }
 
 // everyRead reports whether each diverged step read another batch, and
@@ -139,35 +140,28 @@ func (f *facts) everyRead(reads []batchRead) (every, lagOnly bool) {
 
 // readsEvidence says which batch the graph read at each diverged step
 // (at most four), and at which steps after the break it read its own.
-func readsEvidence(kind loaders.Kind, reads []batchRead, agreeing []int) []string {
-	var at []string
-	for i, r := range reads {
-		if i == 4 {
-			at = append(at, fmt.Sprintf("and %d more", len(reads)-i))
-			break
+func readsEvidence(found readsFinding) []string {
+	at := make([]string, len(found.reads))
+	for i, r := range found.reads {
+		at[i] = fmt.Sprintf("at step %d eager's of step %d (relative L2 %s, within %s)", r.step, r.read, g(r.dist), g(r.limit))
+	}
+	lines := []string{fmt.Sprintf("the graphed %s are, %s: outputs that equal another step's to within rounding come from that step's computation, so the graph computed on those steps' inputs", batchWord(found.kind), listMore(at, 4))}
+	if len(found.agreeing) > 0 {
+		steps := make([]string, len(found.agreeing))
+		for i, k := range found.agreeing {
+			steps[i] = fmt.Sprint(k)
 		}
-		at = append(at, fmt.Sprintf("at step %d eager's of step %d (relative L2 %s, within %s)", r.step, r.read, g(r.dist), g(r.limit)))
-	}
-	word := kindWord(kind)
-	if kind == loaders.KindTensor {
-		word = "outputs"
-	}
-	lines := []string{fmt.Sprintf("the graphed %s are, %s: outputs that equal another step's to within rounding come from that step's computation, so the graph computed on those steps' inputs", word, strings.Join(at, ", "))}
-	if len(agreeing) > 0 {
-		lines = append(lines, fmt.Sprintf("at steps %s, after the break, they equal eager's of the same step, which moved from the step before: the graph read its own batch there", joinInts(agreeing, 4)))
+		lines = append(lines, fmt.Sprintf("at steps %s, after the break, they equal eager's of the same step, which moved from the step before: the graph read its own batch there", listMore(steps, 4)))
 	}
 	return lines
 }
 
-// joinInts lists at most n of xs, with how many more.
-func joinInts(xs []int, n int) string {
-	var s []string
-	for i, x := range xs {
-		if i == n {
-			s = append(s, fmt.Sprintf("and %d more", len(xs)-i))
-			break
-		}
-		s = append(s, fmt.Sprint(x))
+// listMore lists the first n items and how many more there are, as "a, b,
+// and 3 more" (list, the other detectors' form, has no comma before the
+// "and"; each keeps the wording its reports have had).
+func listMore(items []string, n int) string {
+	if len(items) > n {
+		items = append(items[:n:n], fmt.Sprintf("and %d more", len(items)-n))
 	}
-	return strings.Join(s, ", ")
+	return strings.Join(items, ", ")
 }

@@ -394,4 +394,4 @@ func (f *facts) departsBesideState(state []judge.StateFit) bool {
 // have been parted before the dumps began, and gradients accumulated over
 // the steps before are close to a scale of one step's, as a value frozen
 // inside the network makes them.
-func (f *facts) midRunStart(k int) bool { return k == f.firstStep && f.firstStep > 1 }
+func (f *facts) midRunStart(k int) bool { return k == f.firstStep && !f.fromStart() }

@@ -140,7 +140,7 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 	if f.channels == nil {
 		f.channels = f.outputChannels()
 	}
-	f.reads.kind, f.reads.reads, f.reads.agreeing = f.batchesRead()
+	f.reads = f.batchesRead()
 	// Order matters: later detectors discount what earlier ones explain.
 	rep.Causes = f.run(detectors()...)
 	rep.Causes = posterior(f.locate(f.alternatives(rep.Causes)))
@@ -163,39 +163,55 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 // branch taken at that step alone. Random values frozen at capture
 // (frozen_rng) are what a tensor made for every batch and rebound instead
 // of copied gives (reassigned_tensor, 0.15 below): both hold the capture
-// batch's values, and only that tensor dumped would tell them apart.
+// batch's values, and only that tensor dumped would tell them apart. A
+// backward that accumulates (callables_accumulation) at the first step
+// of dumps that begin mid-run is as likely gradients summed over the
+// replays before them (grad_accumulation, at the same confidence).
 func (f *facts) alternatives(cs []Cause) []Cause {
 	alt := func(id string, conf float64, evidence ...string) Cause {
 		return Cause{ID: id, Confidence: conf, Evidence: evidence, Fix: fixOf(id)}
+	}
+	// below is what the dumps cannot rule out beside a cause of
+	// confidence c, but find less likely: 0.15 lower, at least 0.1
+	below := func(c float64) float64 { return math.Round(100*max(0.1, c-0.15)) / 100 }
+	// beside inserts, right after the cause named id where it was found
+	// and the cause other was not, the alternative made from the found
+	// cause's confidence
+	beside := func(id, other string, mk func(conf float64) Cause) {
+		if j := slices.IndexFunc(cs, func(c Cause) bool { return c.ID == id }); j >= 0 && f.found[other] == 0 {
+			cs = slices.Insert(cs, j+1, mk(cs[j].Confidence))
+		}
 	}
 	if f.oneStep && f.found[CapturedBranch] == 0 {
 		// a branch eager took the other way at that step alone
 		cs = append(cs, alt(CapturedBranch, 0.3, fmt.Sprintf("a Python if that eager took the other way at step %d alone breaks the runs there the same way; not dumped, and would tell them apart: inputs or outputs (their shapes), or the value the branch tests", f.div)))
 	}
-	if j := slices.IndexFunc(cs, func(c Cause) bool { return c.ID == CallablesAccumulation }); j >= 0 && f.found[GradAccumulation] == 0 && f.midRunStart(f.div) {
+	if f.midRunStart(f.div) {
 		// gradients summed over the replays before dumps that begin
 		// mid-run (no zero_grad before capture) leave the loss equal and
 		// the gradients apart at their first step, as a graphed
 		// backward that accumulates does
-		cs = slices.Insert(cs, j+1, alt(GradAccumulation, cs[j].Confidence,
-			fmt.Sprintf("gradients accumulated over the replays before step %d, the first dumped (no zero_grad(set_to_none=True) before capture), leave the loss equal and the gradients apart there as well; not dumped, and would tell them apart: the steps before %d, or consecutive steps after it (accumulated, each gradient is the one before plus eager's)", f.div, f.div)))
+		beside(CallablesAccumulation, GradAccumulation, func(conf float64) Cause {
+			return alt(GradAccumulation, conf, fmt.Sprintf("gradients accumulated over the replays before step %d, the first dumped (no zero_grad(set_to_none=True) before capture), leave the loss equal and the gradients apart there as well; not dumped, and would tell them apart: the steps before %d, or consecutive steps after it (accumulated, each gradient is the one before plus eager's)", f.div, f.div))
+		})
 	}
-	if j := slices.IndexFunc(cs, func(c Cause) bool { return c.ID == FrozenRNG }); j >= 0 && f.found[ReassignedTensor] == 0 {
-		// a tensor that changes with every batch, rebound instead of
-		// copied, is held from capture as frozen draws are
-		cs = slices.Insert(cs, j+1, alt(ReassignedTensor, math.Round(100*max(0.1, cs[j].Confidence-0.15))/100,
-			fmt.Sprintf("a tensor made anew for every batch (a padding mask, position ids) and rebound instead of copied into the one the graph reads holds the capture batch's values at every replay from step %d on, as frozen random values do; not dumped, and would tell them apart: that tensor as the graph read it at two steps, or its data_ptr() at capture and at the break", f.div)))
-	}
+	// a tensor that changes with every batch, rebound instead of copied,
+	// is held from capture as frozen draws are
+	beside(FrozenRNG, ReassignedTensor, func(conf float64) Cause {
+		return alt(ReassignedTensor, below(conf), fmt.Sprintf("a tensor made anew for every batch (a padding mask, position ids) and rebound instead of copied into the one the graph reads holds the capture batch's values at every replay from step %d on, as frozen random values do; not dumped, and would tell them apart: that tensor as the graph read it at two steps, or its data_ptr() at capture and at the break", f.div))
+	})
 	i := slices.IndexFunc(cs, func(c Cause) bool { return c.ID == CapturedBranch })
 	if i < 0 {
 		return cs
 	}
-	below := math.Round(100*max(0.1, cs[i].Confidence-0.15)) / 100 // what the dumps cannot rule out, below the branch
+	under := below(cs[i].Confidence) // what the dumps cannot rule out, below the branch
 	termOnly := f.lossTermOnly()
-	if f.found[CapturedScalar] == 0 && termOnly {
+	if termOnly {
 		// a loss term switched by a branch, or weighted by a number
 		// frozen at capture: the same losses and gradients
-		cs = slices.Insert(cs, i+1, alt(CapturedScalar, cs[i].Confidence, fmt.Sprintf("a loss weight frozen at capture changes the same term of the loss at step %d, its gradient as small; not dumped, and would tell them apart: the loss's terms apart, or the weight the graphed step read", f.div)))
+		beside(CapturedBranch, CapturedScalar, func(conf float64) Cause {
+			return alt(CapturedScalar, conf, fmt.Sprintf("a loss weight frozen at capture changes the same term of the loss at step %d, its gradient as small; not dumped, and would tell them apart: the loss's terms apart, or the weight the graphed step read", f.div))
+		})
 	}
 	if f.fluctuates != "" && f.found[FrozenRNG] == 0 {
 		// random values drawn at capture act from the first replay; with
@@ -207,12 +223,12 @@ func (f *facts) alternatives(cs []Cause) []Cause {
 		// a weight on one term of the loss frozen at capture changes the
 		// graph's loss and gradients by that term, as a branch that adds
 		// or drops it does
-		cs = append(cs, alt(CapturedScalar, below, fmt.Sprintf("a Python number frozen at capture that weights one term of the loss (a KL or auxiliary weight annealed from Python) changes the graph's loss and gradients by that term from step %d on, as a branch does; not dumped, and would tell them apart: the loss's terms apart, or the weight the graphed step read", f.div)))
+		cs = append(cs, alt(CapturedScalar, under, fmt.Sprintf("a Python number frozen at capture that weights one term of the loss (a KL or auxiliary weight annealed from Python) changes the graph's loss and gradients by that term from step %d on, as a branch does; not dumped, and would tell them apart: the loss's terms apart, or the weight the graphed step read", f.div)))
 	}
 	if f.found[DynamicShape] > 0 || f.s.kinds[loaders.KindInput] || f.s.kinds[loaders.KindOutput] || f.inference() {
 		return cs
 	}
-	return append(cs, alt(DynamicShape, below, fmt.Sprintf("a batch of another size at step %d breaks the runs the same way as a branch; not dumped, and would show it as a shape difference: inputs or outputs", f.div)))
+	return append(cs, alt(DynamicShape, under, fmt.Sprintf("a batch of another size at step %d breaks the runs the same way as a branch; not dumped, and would show it as a shape difference: inputs or outputs", f.div)))
 }
 
 // firstNumbersDiverge returns the first step at which a compared pair's

@@ -42,16 +42,16 @@ the host buffer is reused.`,
 // the eager step nearest the graph's (relative L2, over every dumped
 // eager step) is the step before, and a graph unrelated to the eager
 // batches would pick it that often by chance with probability
-// Π 1/m_k ≤ nearestChance (m_k the eager steps it could pick at step k):
+// Π 1/m_k ≤ testSize (m_k the eager steps it could pick at step k):
 // the graph's own parameters may have drifted too far for it to be close
 // to eager's step before, but no nearer to any other step, while a
 // graph that computes on eager's batch (rounding) is nearest its own
 // step and a stale one nearest one step throughout. It looks at the
 // first maxReadSteps diverged steps, each against every dumped step. The
 // same-shaped kinds only: a single loss number is near other steps' by
-// chance. The
-// kinds a batch moves are the outputs (in an inference run, whatever it
-// dumped), the tapped modules' outputs, the losses and the gradients. In
+// chance. The kinds a batch moves are the outputs (in an inference run,
+// whatever it dumped), the tapped modules' outputs, the losses and the
+// gradients. In
 // an inference run, a step after the break whose outputs equal eager's
 // of the same step (batchesRead) refutes it: a copy after the replay
 // makes every step read the batch before.
@@ -66,12 +66,9 @@ func inputLag(f *facts) *Cause {
 		if f.aliased[kind] {
 			continue // one buffer's last contents lag behind nothing
 		}
-		word, notDumped := kindWord(kind), f.missing(loaders.KindOutput, loaders.KindInput)
+		word, notDumped := batchWord(kind), f.missing(loaders.KindOutput, loaders.KindInput)
 		if f.inference() {
-			notDumped = f.missing(loaders.KindInput)
-			if kind == loaders.KindTensor {
-				word = "outputs" // what the model put out, named without a kind word
-			}
+			notDumped = f.missing(loaders.KindInput) // what it dumped are the outputs
 		}
 		strong, closer, tried := 0, 0, 0
 		firstStrong := false                 // strong at the first step it could be tested at
@@ -113,7 +110,7 @@ func inputLag(f *facts) *Cause {
 			ev.add("%s: at %d of %d diverged steps the graph is closer to the eager run's previous step than to the same step", word, closer, tried)
 			ev.add("%s", notDumped)
 			best = fs.set(&Cause{ID: InputLag, Confidence: 0.65, Evidence: ev}, "graph[k] = eager[k−1]", "the "+word+"' difference from eager")
-		case best == nil && looked >= 3 && nearest == looked && chance <= nearestChance:
+		case best == nil && looked >= 3 && nearest == looked && chance <= testSize:
 			ev.add("%s: at each of %d diverged steps the eager step nearest the graph's is the step before (by chance, for a graph unrelated to the eager batches: %s)", word, looked, g(chance))
 			ev.add("%s", notDumped)
 			best = fs.set(&Cause{ID: InputLag, Confidence: 0.65, Evidence: ev}, "graph[k] = eager[k−1]", "the "+word+"' difference from eager")
@@ -122,10 +119,10 @@ func inputLag(f *facts) *Cause {
 	return best
 }
 
-// nearestChance bounds the chance that a graph unrelated to the eager
-// batches shows input_lag's nearest-step pattern (see inputLag): a 1%
-// false-alarm level, the usual bound on a test's size.
-const nearestChance = 0.01
+// testSize bounds the chance at which a pattern that chance alone could
+// make names a cause (input_lag's nearest step, stale_input's loss below
+// eager's): a 1% false-alarm level, the usual bound on a test's size.
+const testSize = 0.01
 
 // nearestEager returns the dumped eager step whose sample of a kind is
 // nearest b (relative L2 to that step's sample), and among how many

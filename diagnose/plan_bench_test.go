@@ -64,7 +64,7 @@ func BenchmarkLongInference(b *testing.B) {
 	}
 	f := &facts{r: r, s: s, div: steps / 2, found: map[string]float64{}}
 	for b.Loop() {
-		f.reads.kind, f.reads.reads, f.reads.agreeing = f.batchesRead()
+		f.reads = f.batchesRead()
 		if len(f.reads.reads) != maxReadSteps || inputLag(f) != nil {
 			b.Fatalf("%d reads, want %d; no lag", len(f.reads.reads), maxReadSteps)
 		}

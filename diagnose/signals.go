@@ -133,6 +133,20 @@ func (f *facts) batchKinds() []loaders.Kind {
 	return append(f.outputKinds(), loaders.KindActivation)
 }
 
+// batchWord names a kind a batch moves in evidence: as kindWord, but
+// "outputs" for the tensors of no kind word an inference run dumped
+// (which batchKinds holds only there).
+func batchWord(k loaders.Kind) string {
+	if k == loaders.KindTensor {
+		return "outputs"
+	}
+	return kindWord(k)
+}
+
+// fromStart reports whether the dumps begin at the first training step
+// (step 0 or 1), before any replay could act.
+func (f *facts) fromStart() bool { return f.firstStep <= 1 }
+
 // inference reports whether the runs sampled no gradients, parameters or
 // losses: what they dumped is what a model put out.
 func (f *facts) inference() bool {

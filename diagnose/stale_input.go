@@ -100,11 +100,7 @@ func staleInput(f *facts) *Cause {
 		ev.add("gradients change from step to step %s as much in the graphed run as in the eager run (median over %d steps after step %d): only the parameters move them, not the batch", g(gradRep)+"×", gradN, f.div)
 	}
 	if outs {
-		what := "outputs" // the model's, or a decoding's tensors
-		if outKind == loaders.KindActivation {
-			what = kindWord(outKind)
-		}
-		ev.add("%s change from step to step %s as much in the graphed run as in the eager run (median over %d steps)", what, g(outRep)+"×", outN)
+		ev.add("%s change from step to step %s as much in the graphed run as in the eager run (median over %d steps)", batchWord(outKind), g(outRep)+"×", outN)
 	}
 	if repeats != "" {
 		ev.add("%s", repeats)
@@ -126,7 +122,7 @@ func staleInput(f *facts) *Cause {
 		conf = 0.75
 	case zeros:
 		conf = 0.6
-	case lossFits && (lossBelowChance(below, belowN) <= nearestChance || staleFits(f)):
+	case lossFits && (lossBelowChance(below, belowN) <= testSize || staleFits(f)):
 		conf = 0.5
 		if f.s.kinds[loaders.KindGrad] {
 			ev.add("not dumped, and would decide it: the inputs as the graph read them (the static input tensor after the replay)")
@@ -301,15 +297,15 @@ func (f *facts) zeroRepeats(ev *evidence) bool {
 // Prediction: graph[k] = eager[j], j the batch read; its fit is taken
 // over the diverged steps.
 func otherBatches(f *facts) *Cause {
-	kind, reads, agreeing := f.reads.kind, f.reads.reads, f.reads.agreeing
+	kind, reads := f.reads.kind, f.reads.reads
 	if len(reads) < 2 {
 		return nil
 	}
-	if every, lagOnly := f.everyRead(reads); !every || lagOnly && len(agreeing) == 0 {
+	if every, lagOnly := f.everyRead(reads); !every || lagOnly && len(f.reads.agreeing) == 0 {
 		return nil
 	}
-	ev := evidence(readsEvidence(kind, reads, agreeing))
-	one := len(agreeing) == 0
+	ev := evidence(readsEvidence(f.reads))
+	one := len(f.reads.agreeing) == 0
 	var fs fitSet
 	for _, r := range reads {
 		one = one && r.read == reads[0].read
@@ -366,7 +362,7 @@ func staleFits(f *facts) bool {
 // batch than eager's lies below eager's at the fraction below of n steps
 // or more, each step's sign a fair coin: Pr[Binomial(n, ½) ≥ k] =
 // I_½(k, n − k + 1), k = below·n. The loss alone names a stale batch only
-// where that chance is at most nearestChance (seven steps of seven, say;
+// where that chance is at most testSize (seven steps of seven, say;
 // three of three happen one time in eight), or where the stale
 // prediction, tested on the gradients, fits (staleFits).
 func lossBelowChance(below float64, n int) float64 {

@@ -90,7 +90,7 @@ func (f *facts) unexplained() *Unexplained {
 	case f.div == f.firstStep:
 		u.Where = FirstDumped
 		add(UninitializedMemory, "compute-sanitizer --tool initcheck, or torch.use_deterministic_algorithms(True) (torch.empty filled with NaN)", false)
-		if f.firstStep > 1 {
+		if !f.fromStart() {
 			// dumps that begin mid-run: a lag or a stale batch that acted
 			// from the first replay, before them, parts them there too
 			add(InputLag, "the inputs as the graph read them at two replays", inputs)

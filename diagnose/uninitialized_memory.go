@@ -75,7 +75,7 @@ func uninitializedMemory(f *facts) *Cause {
 		// alone names neither (the unexplained answer lists them)
 		// and only training dumps: an inference run's first dumped batch
 		// is already a replay, where whatever was fixed at capture acts
-		if f.firstStep <= 1 && !f.inference() {
+		if f.fromStart() && !f.inference() {
 			conf = max(conf, 0.7)
 			line := fmt.Sprintf("the runs differ already at step %d, the first step, before any replay-order bug could act", f.div)
 			if a, b := f.s.get(f.s.a, f.div, loaders.KindGrad), f.s.get(f.s.b, f.div, loaders.KindGrad); a != nil {
