@@ -17,12 +17,15 @@ type Meta struct {
 	Shape []int
 	// FortranOrder is true when the bytes are in column-major order.
 	FortranOrder bool
+	// Moment is Tensor.Moment: how an optimizer's state tensor carries
+	// the gradient, the zero Moment for any other tensor.
+	Moment Moment
 }
 
 // Meta returns the entry's description as a value.
 func (e *Entry) Meta() *Meta {
 	return &Meta{File: e.File, Member: e.Member, DType: e.DType, Original: e.Original,
-		Shape: slices.Clone(e.Shape), FortranOrder: e.FortranOrder}
+		Shape: slices.Clone(e.Shape), FortranOrder: e.FortranOrder, Moment: e.Moment}
 }
 
 // Effective returns the dtype the tensor had in the training program:

@@ -223,6 +223,7 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	moments := ptMoments(obj)
 	for _, name := range names {
 		if err := checkName(name); err != nil {
 			errs = append(errs, &Error{Path: path, Member: name, Err: err})
@@ -233,6 +234,7 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 			errs = append(errs, err)
 			continue
 		}
+		t.Moment = moments[name]
 		tensors = append(tensors, t)
 	}
 	return tensors, errs, nil

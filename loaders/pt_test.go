@@ -209,3 +209,39 @@ func TestZipBinOfAnotherKind(t *testing.T) {
 		t.Errorf("%d tensors, want the optimizer's 12", len(run.Entries))
 	}
 }
+
+// TestOptimizerMoments reads the optimizers' state dicts that torch.save
+// wrote (testdata/gen/optim_fixtures.py): each state tensor that carries
+// the gradient gets the rule its param group states (Adam's two groups
+// their own betas, SGD's momentum and dampening), and no other tensor
+// gets one: not RMSprop's momentum_buffer (a step, not a gradient), not
+// exp_avg_sq, step counters or the model's parameters.
+func TestOptimizerMoments(t *testing.T) {
+	t.Parallel()
+	var exp struct {
+		Moments map[string][2]float64 `json:"moments"`
+	}
+	readJSON(t, fixture("pt_optim", "expected.json"), &exp)
+	ts, errs, err := OpenFile(fixture("pt_optim", "optimizers.pt"), Options{})
+	if err != nil || len(errs) > 0 {
+		t.Fatal(err, errs)
+	}
+	known := 0
+	for _, tn := range ts {
+		want, ok := exp.Moments[tn.Name]
+		switch {
+		case ok && tn.Moment != (Moment{Decay: want[0], Gain: want[1]}):
+			t.Errorf("%s: moment %v, want decay %v gain %v", tn.Name, tn.Moment, want[0], want[1])
+		case !ok && tn.Moment.Known():
+			t.Errorf("%s: moment %v, want none", tn.Name, tn.Moment)
+		case ok:
+			known++
+		}
+	}
+	if known != len(exp.Moments) || known == 0 {
+		t.Errorf("%d tensors with their rule, want %d", known, len(exp.Moments))
+	}
+	if s := (Moment{Decay: 0.9, Gain: 1 - 0.9}).String(); s != "m_k = 0.9·m_{k−1} + 0.1·g_k" {
+		t.Errorf("String() = %q", s)
+	}
+}
