@@ -136,6 +136,7 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 		rep.Causes = f.run(precisionNoise)
 		return rep
 	}
+	f.s.deriveGrads()
 	f.channels = f.moduleChannels()
 	if f.channels == nil {
 		f.channels = f.outputChannels()
@@ -144,6 +145,7 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 	// Order matters: later detectors discount what earlier ones explain.
 	rep.Causes = f.run(detectors()...)
 	rep.Causes = posterior(f.locate(f.alternatives(rep.Causes)))
+	f.s.noteDerived(rep.Causes)
 	rep.Warnings = f.run(needsBaseline)
 	if len(rep.Causes) == 0 {
 		rep.Unexplained = f.unexplained()

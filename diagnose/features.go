@@ -58,6 +58,14 @@ type sampleSet struct {
 	steps []int                 // steps with samples, ascending
 	kinds map[loaders.Kind]bool // kinds sampled
 	names map[loaders.Kind][]string
+	// derived is the rule the gradients' samples were derived by from the
+	// optimizer's state (deriveGrads), "" where they were dumped or are
+	// not known
+	derived string
+	// moments are the optimizer-state tensors' places in the samples
+	// that hold them (the moments and their step counters), for
+	// deriveGrads
+	moments map[key][]segment
 }
 
 // takeSamples builds the samples of the comparison's paired tensors, as
@@ -74,6 +82,7 @@ func takeSamples(p *Plan, heads Heads) *sampleSet {
 	// keys apart, on all processors: 100,000 pairs make 12.8 million
 	// values
 	va, vb := make([]vec, len(keys)), make([]vec, len(keys))
+	moments := make([][]segment, len(keys))
 	parallel.For(len(keys), runtime.GOMAXPROCS(0), func(i int) {
 		ms := p.groups[i]
 		total := 0
@@ -92,6 +101,9 @@ func takeSamples(p *Plan, heads Heads) *sampleSet {
 				from := len(a)
 				a, b = h.appendTo(a, b, min(m.want, n))
 				unmask(a[from:], b[from:], p.cs[m.i].MaskFloor)
+				if c := p.cs[m.i]; c.Moment.Known() || strings.HasSuffix(c.Name, "/step") {
+					moments[i] = append(moments[i], segment{c.Name, from, len(a), c.Moment})
+				}
 			}
 		}
 		va[i], vb[i] = a, b
@@ -109,6 +121,12 @@ func takeSamples(p *Plan, heads Heads) *sampleSet {
 		s.steps = append(s.steps, k)
 	}
 	sort.Ints(s.steps)
+	s.moments = map[key][]segment{}
+	for i, k := range keys {
+		if len(moments[i]) > 0 && va[i] != nil {
+			s.moments[k] = moments[i]
+		}
+	}
 	return s
 }
 
@@ -221,6 +239,10 @@ type Candidate struct {
 	// it could be read (or is not read yet), and both sides have the same
 	// layout (shape, storage order, real or complex).
 	Sampled bool
+	// Moment is how the pair carries the gradient when both runs saved it
+	// as an optimizer's state under the same rule (loaders.Moment), the
+	// zero Moment otherwise.
+	Moment loaders.Moment
 	// MaskFloor is compare.MaskFloor of the pair's dtype when both sides
 	// are real floating point of one dtype, else 0: a sampled value equal
 	// in both runs at that magnitude or more is a mask (a padded
@@ -246,6 +268,9 @@ func NewCandidate(step int, kind loaders.Kind, name string, a, b *loaders.Meta) 
 		c.Values = a.Len() * int64(a.DType.Components())
 		if a.DType == b.DType && a.DType.IsFloat() && a.DType.Components() == 1 {
 			c.MaskFloor = compare.MaskFloor(a.DType)
+		}
+		if a.Moment == b.Moment && a.DType.IsFloat() && a.DType.Components() == 1 {
+			c.Moment = a.Moment
 		}
 	}
 	return c

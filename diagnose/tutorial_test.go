@@ -47,3 +47,29 @@ func TestLossBelowAloneNeedsChance(t *testing.T) {
 	notNamed(t, "userloops/gnn/gnn_tutorial_numpy_dropout", diagnose.StaleInput)
 	namedFirst(t, "userloops/tcn/tcn_stale_input", diagnose.StaleInput)
 }
+
+// TestGradientsFromOptimizerState diagnoses checkpoints of PyTorch's
+// general-checkpoint recipe, which hold no gradients: each run's
+// gradients are derived from its optimizer's saved moments at
+// consecutive steps (Adam's exp_avg, SGD's momentum_buffer, by the rule
+// their param groups state), and the causes are named from them, saying
+// so. A copy after the replay is a lag of the derived gradients (Adam),
+// a rebound input gradients that barely change (SGD), a numpy mask frozen
+// at capture gradients apart at their own step. TestDeriveGrads holds
+// the derivation itself.
+func TestGradientsFromOptimizerState(t *testing.T) {
+	t.Parallel()
+	derived := func(c diagnose.Cause) bool {
+		return strings.Contains(strings.Join(c.Evidence, "\n"), "derived from the optimizer's saved state")
+	}
+	for run, want := range map[string]string{
+		"userloops/gnn/gnn_tutorial_input_lag":     diagnose.InputLag,
+		"userloops/tcn/tcn_tutorial_stale_input":   diagnose.StaleInput,
+		"userloops/gnn/gnn_tutorial_numpy_dropout": diagnose.FrozenRNG,
+	} {
+		_, rep := diagnoseRun(t, run)
+		if len(rep.Causes) == 0 || rep.Causes[0].ID != want || !derived(rep.Causes[0]) {
+			t.Errorf("%s: causes %+v, want %s first, from derived gradients", run, rep.Causes, want)
+		}
+	}
+}
