@@ -1365,6 +1365,34 @@ def scenarios() -> list[Sc]:
           bug="prior_rebound", causes=("reassigned_tensor",), prior_at=3, style="out_pt", n=6, onset=3),
         S("infer_numpy_dropout", "infer", "Monte Carlo input dropout drawn with numpy into a pinned buffer inside "
           "the captured forward", bug="cpu_noise", causes=("frozen_rng",), noise="cpu", style="out_st", n=6),
+        # ---------------- the checkpoint recipe in other families (added after gradients were derived from
+        # the optimizer's saved moments; scored before any change)
+        S("resnet_bn_tutorial_ok", "resnet_bn", "resume, SGD momentum with weight decay, the general-checkpoint "
+          "recipe per step", style="tutorial"),
+        S("resnet_bn_tutorial_input_lag", "resnet_bn", "the batch copied into the static inputs after the replay, "
+          "the checkpoint recipe", bug="input_lag", causes=("input_lag",), style="tutorial"),
+        S("resnet_bn_tutorial_stale_input", "resnet_bn", "static_x = x instead of copy_, the checkpoint recipe",
+          bug="stale_input", causes=("stale_input",), style="tutorial"),
+        S("resnet_bn_tutorial_grad_accumulation", "resnet_bn", "no zero_grad(set_to_none=True) before capture, "
+          "the checkpoint recipe", bug="grad_accumulation", causes=("grad_accumulation",), style="tutorial"),
+        S("vit_tutorial_ok", "vit", "resume, AdamW, the general-checkpoint recipe per step", style="tutorial"),
+        S("vit_tutorial_input_lag", "vit", "the batch copied into the static inputs after the replay, the "
+          "checkpoint recipe", bug="input_lag", causes=("input_lag",), style="tutorial"),
+        S("vit_tutorial_grad_accumulation", "vit", "no zero_grad(set_to_none=True) before capture, the checkpoint "
+          "recipe", bug="grad_accumulation", causes=("grad_accumulation",), style="tutorial"),
+        S("moe_tutorial_ok", "moe", "resume, Adam, the general-checkpoint recipe per step", style="tutorial"),
+        S("moe_tutorial_stale_input", "moe", "static_x = x instead of copy_, the checkpoint recipe",
+          bug="stale_input", causes=("stale_input",), style="tutorial"),
+        S("clr_tutorial_input_lag", "clr", "the batch copied into the static input after the replay, the "
+          "checkpoint recipe", bug="input_lag", causes=("input_lag",), style="tutorial"),
+        S("tab_tutorial_stale_input", "tab", "static_x = x instead of copy_, the checkpoint recipe",
+          bug="stale_input", causes=("stale_input",), style="tutorial"),
+        S("tcn_tutorial_numpy_dropout", "tcn", "a dropout mask drawn with numpy into a pinned buffer inside the "
+          "captured step, the checkpoint recipe", bug="cpu_noise", causes=("frozen_rng",), noise="cpu",
+          style="tutorial"),
+        S("unet_gn_tutorial_numpy_noise", "unet_gn", "noise drawn with numpy into a pinned buffer inside the "
+          "captured step, the checkpoint recipe", bug="cpu_noise", causes=("frozen_rng",), noise="cpu",
+          style="tutorial"),
     ]
 
 
