@@ -108,3 +108,46 @@ func TestAutocastFromTheDumps(t *testing.T) {
 		}
 	}
 }
+
+// TestMomentsStandInForGradients: a correct run saved by the
+// general-checkpoint recipe (model and Adam's state, no gradients) whose
+// attention key bias has a rounding-level gradient, on which Adam takes
+// steps of random sign in each run. Its parameters are judged as where
+// gradients are dumped, with the optimizer's moments in their place: at
+// the first dumped step the key bias passes because every moment
+// agrees, later its update difference sits in elements whose moment is
+// below the healthy floor, and the run passes (it failed when every
+// element's update was pooled). A rebound input in the same layout still
+// fails at its first dumped step.
+func TestMomentsStandInForGradients(t *testing.T) {
+	t.Parallel()
+	dir := fixture("userloops", "moe", "moe_tutorial_ok")
+	r, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict != judge.Pass {
+		t.Errorf("verdict %s, want pass", r.Verdict)
+	}
+	for _, s := range r.Steps {
+		if s.Grads != 0 || s.Moments == 0 || !(s.HealthyFloor > 0) {
+			t.Errorf("step %d: %d gradients, %d moments, healthy floor %g", s.Step, s.Grads, s.Moments, s.HealthyFloor)
+		}
+	}
+	rules := map[int]judge.Rule{}
+	for _, p := range r.Tensors {
+		if p.Name == "checkpoint/model_state_dict/attn.qkv.bias" {
+			rules[p.Step] = p.Rule
+			if p.Status != judge.StatusMatch {
+				t.Errorf("key bias at step %d: %s (%v)", p.Step, p.Status, p.Reasons)
+			}
+		}
+	}
+	if rules[1003] != judge.RuleStepMoments || rules[1006] != judge.RuleUpdateRatio {
+		t.Errorf("key bias judged by %v, want the step's moments at 1003 and the update ratio after", rules)
+	}
+	dir = fixture("userloops", "moe", "moe_tutorial_stale_input")
+	if r, err = Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{}); err != nil || r.Verdict != judge.Fail || r.FirstDivergence == nil || r.FirstDivergence.Step != 1003 {
+		t.Errorf("rebound input: %v %v %v", r.Verdict, r.FirstDivergence, err)
+	}
+}

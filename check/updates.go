@@ -11,16 +11,21 @@ import (
 
 // updateIndex finds what measuring a parameter's update needs: both runs'
 // entries at the parameter's previous dumped step, and the reference run's
-// gradient of it at the step.
+// gradient of it at the step, or, where the run dumped no gradient at
+// that step at all, the moment of the reference run's optimizer that carries it
+// (loaders.Entry.MomentParam: Adam's exp_avg, SGD's momentum_buffer,
+// saved in the same file as the parameter), whose elements are the gradient's
+// size over the last steps.
 type updateIndex struct {
-	a, b  map[pairKey]*loaders.Entry
-	steps map[string][]int           // the reference run's steps of each parameter, ascending
-	grads map[pairKey]*loaders.Entry // the reference run's gradients by step and subject
+	a, b    map[pairKey]*loaders.Entry
+	steps   map[string][]int           // the reference run's steps of each parameter, ascending
+	grads   map[pairKey]*loaders.Entry // the reference run's gradients by step and subject
+	moments map[pairKey]*loaders.Entry // the reference run's moments by step and parameter entry name
 }
 
 func newUpdateIndex(a, b *loaders.Run) *updateIndex {
 	x := &updateIndex{a: map[pairKey]*loaders.Entry{}, b: map[pairKey]*loaders.Entry{},
-		steps: map[string][]int{}, grads: map[pairKey]*loaders.Entry{}}
+		steps: map[string][]int{}, grads: map[pairKey]*loaders.Entry{}, moments: map[pairKey]*loaders.Entry{}}
 	for _, e := range a.Entries {
 		if e.Step != loaders.NoStep && stateful(e.Kind) {
 			x.a[pairKey{e.Step, e.Name}] = e
@@ -30,9 +35,19 @@ func newUpdateIndex(a, b *loaders.Run) *updateIndex {
 	if len(x.a) == 0 { // no parameter, no update to measure
 		return x
 	}
+	gradSteps := map[int]bool{}
 	for _, e := range a.Entries {
 		if e.Step != loaders.NoStep && e.Kind == loaders.KindGrad {
 			x.grads[pairKey{e.Step, loaders.Subject(e.Name)}] = e
+			gradSteps[e.Step] = true
+		}
+	}
+	for _, e := range a.Entries {
+		if e.Step == loaders.NoStep || gradSteps[e.Step] {
+			continue
+		}
+		if p := e.MomentParam(); p != "" {
+			x.moments[pairKey{e.Step, p}] = e
 		}
 	}
 	for _, s := range x.steps {
@@ -66,8 +81,11 @@ func (x *updateIndex) job(step int, name string, pe pairEntries, eps float64) (c
 		return compare.UpdateJob{}, false
 	}
 	j := compare.UpdateJob{PrevA: pa.Tensor, CurA: pe.a.Tensor, PrevB: pb.Tensor, CurB: pe.b.Tensor, Epsilon: max(eps, tolerances.Epsilon(pe.a.Meta().Effective()))}
-	if g := x.grads[pairKey{step, loaders.Subject(name)}]; g != nil && slices.Equal(g.Shape, pe.a.Shape) &&
-		g.FortranOrder == pe.a.FortranOrder && g.DType.IsFloat() {
+	g := x.grads[pairKey{step, loaders.Subject(name)}]
+	if g == nil {
+		g = x.moments[pairKey{step, name}]
+	}
+	if g != nil && slices.Equal(g.Shape, pe.a.Shape) && g.FortranOrder == pe.a.FortranOrder && g.DType.IsFloat() {
 		j.Grad = g.Tensor
 	}
 	return j, true

@@ -42,15 +42,21 @@ func noiseDrift(f *facts) *Cause {
 		return nil
 	}
 	type at struct {
-		step int
-		d    judge.Drift
+		step    int
+		d       judge.Drift
+		moments bool // the step dumped no gradients; the optimizer's moments stood in
 	}
 	var all []at
 	tensors := map[string]bool{}
+	byMoments := 0
 	for _, s := range f.r.Steps {
 		for _, d := range s.Drift {
-			all = append(all, at{s.Step, d})
+			mom := s.Grads == 0 && s.Moments > 0
+			all = append(all, at{s.Step, d, mom})
 			tensors[d.Name] = true
+			if mom {
+				byMoments++
+			}
 		}
 	}
 	if len(all) == 0 {
@@ -58,7 +64,11 @@ func noiseDrift(f *facts) *Cause {
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].d.RelL2 > all[j].d.RelL2 })
 	var ev evidence
-	ev.add("%d parameter tensors differ beyond their dtype's default limit at %d (step, tensor) pairs, and pass: the gradients agree and the updates of elements with healthy gradients match", len(tensors), len(all))
+	what, healthy := "gradients", "gradients"
+	if byMoments == len(all) {
+		what, healthy = "optimizer moments (the gradients were not dumped; the moments average them over the last steps)", "moments"
+	}
+	ev.add("%d parameter tensors differ beyond their dtype's default limit at %d (step, tensor) pairs, and pass: the %s agree and the updates of elements with healthy %s match", len(tensors), len(all), what, healthy)
 	seen := map[string]bool{}
 	for _, a := range all {
 		if seen[a.d.Name] || len(seen) == 3 {
@@ -71,28 +81,42 @@ func noiseDrift(f *facts) *Cause {
 				d.Name, stepName(a.step), g(d.RelL2))
 			continue
 		}
+		if d.Unmeasured && a.moments {
+			ev.add("%s at %s: relative L2 %s, with no previous step dumped to measure its update from; every optimizer moment of the step agrees, so the gradients the optimizer saw do not see the difference",
+				d.Name, stepName(a.step), g(d.RelL2))
+			continue
+		}
 		if d.Unmeasured {
 			ev.add("%s at %s: relative L2 %s, with no previous step dumped to measure its update from; every gradient of the step agrees (its own RMS is %s of the step's gradient scale), so the computation does not see the difference",
 				d.Name, stepName(a.step), g(d.RelL2), g(d.GradRatio))
 			continue
 		}
+		if a.moments {
+			ev.add("%s at %s: relative L2 %s; %d of %d elements have rounding-level optimizer moments and carry %s of its update difference; its update RMS %s",
+				d.Name, stepName(a.step), g(d.RelL2), d.NoisyElems, d.Count, pct(d.NoisyShare), g(d.UpdateRMS))
+			if len(d.Elements) > 0 {
+				ev.add("%s: its largest update differences with rounding-level moments are at %s", d.Name, elemList(d.Elements, 5, "m"))
+			}
+			continue
+		}
 		ev.add("%s at %s: relative L2 %s; %d of %d elements have rounding-level gradients and carry %s of its update difference; its gradient RMS is %s of the step's gradient scale, its update RMS %s",
 			d.Name, stepName(a.step), g(d.RelL2), d.NoisyElems, d.Count, pct(d.NoisyShare), g(d.GradRatio), g(d.UpdateRMS))
 		if len(d.Elements) > 0 {
-			ev.add("%s: its largest update differences with rounding-level gradients are at %s", d.Name, elemList(d.Elements, 5))
+			ev.add("%s: its largest update differences with rounding-level gradients are at %s", d.Name, elemList(d.Elements, 5, "g"))
 		}
 	}
 	return &Cause{ID: NoiseDrift, Confidence: 0.9, Evidence: ev}
 }
 
 // elemList names up to n elements as "[13] (|g| < 2^-17, Δu 0.0039)",
-// "no gradient" for the NoGrad bin.
-func elemList(es []compare.UpdateElem, n int) string {
+// "no gradient" for the NoGrad bin; sym names what bins them (g, or m for
+// an optimizer's moment standing in for the gradient).
+func elemList(es []compare.UpdateElem, n int, sym string) string {
 	var parts []string
 	for _, e := range es[:min(n, len(es))] {
 		grad := "no gradient"
 		if e.Exp != compare.NoGrad {
-			grad = fmt.Sprintf("|g| < 2^%d", e.Exp)
+			grad = fmt.Sprintf("|%s| < 2^%d", sym, e.Exp)
 		}
 		parts = append(parts, fmt.Sprintf("%s (%s, Δu %s)", strings.ReplaceAll(fmt.Sprint(e.Index), " ", ","), grad, g(e.D)))
 	}

@@ -60,6 +60,12 @@ const (
 	// a state tensor that passes because every gradient of the step
 	// passes (unmeasuredDrift, stateDrift).
 	RuleStepGradients Rule = "step's gradients"
+	// RuleStepMoments: RuleStepGradients for a step that dumped no
+	// gradients, from the optimizer's moments that carry them
+	// (StepFacts.Moments): the Measure and Limit of the moment nearest to
+	// its limit, for a parameter without a measured update that passes
+	// because every moment of the step passes.
+	RuleStepMoments Rule = "step's optimizer moments"
 	// RuleUpdateRatio: min(|β|, |β_t|) against the step's UpdateLimit U,
 	// for a parameter t with a measured update: β is the step's pooled
 	// update ratio Σ(u_B − u_A)·u_A / Σu_A², β_t the same over t's own

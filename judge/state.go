@@ -174,7 +174,7 @@ func stateDrift(pairs []Pair, out []Decision, sized []int, f *StepFacts) {
 	if len(sized) == 0 || f.Grads == 0 {
 		return
 	}
-	g, agree := gradientsAgree(pairs, out)
+	g, agree := gradientsAgree(pairs, out, false)
 	if !agree {
 		return
 	}

@@ -64,9 +64,16 @@ type StepFacts struct {
 	// sqrt(Σ_t ‖g_B,t − g_A,t‖² / Σ_t ‖g_A,t‖²) (0 without gradients).
 	GradRel float64
 	// HealthyFloor is the gradient size above which an element's update
-	// is pooled into UpdateRatio: the smallest power of two ≥ √ε·S. Zero
-	// when the step dumped no gradients: every element is then pooled.
+	// is pooled into UpdateRatio: the smallest power of two ≥ √ε·S. Where
+	// the step dumped no gradients but the optimizer's moments that carry
+	// them (loaders.Moment, matched to their parameters), it is the
+	// smallest power of two ≥ √ε·M in the moments' units, M their RMS
+	// (MomentScale, over Moments pairs): a moment is an average of the
+	// gradients of the last steps, as small where they are rounding. Zero
+	// when the step has neither: every element is then pooled.
 	HealthyFloor float64
+	MomentScale  float64
+	Moments      int
 	// UpdateRatio is β = Σ(u_B − u_A)·u_A / Σ u_A², over the healthy
 	// elements of every parameter whose update was measured (u = p_k −
 	// p_{k−1} in each run): the graphed run's update, projected on the
@@ -264,9 +271,20 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 		f.Step = pairs[0].Step
 	}
 	grads := poolGradients(pairs, &f)
+	var moments map[string]*Pair
 	minExp := compare.NoGrad // every element, when the step has no gradients
 	if f.Grads > 0 {
 		f.HealthyFloor, minExp = healthyFloor(math.Sqrt(eps) * f.GradScale)
+	} else if moments = poolMoments(pairs, &f); f.MomentScale > 0 {
+		f.HealthyFloor, minExp = healthyFloor(math.Sqrt(eps) * f.MomentScale)
+	}
+	// gradOf reports whether parameter t's update is binned by a size of
+	// its gradient the floor applies to: its gradient's, or its moment's
+	gradOf := func(t *Pair) bool {
+		if f.Grads > 0 {
+			return grads[loaders.Subject(t.Name)] != nil
+		}
+		return moments[t.Name] != nil
 	}
 
 	out := make([]Decision, len(pairs))
@@ -310,7 +328,7 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 		case loaders.KindParam:
 			if t.Update == nil { // no previous step: judged alone, or by the step's gradients
 				out[i] = Tensor(t)
-				if out[i].Status == StatusMismatch && specialsReason(m) == "" && f.Grads > 0 && grads[loaders.Subject(t.Name)] != nil {
+				if out[i].Status == StatusMismatch && specialsReason(m) == "" && (f.Grads > 0 || f.Moments > 0) && gradOf(t) {
 					unmeasured = append(unmeasured, i)
 				}
 				continue
@@ -324,7 +342,7 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 				d.Reasons = append(d.Reasons, fmt.Sprintf("moved by the reference run (%d of %d elements) but left unchanged by the compared run", u.MovedA, u.Count))
 				d.judged(RuleMovedOneRun, float64(u.MovedA), float64(u.UlpMovedA))
 			}
-			if _, hasGrad := grads[loaders.Subject(t.Name)]; hasGrad || f.Grads == 0 {
+			if gradOf(t) || f.Grads == 0 && f.Moments == 0 {
 				h := u.Above(minExp)
 				du += h.DU
 				uu += h.UU
@@ -393,14 +411,18 @@ func unmeasuredDrift(pairs []Pair, out []Decision, unmeasured []int, grads map[s
 	if len(unmeasured) == 0 {
 		return
 	}
-	g, agree := gradientsAgree(pairs, out)
+	g, agree := gradientsAgree(pairs, out, f.Grads == 0)
 	if !agree {
 		return // the gradients see a difference: the parameters keep their failures
+	}
+	rule := RuleStepGradients
+	if f.Grads == 0 {
+		rule = RuleStepMoments
 	}
 	for _, i := range unmeasured {
 		t := &pairs[i]
 		out[i].Status, out[i].Reasons = StatusMatch, nil
-		out[i].rejudged(RuleStepGradients, g.Measure, g.Limit)
+		out[i].rejudged(rule, g.Measure, g.Limit)
 		dr := Drift{Name: t.Name, RelL2: t.Metrics.RelL2, Count: t.Metrics.Count, Unmeasured: true}
 		if g := grads[loaders.Subject(t.Name)]; f.GradScale > 0 && g.Metrics.Count > 0 {
 			dr.GradRatio = g.Metrics.NormA / math.Sqrt(float64(g.Metrics.Count)) / f.GradScale
@@ -486,6 +508,35 @@ func poolGradients(pairs []Pair, f *StepFacts) map[string]*Pair {
 	return grads
 }
 
+// isMoment reports whether t is an optimizer's moment matched to its
+// parameter (loaders.Moment.Param) in both runs alike.
+func isMoment(t *Pair) bool {
+	return t.Kind == loaders.KindTensor && t.A != nil && t.B != nil && t.A.Moment.Param != "" && t.A.Moment == t.B.Moment
+}
+
+// poolMoments sets f's MomentScale M, the RMS of every element of the
+// reference run's optimizer moments at this step (isMoment), and Moments,
+// their number, and returns the moments by their parameter's pair name.
+func poolMoments(pairs []Pair, f *StepFacts) map[string]*Pair {
+	var sumSq float64
+	var n int64
+	moments := map[string]*Pair{}
+	for i := range pairs {
+		t := &pairs[i]
+		if t.Metrics == nil || !isMoment(t) || !t.Settings.DType.IsFloat() {
+			continue
+		}
+		sumSq += t.Metrics.NormA * t.Metrics.NormA
+		n += t.Metrics.Count
+		f.Moments++
+		moments[t.A.Moment.Param] = t
+	}
+	if n > 0 {
+		f.MomentScale = math.Sqrt(sumSq / float64(n))
+	}
+	return moments
+}
+
 // contribution is one parameter's part of the step's update ratio: its
 // position in the step's pairs and its sums Σ(u_B−u_A)·u_A and Σu_A².
 type contribution struct {
@@ -547,11 +598,12 @@ func updateMeasure(beta float64, u contribution) float64 {
 
 // gradientsAgree returns the decision on the step's compared gradient
 // nearest to its limit (largest Ratio) and whether every compared gradient
-// passed.
-func gradientsAgree(pairs []Pair, out []Decision) (Decision, bool) {
+// passed; with moments, the same of the optimizer's moments that stand
+// in for the gradients of a step that dumped none (isMoment).
+func gradientsAgree(pairs []Pair, out []Decision, moments bool) (Decision, bool) {
 	var worst Decision
 	for i := range pairs {
-		if pairs[i].Kind != loaders.KindGrad || pairs[i].Metrics == nil {
+		if pairs[i].Metrics == nil || !moments && pairs[i].Kind != loaders.KindGrad || moments && !isMoment(&pairs[i]) {
 			continue
 		}
 		if out[i].Status != StatusMatch {
@@ -583,8 +635,12 @@ func stepRuled(p *Pair) bool {
 // blame fails the parameter decided by d for the step's update ratio; its
 // own is beta.
 func blame(d *Decision, f StepFacts, beta float64) {
-	d.Reasons = append(d.Reasons, fmt.Sprintf("its update is %.3g× the reference run's (β = %+.3g over elements with gradients ≥ %.3g), and the step's is %.3g× (limit |β| ≤ %.3g)",
-		1+beta, beta, f.HealthyFloor, 1+f.UpdateRatio, f.UpdateLimit))
+	of := "gradients"
+	if f.Grads == 0 && f.Moments > 0 {
+		of = "optimizer moments"
+	}
+	d.Reasons = append(d.Reasons, fmt.Sprintf("its update is %.3g× the reference run's (β = %+.3g over elements with %s ≥ %.3g), and the step's is %.3g× (limit |β| ≤ %.3g)",
+		1+beta, beta, of, f.HealthyFloor, 1+f.UpdateRatio, f.UpdateLimit))
 	if d.Status != StatusDTypeMismatch {
 		d.Status = StatusMismatch
 	}

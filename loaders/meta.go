@@ -1,6 +1,9 @@
 package loaders
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Meta is what is known of a tensor without its data: a value that
 // results carry in place of the tensor, so that they hold no file handle
@@ -17,15 +20,36 @@ type Meta struct {
 	Shape []int
 	// FortranOrder is true when the bytes are in column-major order.
 	FortranOrder bool
-	// Moment is Tensor.Moment: how an optimizer's state tensor carries
-	// the gradient, the zero Moment for any other tensor.
+	// Moment is Tensor.Moment, how an optimizer's state tensor carries
+	// the gradient (the zero Moment for any other tensor), with its Param
+	// the name of the parameter's pair (Entry.MomentParam), not its name
+	// in the file.
 	Moment Moment
 }
 
 // Meta returns the entry's description as a value.
 func (e *Entry) Meta() *Meta {
+	m := e.Moment
+	m.Param = e.MomentParam()
 	return &Meta{File: e.File, Member: e.Member, DType: e.DType, Original: e.Original,
-		Shape: slices.Clone(e.Shape), FortranOrder: e.FortranOrder, Moment: e.Moment}
+		Shape: slices.Clone(e.Shape), FortranOrder: e.FortranOrder, Moment: m}
+}
+
+// MomentParam returns the name the pairs give the parameter whose
+// gradient the entry's moment carries (Tensor.Moment.Param, named in the
+// file): the entry's own name with its name in the file replaced by the
+// parameter's ("checkpoint/optimizer_state_dict/state/3/exp_avg" →
+// "checkpoint/model_state_dict/fc.bias"); "" where the moment names no
+// parameter, or a manifest renamed the entry.
+func (e *Entry) MomentParam() string {
+	if e.Tensor == nil || e.Moment.Param == "" {
+		return ""
+	}
+	prefix, ok := strings.CutSuffix(e.Name, e.Tensor.Name)
+	if !ok || prefix != "" && !strings.HasSuffix(prefix, "/") {
+		return ""
+	}
+	return prefix + e.Moment.Param
 }
 
 // Effective returns the dtype the tensor had in the training program:

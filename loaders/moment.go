@@ -3,6 +3,7 @@ package loaders
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/nlpodyssey/gopickle/types"
 )
@@ -32,6 +33,10 @@ import (
 // safetensors).
 type Moment struct {
 	Decay, Gain float64
+	// Param is the name, in the same file, of the parameter whose
+	// gradient the moment carries, "" where the file does not tell it
+	// (see ptMoments).
+	Param string
 }
 
 // Known reports whether m describes a rule.
@@ -51,10 +56,24 @@ func (m Moment) String() string {
 // {index: {...}}, "param_groups": [{"params": [index, ...], ...}]}, as
 // torch.optim.Optimizer.state_dict returns it, at any depth) and returns
 // the Moment of each state tensor whose group's rule is known, by the
-// name ptWalk gives the tensor. It visits at most budget containers and
-// nests no deeper than maxPTDepth, as ptWalk does.
+// name ptWalk gives the tensor. It visits at most maxPTEntries
+// containers and nests no deeper than maxPTDepth, as ptWalk does.
+//
+// A moment's Param is found where the same file saved the model's
+// state_dict beside the optimizer's (PyTorch's general-checkpoint
+// recipe): the optimizer numbers its parameters in the order they were
+// given to it, model.parameters() being the state_dict's order without
+// its buffers, so the parameters (the indices of the param groups in
+// turn) are matched in order to the state_dict's tensors of the same
+// shape, skipping only tensors whose name says buffer (running_mean,
+// num_batches_tracked: KindOf). Where a parameter has no saved state, a
+// shape does not match, or two dicts of tensors match alike (a model and
+// its EMA copy), no Param is set: a wrong pairing would judge one
+// parameter by another's gradient.
 func ptMoments(v any) map[string]Moment {
 	out := map[string]Moment{}
+	var dicts []tensorDict
+	var optims []optimizerDict
 	budget := maxPTEntries
 	var walk func(v any, name string, depth int)
 	walk = func(v any, name string, depth int) {
@@ -68,36 +87,127 @@ func ptMoments(v any) map[string]Moment {
 			}
 			return name + "/" + fmt.Sprint(key)
 		}
+		var entries []types.DictEntry
 		switch x := v.(type) {
 		case *types.Dict:
-			optimizerMoments(x, name, out)
-			for _, e := range *x {
-				walk(e.Value, join(e.Key), depth+1)
+			if o, ok := optimizerOf(x, name); ok {
+				optims = append(optims, o)
 			}
+			entries = *x
 		case *types.OrderedDict:
 			for el := x.List.Front(); el != nil; el = el.Next() {
 				if e, ok := el.Value.(*types.OrderedDictEntry); ok {
-					walk(e.Value, join(e.Key), depth+1)
+					entries = append(entries, types.DictEntry{Key: e.Key, Value: e.Value})
 				}
 			}
 		case *types.List:
 			for i, e := range *x {
 				walk(e, join(i), depth+1)
 			}
+			return
+		}
+		td := tensorDict{}
+		for _, e := range entries {
+			if t, ok := e.Value.(*ptTensor); ok {
+				td.names, td.shapes = append(td.names, join(e.Key)), append(td.shapes, t.size)
+			}
+			walk(e.Value, join(e.Key), depth+1)
+		}
+		if len(td.names) > 0 && len(td.names) == len(entries) {
+			dicts = append(dicts, td)
 		}
 	}
 	walk(v, "", 0)
+	for _, o := range optims {
+		params := o.params(dicts)
+		for i, member := range o.members {
+			m := o.moments[i]
+			if params != nil {
+				m.Param = params[i]
+			}
+			out[member] = m
+		}
+	}
 	return out
 }
 
-// optimizerMoments adds to out the Moments of the state tensors of d when
-// d is an optimizer's state dict named name.
-func optimizerMoments(d *types.Dict, name string, out map[string]Moment) {
+// tensorDict is a dict of the saved object whose values are all tensors
+// (a state_dict): their names as ptWalk gives them, and shapes, in order.
+type tensorDict struct {
+	names  []string
+	shapes [][]int
+}
+
+// optimizerDict is an optimizer's state dict found in the saved object:
+// its parameters' indices in the order of its param groups, the shape
+// each one's state holds (nil: no state saved), and the moments of the
+// groups whose rule is known, by the name of the state tensor, with the
+// position of their parameter in order.
+type optimizerDict struct {
+	order   []int
+	shapes  [][]int
+	members []string // state tensors that carry the gradient
+	moments []Moment // their rules
+	at      []int    // their parameters' positions in order
+}
+
+// params matches o's parameters in order to the tensors of one of dicts
+// (see ptMoments) and returns, for each of o.members, its parameter's
+// name; nil unless exactly one dict matches.
+func (o optimizerDict) params(dicts []tensorDict) []string {
+	var found []string
+	matches := 0
+	for _, d := range dicts {
+		names, ok := o.align(d)
+		if ok {
+			matches++
+			found = names
+		}
+	}
+	if matches != 1 {
+		return nil
+	}
+	out := make([]string, len(o.members))
+	for i, at := range o.at {
+		out[i] = found[at]
+	}
+	return out
+}
+
+// align returns the name of d's tensor matched to each of o's parameters
+// in order, skipping only buffers, and whether all were matched.
+func (o optimizerDict) align(d tensorDict) ([]string, bool) {
+	names := make([]string, 0, len(o.order))
+	j := 0
+	for _, shape := range o.shapes {
+		if shape == nil {
+			return nil, false // a parameter without state: its shape is unknown
+		}
+		for j < len(d.names) && !slices.Equal(d.shapes[j], shape) {
+			if KindOf(d.names[j]) == KindParam {
+				return nil, false // a parameter of the model the optimizer does not hold
+			}
+			j++
+		}
+		if j == len(d.names) {
+			return nil, false
+		}
+		names = append(names, d.names[j])
+		j++
+	}
+	return names, len(names) > 0
+}
+
+// optimizerOf returns d as an optimizer's state dict named name, and
+// whether it is one.
+func optimizerOf(d *types.Dict, name string) (optimizerDict, bool) {
+	var o optimizerDict
 	state, ok1 := d.Get("state")
 	groups, ok2 := d.Get("param_groups")
 	gl, ok3 := groups.(*types.List)
-	if _, isDict := state.(*types.Dict); !ok1 || !ok2 || !ok3 || !isDict {
-		return
+	sd, ok4 := state.(*types.Dict)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return o, false
 	}
 	prefix := "state/"
 	if name != "" {
@@ -109,20 +219,44 @@ func optimizerMoments(d *types.Dict, name string, out map[string]Moment) {
 			continue
 		}
 		member, m := groupMoment(group)
-		if !m.Known() {
-			continue
-		}
 		params, ok := group.Get("params")
 		pl, isList := params.(*types.List)
 		if !ok || !isList {
 			continue
 		}
 		for _, p := range *pl {
-			if i, ok := p.(int); ok {
-				out[fmt.Sprintf("%s%d/%s", prefix, i, member)] = m
+			i, ok := p.(int)
+			if !ok {
+				continue
 			}
+			var shape []int
+			if st, ok := sd.Get(i); ok {
+				if sm, ok := st.(*types.Dict); ok {
+					shape = stateShape(sm)
+				}
+			}
+			if m.Known() {
+				o.members = append(o.members, fmt.Sprintf("%s%d/%s", prefix, i, member))
+				o.moments = append(o.moments, m)
+				o.at = append(o.at, len(o.order))
+			}
+			o.order = append(o.order, i)
+			o.shapes = append(o.shapes, shape)
 		}
 	}
+	return o, true
+}
+
+// stateShape returns the shape of a parameter's saved state, that of
+// its tensors other than the step counter (0-d for a 0-d parameter),
+// nil where it holds none.
+func stateShape(st *types.Dict) []int {
+	for _, e := range *st {
+		if t, ok := e.Value.(*ptTensor); ok && e.Key != "step" {
+			return append([]int{}, t.size...)
+		}
+	}
+	return nil
 }
 
 // groupMoment returns the state member that carries the gradient in a

@@ -181,7 +181,10 @@ type BaselineJSON struct {
 // elements with gradients at or above healthy_floor, and the parameters
 // whose differences pass as drift the gradients and the optimizer
 // explain. update_ratio is null when no update was measured (a first
-// step, or no parameters dumped).
+// step, or no parameters dumped). A step that dumped no gradients but
+// the optimizer's moments that carry them has moments (their number) and
+// moment_scale (their RMS), and its healthy_floor is in the moments'
+// units; both are absent otherwise.
 type StepJSON struct {
 	Step           *int        `json:"step"`
 	Status         string      `json:"status"`
@@ -198,6 +201,8 @@ type StepJSON struct {
 	Resolution     Float       `json:"update_resolution"`
 	GradLimit      Float       `json:"grad_limit"`
 	HealthyFloor   Float       `json:"healthy_floor"`
+	Moments        int         `json:"moments,omitempty"`
+	MomentScale    Float       `json:"moment_scale,omitempty"`
 	UpdateRatio    Float       `json:"update_ratio"`
 	UpdateElements int64       `json:"update_elements"`
 	UpdateLimit    Float       `json:"update_limit"`
@@ -456,6 +461,7 @@ type TensorJSON struct {
 	ShapeB  []int        `json:"shape_b,omitempty"`
 	FileA   string       `json:"file_a,omitempty"`
 	FileB   string       `json:"file_b,omitempty"`
+	Moment  *MomentJSON  `json:"moment,omitempty"`
 	Limits  *LimitsJSON  `json:"limits,omitempty"`
 	Judged  *JudgedJSON  `json:"judged_by,omitempty"`
 	Metrics *MetricsJSON `json:"metrics"`
@@ -463,6 +469,17 @@ type TensorJSON struct {
 	Reasons []string     `json:"reasons,omitempty"`
 	Error   string       `json:"error,omitempty"`
 	Partial *PartialJSON `json:"partial,omitempty"`
+}
+
+// MomentJSON is how an optimizer's state tensor carries the gradient, in
+// both runs alike (loaders.Moment: m_k = decay·m_{k−1} + gain·g_k), and
+// the pair of the parameter it belongs to (param, "" where the file did
+// not tell): where a step dumped no gradients, such moments stand in for
+// them in the parameters' judgement (judge.StepFacts.MomentScale).
+type MomentJSON struct {
+	Decay Float  `json:"decay"`
+	Gain  Float  `json:"gain"`
+	Param string `json:"param"`
 }
 
 // LimitsJSON are the tolerance and thresholds a pair was judged by.
@@ -631,7 +648,7 @@ func summarize(r *judge.Result) SummaryJSON {
 func stepJSON(f judge.StepFacts) StepJSON {
 	s := StepJSON{Step: stepPtr(f.Step), Status: "pass", Epsilon: Float(f.Epsilon), GradScale: Float(f.GradScale),
 		Grads: f.Grads, WorstGrad: f.WorstGrad, WorstGradRatio: Float(f.WorstGradRatio), PriorDrift: Float(f.PriorDrift), GradRel: Float(f.GradRel), UpdateFloor: Float(f.UpdateFloor), LossRel: Float(f.LossRel), OutputRel: Float(f.OutputRel), Resolution: Float(f.Resolution), GradLimit: Float(f.GradLimit),
-		HealthyFloor: Float(f.HealthyFloor), UpdateRatio: Float(f.UpdateRatio), UpdateElements: f.UpdateElems,
+		HealthyFloor: Float(f.HealthyFloor), Moments: f.Moments, MomentScale: Float(f.MomentScale), UpdateRatio: Float(f.UpdateRatio), UpdateElements: f.UpdateElems,
 		UpdateLimit: Float(f.UpdateLimit), LossLimit: Float(f.LossLimit), OutputLimit: Float(f.OutputLimit),
 		Drift: []DriftJSON{}, Reasons: f.Reasons, BaselinePairs: f.BaselinePairs, BaselineUnused: f.BaselineUnused}
 	if f.BaselinePairs > 0 {
@@ -704,6 +721,10 @@ func (s *pairScratch) tensorJSON(t *judge.TensorResult, partial bool) TensorJSON
 	}
 	if t.B != nil {
 		out.FileB = entryFile(t.B)
+	}
+	if t.A != nil && t.B != nil && t.A.Moment.Known() && t.A.Moment == t.B.Moment {
+		m := t.A.Moment
+		out.Moment = &MomentJSON{Decay: Float(m.Decay), Gain: Float(m.Gain), Param: m.Param}
 	}
 	if second != nil {
 		if second.DType != first.DType {

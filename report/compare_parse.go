@@ -210,6 +210,10 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 		t.A = entry(tj.FileA, dtA, tj.Shape)
 	default:
 		t.A, t.B = entry(tj.FileA, dtA, tj.Shape), entry(tj.FileB, dtB, shapeB)
+		if m := tj.Moment; m != nil {
+			t.A.Moment = loaders.Moment{Decay: float64(m.Decay), Gain: float64(m.Gain), Param: m.Param}
+			t.B.Moment = t.A.Moment
+		}
 	}
 	if l := tj.Limits; l != nil {
 		d, err := loaders.ParseDType(l.CompareDType)

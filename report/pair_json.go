@@ -71,6 +71,14 @@ func appendPairJSONCached(b []byte, t *TensorJSON, c *limitsCache) []byte {
 	if t.FileB != "" {
 		b = appendStringField(b, 1, "file_b", t.FileB)
 	}
+	if m := t.Moment; m != nil {
+		b = appendKey(b, ',', 1, "moment")
+		b = appendKey(b, '{', 2, "decay")
+		b = appendFloat(b, m.Decay)
+		b = appendFloatField(b, 2, "gain", m.Gain)
+		b = appendStringField(b, 2, "param", m.Param)
+		b = appendClose(b, 1, '}')
+	}
 	if l := t.Limits; l != nil {
 		b = appendKey(b, ',', 1, "limits")
 		if c != nil && c.ok && *l == c.limits { // never for a NaN

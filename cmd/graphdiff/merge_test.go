@@ -62,9 +62,11 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 		cases = append(cases, tc{filepath.Base(dir), []string{filepath.Join(dir, "eager"), filepath.Join(dir, "graph")}})
 	}
 	// users' layouts: a flat directory of step_<k>.pt (state_dict kinds,
-	// parameters at the first dumped step judged by the gradients), and
+	// parameters at the first dumped step judged by the gradients),
 	// float32 .npz files holding a bfloat16 model (precision from values)
-	for _, dir := range []string{"vit/vit_recipe_fp32_ok", "unet_gn/unet_gn_resume_bf16_ema_ok"} {
+	// and the general-checkpoint recipe, no gradients: the optimizer's
+	// moments stand in for them in another shard than the parameters'
+	for _, dir := range []string{"vit/vit_recipe_fp32_ok", "unet_gn/unet_gn_resume_bf16_ema_ok", "moe/moe_tutorial_ok", "gnn/gnn_tutorial_input_lag"} {
 		dir = filepath.Join("../../testdata/userloops", dir)
 		cases = append(cases, tc{filepath.Base(dir), []string{filepath.Join(dir, "eager"), filepath.Join(dir, "graph")}})
 	}
