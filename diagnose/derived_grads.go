@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 )
 
@@ -104,6 +105,27 @@ func (s *sampleSet) deriveGrads() {
 	if s.kinds[loaders.KindGrad] {
 		s.derived = strings.Join(rules, "; ")
 	}
+}
+
+// derivedDiverged returns the steps whose derived gradients stand for
+// diverged ones (the judged gradients' diverged steps, which derived
+// gradients have none of): those at which a moment they are derived from
+// failed, at the step or the one before. A gradient derived from moments
+// that all passed is as close as the dumps can tell.
+func (f *facts) derivedDiverged() []int {
+	failed := map[int]bool{}
+	for _, t := range f.r.Tensors {
+		if t.Status == judge.StatusMismatch && t.A != nil && t.A.Moment.Known() {
+			failed[t.Step] = true
+		}
+	}
+	var out []int
+	for _, k := range f.s.steps {
+		if f.s.get(f.s.a, k, loaders.KindGrad) != nil && (failed[k] || failed[k-1]) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // sameSegments reports whether two samples hold the same tensors at the

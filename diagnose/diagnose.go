@@ -136,7 +136,9 @@ func DiagnosePlanned(r *judge.Result, p *Plan, heads Heads) Report {
 		rep.Causes = f.run(precisionNoise)
 		return rep
 	}
-	f.s.deriveGrads()
+	if f.s.deriveGrads(); f.s.derived != "" {
+		f.diverged[loaders.KindGrad] = f.derivedDiverged()
+	}
 	f.channels = f.moduleChannels()
 	if f.channels == nil {
 		f.channels = f.outputChannels()

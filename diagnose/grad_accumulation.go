@@ -43,8 +43,9 @@ func gradAccumulation(f *facts) *Cause {
 	hits, tried, firstHit := 0, 0, false
 	var ev evidence
 	var ratios []string
+	var at []int // the steps of ratios
 	var fs fitSet
-	for _, k := range f.diverged[loaders.KindGrad] {
+	for _, k := range f.diverged[loaders.KindGrad] { // derived gradients: derivedDiverged
 		p, ok := f.s.prev(k)
 		a, b, bp := f.s.get(f.s.a, k, loaders.KindGrad), f.s.get(f.s.b, k, loaders.KindGrad), f.s.get(f.s.b, p, loaders.KindGrad)
 		if !ok || a == nil || b == nil || bp == nil {
@@ -60,12 +61,12 @@ func gradAccumulation(f *facts) *Cause {
 				ev.add("step %d: graph grads − graph grads of step %d differ from eager grads by %s (relative L2), graph vs eager %s", k, p, g(acc), g(same))
 			}
 		}
-		ratios = append(ratios, g(norm(b)/norm(a)))
+		ratios, at = append(ratios, g(norm(b)/norm(a))), append(at, k)
 	}
 	if hits == 0 || (float64(hits) < 0.6*float64(tried) && !firstHit) {
 		return nil
 	}
-	ev.add("gradient norm, graph / eager, at steps %s: %s", steps(f.diverged[loaders.KindGrad]), strings.Join(ratios, ", "))
+	ev.add("gradient norm, graph / eager, at steps %s: %s", steps(at), strings.Join(ratios, ", "))
 	conf := 0.75
 	if hits >= 2 {
 		conf = 0.92
