@@ -54,8 +54,10 @@ func TestLossBelowAloneNeedsChance(t *testing.T) {
 // consecutive steps (Adam's exp_avg, SGD's momentum_buffer, by the rule
 // their param groups state), and the causes are named from them, saying
 // so. A copy after the replay is a lag of the derived gradients (Adam),
-// a rebound input gradients that barely change (SGD), a numpy mask frozen
-// at capture gradients apart at their own step. TestDeriveGrads holds
+// a rebound input gradients that barely change (SGD, Adam), a numpy mask
+// frozen at capture gradients apart at their own step, gradients never
+// zeroed a sum of eager's (AdamW: the derived gradients count as
+// diverged where the moments they come from failed). TestDeriveGrads holds
 // the derivation itself.
 func TestGradientsFromOptimizerState(t *testing.T) {
 	t.Parallel()
@@ -63,9 +65,11 @@ func TestGradientsFromOptimizerState(t *testing.T) {
 		return strings.Contains(strings.Join(c.Evidence, "\n"), "derived from the optimizer's saved state")
 	}
 	for run, want := range map[string]string{
-		"userloops/gnn/gnn_tutorial_input_lag":     diagnose.InputLag,
-		"userloops/tcn/tcn_tutorial_stale_input":   diagnose.StaleInput,
-		"userloops/gnn/gnn_tutorial_numpy_dropout": diagnose.FrozenRNG,
+		"userloops/gnn/gnn_tutorial_input_lag":         diagnose.InputLag,
+		"userloops/tcn/tcn_tutorial_stale_input":       diagnose.StaleInput,
+		"userloops/gnn/gnn_tutorial_numpy_dropout":     diagnose.FrozenRNG,
+		"userloops/vit/vit_tutorial_grad_accumulation": diagnose.GradAccumulation,
+		"userloops/moe/moe_tutorial_stale_input":       diagnose.StaleInput,
 	} {
 		_, rep := diagnoseRun(t, run)
 		if len(rep.Causes) == 0 || rep.Causes[0].ID != want || !derived(rep.Causes[0]) {
