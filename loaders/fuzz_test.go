@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -86,6 +87,20 @@ func fuzzFormat(t *testing.T, data []byte, format Format) {
 		var le *Error
 		if e != nil && !errors.As(e, &le) {
 			t.Fatalf("error %v is a %T, not an *Error", e, e)
+		}
+	}
+	// an optimizer's moment names a parameter of its own shape in the file
+	shapes := map[string][]int{}
+	for _, tn := range ts {
+		shapes[tn.Name] = tn.Shape
+	}
+	for _, tn := range ts {
+		m := tn.Moment
+		if m.Known() && !strings.HasSuffix(tn.Name, "/exp_avg") && !strings.HasSuffix(tn.Name, "/momentum_buffer") {
+			t.Fatalf("%s: a moment (%v) of no moment's name", tn.Name, m)
+		}
+		if shape, ok := shapes[m.Param]; m.Param != "" && (!ok || !slices.Equal(shape, tn.Shape)) {
+			t.Fatalf("%s %v: its parameter %q is no tensor of its shape (%v, %v)", tn.Name, tn.Shape, m.Param, shape, ok)
 		}
 	}
 	buf := make([]float64, 4096)

@@ -56,8 +56,10 @@ func (m Moment) String() string {
 // {index: {...}}, "param_groups": [{"params": [index, ...], ...}]}, as
 // torch.optim.Optimizer.state_dict returns it, at any depth) and returns
 // the Moment of each state tensor whose group's rule is known, by the
-// name ptWalk gives the tensor. It visits at most maxPTEntries
-// containers and nests no deeper than maxPTDepth, as ptWalk does.
+// name ptWalk gives the tensor. It visits at most maxPTEntries values
+// (container entries, param groups' indices and state entries together)
+// and nests no deeper than maxPTDepth, as ptWalk does: the pickle memo
+// lets a few bytes name one large list many times.
 //
 // A moment's Param is found where the same file saved the model's
 // state_dict beside the optimizer's (PyTorch's general-checkpoint
@@ -90,24 +92,31 @@ func ptMoments(v any) map[string]Moment {
 		var entries []types.DictEntry
 		switch x := v.(type) {
 		case *types.Dict:
-			if o, ok := optimizerOf(x, name); ok {
+			if o, ok := optimizerOf(x, name, &budget); ok {
 				optims = append(optims, o)
 			}
 			entries = *x
 		case *types.OrderedDict:
-			for el := x.List.Front(); el != nil; el = el.Next() {
+			for el := x.List.Front(); el != nil && budget > 0; el = el.Next() {
 				if e, ok := el.Value.(*types.OrderedDictEntry); ok {
 					entries = append(entries, types.DictEntry{Key: e.Key, Value: e.Value})
 				}
+				budget--
 			}
 		case *types.List:
 			for i, e := range *x {
+				if budget <= 0 {
+					return
+				}
 				walk(e, join(i), depth+1)
 			}
 			return
 		}
 		td := tensorDict{}
 		for _, e := range entries {
+			if budget <= 0 {
+				return
+			}
 			if t, ok := e.Value.(*ptTensor); ok {
 				td.names, td.shapes = append(td.names, join(e.Key)), append(td.shapes, t.size)
 			}
@@ -199,8 +208,9 @@ func (o optimizerDict) align(d tensorDict) ([]string, bool) {
 }
 
 // optimizerOf returns d as an optimizer's state dict named name, and
-// whether it is one.
-func optimizerOf(d *types.Dict, name string) (optimizerDict, bool) {
+// whether it is one; each state entry and parameter index it reads costs
+// one of budget, and it gives up where that runs out.
+func optimizerOf(d *types.Dict, name string, budget *int) (optimizerDict, bool) {
 	var o optimizerDict
 	state, ok1 := d.Get("state")
 	groups, ok2 := d.Get("param_groups")
@@ -208,6 +218,16 @@ func optimizerOf(d *types.Dict, name string) (optimizerDict, bool) {
 	sd, ok4 := state.(*types.Dict)
 	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return o, false
+	}
+	states := map[int]*types.Dict{} // by parameter index
+	for _, e := range *sd {
+		if *budget--; *budget < 0 {
+			return o, false
+		}
+		i, ok := e.Key.(int)
+		if sm, isDict := e.Value.(*types.Dict); ok && isDict {
+			states[i] = sm
+		}
 	}
 	prefix := "state/"
 	if name != "" {
@@ -225,15 +245,16 @@ func optimizerOf(d *types.Dict, name string) (optimizerDict, bool) {
 			continue
 		}
 		for _, p := range *pl {
+			if *budget--; *budget < 0 {
+				return o, false
+			}
 			i, ok := p.(int)
 			if !ok {
 				continue
 			}
 			var shape []int
-			if st, ok := sd.Get(i); ok {
-				if sm, ok := st.(*types.Dict); ok {
-					shape = stateShape(sm)
-				}
+			if st := states[i]; st != nil {
+				shape = stateShape(st, member, budget)
 			}
 			if m.Known() {
 				o.members = append(o.members, fmt.Sprintf("%s%d/%s", prefix, i, member))
@@ -247,16 +268,30 @@ func optimizerOf(d *types.Dict, name string) (optimizerDict, bool) {
 	return o, true
 }
 
-// stateShape returns the shape of a parameter's saved state, that of
-// its tensors other than the step counter (0-d for a 0-d parameter),
-// nil where it holds none.
-func stateShape(st *types.Dict) []int {
+// stateShape returns the shape of a parameter's saved state: that of
+// its member tensor (the moment, where the group's rule is known), else
+// of its first tensor other than the step counter (0-d for a 0-d
+// parameter); nil where it holds none. Each entry read costs one of
+// budget.
+func stateShape(st *types.Dict, member string, budget *int) []int {
+	var first []int
 	for _, e := range *st {
-		if t, ok := e.Value.(*ptTensor); ok && e.Key != "step" {
+		if *budget--; *budget < 0 {
+			return nil
+		}
+		t, ok := e.Value.(*ptTensor)
+		switch {
+		case !ok || e.Key == "step":
+		case member != "" && e.Key == member:
 			return append([]int{}, t.size...)
+		case first == nil:
+			first = append([]int{}, t.size...)
 		}
 	}
-	return nil
+	if member != "" {
+		return nil // the moment is not saved: no tensor to derive from
+	}
+	return first
 }
 
 // groupMoment returns the state member that carries the gradient in a

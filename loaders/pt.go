@@ -237,6 +237,15 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 		t.Moment = moments[name]
 		tensors = append(tensors, t)
 	}
+	read := make(map[string]bool, len(tensors))
+	for _, t := range tensors {
+		read[t.Name] = true
+	}
+	for _, t := range tensors {
+		if !read[t.Moment.Param] {
+			t.Moment.Param = "" // a parameter that could not be read judges nothing
+		}
+	}
 	return tensors, errs, nil
 }
 

@@ -142,7 +142,7 @@ func TestPTInRun(t *testing.T) {
 }
 
 func FuzzPT(f *testing.F) {
-	addSeeds(f, "pt/*.pt", "pt_byteorder/*.pt", "bad/pt_*.pt")
+	addSeeds(f, "pt/*.pt", "pt_byteorder/*.pt", "pt_optim/*.pt", "bad/pt_*.pt")
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzFormat(t, data, FormatPT) })
 }
 
