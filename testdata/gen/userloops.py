@@ -1393,6 +1393,34 @@ def scenarios() -> list[Sc]:
         S("unet_gn_tutorial_numpy_noise", "unet_gn", "noise drawn with numpy into a pinned buffer inside the "
           "captured step, the checkpoint recipe", bug="cpu_noise", causes=("frozen_rng",), noise="cpu",
           style="tutorial"),
+        # ---------------- the checkpoint recipe under other precisions, optimizers and intervals (added after
+        # the optimizer's moments stood in for gradients in the verdict; scored before any change)
+        S("vit_tutorial_bf16_ok", "vit", "resume, pure bf16, AdamW, the checkpoint recipe", prec="bf16",
+          style="tutorial"),
+        S("moe_tutorial_autocast_ok", "moe", "resume, autocast, Adam, the checkpoint recipe", prec="autocast",
+          style="tutorial"),
+        S("gnn_tutorial_tf32_ok", "gnn", "resume, TF32, Adam, the checkpoint recipe", prec="tf32",
+          style="tutorial"),
+        S("resnet_bn_tutorial_every2_ok", "resnet_bn", "resume, SGD momentum, the checkpoint recipe every 2 steps",
+          style="tutorial", n=8, every=2),
+        S("unet_gn_tutorial_ema_ok", "unet_gn", "resume, AdamW, EMA weights saved beside the model, the checkpoint "
+          "recipe", ema=True, style="tutorial"),
+        S("clr_tutorial_bf16_ok", "clr", "resume, pure bf16, AdamW, the checkpoint recipe", prec="bf16",
+          style="tutorial"),
+        S("moe_tutorial_bf16_stale_input", "moe", "static_x = x instead of copy_, pure bf16, the checkpoint recipe",
+          bug="stale_input", causes=("stale_input",), prec="bf16", style="tutorial"),
+        S("vit_tutorial_autocast_input_lag", "vit", "the batch copied in after the replay, autocast, the "
+          "checkpoint recipe", bug="input_lag", causes=("input_lag",), prec="autocast", style="tutorial"),
+        S("tcn_tutorial_every2_stale_input", "tcn", "static_x = x instead of copy_, the checkpoint recipe every 2 "
+          "steps", bug="stale_input", causes=("stale_input",), style="tutorial", n=8, every=2),
+        S("gnn_tutorial_lr_drop_captured", "gnn", "a float lr dropped x0.1 at step 705 after capture, the "
+          "checkpoint recipe", bug="captured_lr", causes=("captured_scalar",), sched=("drop", 705, 0.1),
+          style="tutorial", onset=705),
+        S("unet_gn_tutorial_grad_accumulation", "unet_gn", "no zero_grad(set_to_none=True) before capture, the "
+          "checkpoint recipe", bug="grad_accumulation", causes=("grad_accumulation",), style="tutorial"),
+        S("resnet_bn_tutorial_momentum_after_capture", "resnet_bn", "bn.momentum = 0.01 set at 1205 after "
+          "capture, the checkpoint recipe", bug="bn_momentum", causes=("captured_scalar",), momentum_switch=1205,
+          style="tutorial", onset=1205),
     ]
 
 
