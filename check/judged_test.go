@@ -116,7 +116,7 @@ func TestJudgedRatioAgreesWithStatus(t *testing.T) {
 			}
 		}
 	}
-	for _, rule := range []judge.Rule{judge.RuleRelL2, judge.RuleGradRatio, judge.RuleUpdateRatio, judge.RuleStepGradients, judge.RuleStepMoments, judge.RuleTokenGap} {
+	for _, rule := range []judge.Rule{judge.RuleRelL2, judge.RuleGradRatio, judge.RuleUpdateRatio, judge.RuleStepGradients, judge.RuleStepMoments, judge.RuleOptimizerState, judge.RuleTokenGap} {
 		if passedByRule[rule] == 0 {
 			t.Errorf("no pair passed by the %s rule", rule)
 		}

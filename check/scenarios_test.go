@@ -146,8 +146,44 @@ func TestMomentsStandInForGradients(t *testing.T) {
 	if rules[1003] != judge.RuleStepMoments || rules[1006] != judge.RuleUpdateRatio {
 		t.Errorf("key bias judged by %v, want the step's moments at 1003 and the update ratio after", rules)
 	}
-	dir = fixture("userloops", "moe", "moe_tutorial_stale_input")
-	if r, err = Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{}); err != nil || r.Verdict != judge.Fail || r.FirstDivergence == nil || r.FirstDivergence.Step != 1003 {
-		t.Errorf("rebound input: %v %v %v", r.Verdict, r.FirstDivergence, err)
+	for _, run := range []string{"moe_tutorial_stale_input", "moe_tutorial_bf16_stale_input"} {
+		dir = fixture("userloops", "moe", run)
+		if r, err = Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{}); err != nil || r.Verdict != judge.Fail || r.FirstDivergence == nil || r.FirstDivergence.Step != 1003 {
+			t.Errorf("%s: %v %v %v", run, r.Verdict, r.FirstDivergence, err)
+		}
+	}
+}
+
+// TestOptimizerStateJudgedAsGradients: correct runs in pure bfloat16 saved
+// by the general-checkpoint recipe, whose optimizer state (stored in
+// bfloat16) departs step by step as their gradients do by bfloat16's
+// rounding. Where the moments stand in for gradients, every tensor of the
+// optimizer's state is judged as a gradient is, against the scale of its
+// member (exp_avg, exp_avg_sq) at the step, not by the state-factor rule
+// (which allows for no gradient difference when none was dumped) nor
+// alone by its size: both pass.
+func TestOptimizerStateJudgedAsGradients(t *testing.T) {
+	t.Parallel()
+	for _, run := range []string{"vit/vit_tutorial_bf16_ok", "clr/clr_tutorial_bf16_ok"} {
+		dir := fixture("userloops", filepath.Dir(run), filepath.Base(run))
+		r, err := Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict != judge.Pass {
+			t.Errorf("%s: verdict %s, want pass", run, r.Verdict)
+		}
+		states := 0
+		for _, p := range r.Tensors {
+			if p.A != nil && p.A.Moment.State != "" {
+				states++
+				if p.Rule != judge.RuleOptimizerState {
+					t.Errorf("%s: %s at step %d judged by %q", run, p.Name, p.Step, p.Rule)
+				}
+			}
+		}
+		if states == 0 {
+			t.Errorf("%s: no optimizer state", run)
+		}
 	}
 }

@@ -90,6 +90,9 @@ func judgeState(pairs []Pair, out []Decision, f *StepFacts, c Context) {
 		if t.Update == nil || t.Metrics == nil || !stepState(t) || !isState(t, dumped, f) {
 			continue
 		}
+		if f.Grads == 0 && f.Moments > 0 && isOptimizerState(t) {
+			continue // judged as gradients are (RuleOptimizerState): what the gradients did, not a held decay
+		}
 		s := t.Update.Above(compare.NoGrad)
 		if s.N < 2 || s.UU == 0 || s.DD == 0 || math.IsNaN(s.DU) {
 			out[i].judged(RuleStateFactor, 0, c.Rules.Update*adamEpsilon+r) // no factor to fit

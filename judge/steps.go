@@ -278,6 +278,12 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 	} else if moments = poolMoments(pairs, &f); f.MomentScale > 0 {
 		f.HealthyFloor, minExp = healthyFloor(math.Sqrt(eps) * f.MomentScale)
 	}
+	// the optimizer's state, where its moments stand in for gradients,
+	// is judged as gradients are, each member against its own scale
+	var stateScale map[string]float64
+	if f.Grads == 0 && f.Moments > 0 {
+		stateScale = poolOptimizerState(pairs)
+	}
 	// gradOf reports whether parameter t's update is binned by a size of
 	// its gradient the floor applies to: its gradient's, or its moment's
 	gradOf := func(t *Pair) bool {
@@ -354,6 +360,15 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 				f.Drift = append(f.Drift, dr)
 			}
 		default:
+			if stateScale != nil && isOptimizerState(t) {
+				r := gradRatio(m, stateScale[t.A.Moment.State])
+				d.judged(RuleOptimizerState, r, f.GradLimit)
+				if r > f.GradLimit {
+					d.Reasons = append(d.Reasons, fmt.Sprintf("optimizer state difference RMS %.3g is %.3g of max(its RMS %.3g, the step's %s scale %.3g) (limit %.3g: %s; judged as a gradient, none being dumped)",
+						m.NormDiff/math.Sqrt(float64(max(m.Count, 1))), r, m.NormA/math.Sqrt(float64(max(m.Count, 1))), t.A.Moment.State, stateScale[t.A.Moment.State], f.GradLimit, limitWords(rules.Grad, rules.GradGrowth, prior, c.Agreeing)))
+				}
+				break
+			}
 			out[i] = Tensor(t)
 			if t.Kind == loaders.KindTensor && out[i].Status == StatusMismatch && specialsReason(m) == "" {
 				sized = append(sized, i)
@@ -386,7 +401,7 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 		}
 	}
 	for i, d := range out {
-		if d.Status != "" && d.Status != StatusMatch && len(f.Reasons) == 0 && stepRuled(&pairs[i]) {
+		if d.Status != "" && d.Status != StatusMatch && len(f.Reasons) == 0 && (stepRuled(&pairs[i]) || stateScale != nil && isOptimizerState(&pairs[i])) {
 			f.Reasons = append(f.Reasons, pairs[i].Name+": "+d.Reasons[len(d.Reasons)-1])
 		}
 	}
@@ -512,6 +527,34 @@ func poolGradients(pairs []Pair, f *StepFacts) map[string]*Pair {
 // parameter (loaders.Moment.Param) in both runs alike.
 func isMoment(t *Pair) bool {
 	return t.Kind == loaders.KindTensor && t.A != nil && t.B != nil && t.A.Moment.Param != "" && t.A.Moment == t.B.Moment
+}
+
+// isOptimizerState reports whether t is a tensor of an optimizer's state
+// (loaders.Moment.State) in both runs alike.
+func isOptimizerState(t *Pair) bool {
+	return t.Kind == loaders.KindTensor && t.A != nil && t.B != nil && t.A.Moment.State != "" && t.A.Moment == t.B.Moment
+}
+
+// poolOptimizerState returns, by member (exp_avg, exp_avg_sq, ...), the
+// RMS of every element of the reference run's optimizer state at this
+// step.
+func poolOptimizerState(pairs []Pair) map[string]float64 {
+	sumSq, n := map[string]float64{}, map[string]int64{}
+	for i := range pairs {
+		t := &pairs[i]
+		if t.Metrics == nil || !isOptimizerState(t) {
+			continue
+		}
+		sumSq[t.A.Moment.State] += t.Metrics.NormA * t.Metrics.NormA
+		n[t.A.Moment.State] += t.Metrics.Count
+	}
+	out := make(map[string]float64, len(n))
+	for k, c := range n {
+		if c > 0 {
+			out[k] = math.Sqrt(sumSq[k] / float64(c))
+		}
+	}
+	return out
 }
 
 // poolMoments sets f's MomentScale M, the RMS of every element of the

@@ -33,6 +33,11 @@ import (
 // safetensors).
 type Moment struct {
 	Decay, Gain float64
+	// State is the member of the optimizer's per-parameter state the
+	// tensor is ("exp_avg", "exp_avg_sq", "momentum_buffer",
+	// "square_avg", ...; not the step counter), whatever the rule: set
+	// for every tensor of an optimizer's state, "" for any other.
+	State string
 	// Param is the name, in the same file, of the parameter whose
 	// gradient the moment carries, "" where the file does not tell it
 	// (see ptMoments).
@@ -128,13 +133,17 @@ func ptMoments(v any) map[string]Moment {
 	}
 	walk(v, "", 0)
 	for _, o := range optims {
+		for name, member := range o.state {
+			out[name] = Moment{State: member}
+		}
 		params := o.params(dicts)
-		for i, member := range o.members {
+		for i, name := range o.members {
 			m := o.moments[i]
+			m.State = o.state[name]
 			if params != nil {
 				m.Param = params[i]
 			}
-			out[member] = m
+			out[name] = m
 		}
 	}
 	return out
@@ -153,6 +162,7 @@ type tensorDict struct {
 // groups whose rule is known, by the name of the state tensor, with the
 // position of their parameter in order.
 type optimizerDict struct {
+	state   map[string]string // the state tensors but step counters, by name: their member
 	order   []int
 	shapes  [][]int
 	members []string // state tensors that carry the gradient
@@ -219,19 +229,32 @@ func optimizerOf(d *types.Dict, name string, budget *int) (optimizerDict, bool) 
 	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return o, false
 	}
+	prefix := "state/"
+	if name != "" {
+		prefix = name + "/state/"
+	}
 	states := map[int]*types.Dict{} // by parameter index
+	o.state = map[string]string{}
 	for _, e := range *sd {
 		if *budget--; *budget < 0 {
 			return o, false
 		}
 		i, ok := e.Key.(int)
-		if sm, isDict := e.Value.(*types.Dict); ok && isDict {
-			states[i] = sm
+		sm, isDict := e.Value.(*types.Dict)
+		if !ok || !isDict {
+			continue
 		}
-	}
-	prefix := "state/"
-	if name != "" {
-		prefix = name + "/state/"
+		states[i] = sm
+		for _, m := range *sm {
+			if *budget--; *budget < 0 {
+				return o, false
+			}
+			if key, isStr := m.Key.(string); isStr && key != "step" {
+				if _, isTensor := m.Value.(*ptTensor); isTensor {
+					o.state[fmt.Sprintf("%s%d/%s", prefix, i, key)] = key
+				}
+			}
+		}
 	}
 	for _, g := range *gl {
 		group, ok := g.(*types.Dict)

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -217,8 +218,9 @@ func TestZipBinOfAnotherKind(t *testing.T) {
 // parameter, matched past BatchNorm's buffers as model.named_parameters()
 // orders them; no other tensor gets a rule: not RMSprop's
 // momentum_buffer (a step, not a gradient), not exp_avg_sq, step counters
-// or the model's parameters. Beside a model and its EMA copy, a moment
-// names no parameter: either could be the one.
+// or the model's parameters; every tensor of an optimizer's state but
+// its step counter says which member it is. Beside a model and its EMA
+// copy, a moment names no parameter: either could be the one.
 func TestOptimizerMoments(t *testing.T) {
 	t.Parallel()
 	var exp struct {
@@ -240,10 +242,12 @@ func TestOptimizerMoments(t *testing.T) {
 		for _, tn := range ts {
 			want, ok := moments[tn.Name]
 			switch {
-			case ok && tn.Moment != (Moment{Decay: want.Decay, Gain: want.Gain, Param: want.Param}):
+			case ok && tn.Moment != (Moment{Decay: want.Decay, Gain: want.Gain, Param: want.Param, State: path.Base(tn.Name)}):
 				t.Errorf("%s %s: moment %v of %q, want decay %v gain %v of %q", file, tn.Name, tn.Moment, tn.Moment.Param, want.Decay, want.Gain, want.Param)
 			case !ok && tn.Moment.Known():
 				t.Errorf("%s %s: moment %v, want none", file, tn.Name, tn.Moment)
+			case !ok && strings.Contains(tn.Name, "/state/") != (tn.Moment.State != "") && path.Base(tn.Name) != "step":
+				t.Errorf("%s %s: state member %q", file, tn.Name, tn.Moment.State)
 			case ok:
 				known++
 				if want.Param != "" {

@@ -471,12 +471,15 @@ type TensorJSON struct {
 	Partial *PartialJSON `json:"partial,omitempty"`
 }
 
-// MomentJSON is how an optimizer's state tensor carries the gradient, in
-// both runs alike (loaders.Moment: m_k = decay·m_{k−1} + gain·g_k), and
-// the pair of the parameter it belongs to (param, "" where the file did
-// not tell): where a step dumped no gradients, such moments stand in for
-// them in the parameters' judgement (judge.StepFacts.MomentScale).
+// MomentJSON is what a tensor of an optimizer's state is, in both runs
+// alike (loaders.Moment): its member of the state (exp_avg, exp_avg_sq,
+// ...), how it carries the gradient where the rule is known (m_k =
+// decay·m_{k−1} + gain·g_k; 0 and 0 where not), and the pair of the
+// parameter it belongs to (param, "" where the file did not tell): where
+// a step dumped no gradients, such moments stand in for them in the
+// verdict (judge.StepFacts.MomentScale).
 type MomentJSON struct {
+	State string `json:"state"`
 	Decay Float  `json:"decay"`
 	Gain  Float  `json:"gain"`
 	Param string `json:"param"`
@@ -722,9 +725,9 @@ func (s *pairScratch) tensorJSON(t *judge.TensorResult, partial bool) TensorJSON
 	if t.B != nil {
 		out.FileB = entryFile(t.B)
 	}
-	if t.A != nil && t.B != nil && t.A.Moment.Known() && t.A.Moment == t.B.Moment {
+	if t.A != nil && t.B != nil && t.A.Moment.State != "" && t.A.Moment == t.B.Moment {
 		m := t.A.Moment
-		out.Moment = &MomentJSON{Decay: Float(m.Decay), Gain: Float(m.Gain), Param: m.Param}
+		out.Moment = &MomentJSON{State: m.State, Decay: Float(m.Decay), Gain: Float(m.Gain), Param: m.Param}
 	}
 	if second != nil {
 		if second.DType != first.DType {

@@ -211,7 +211,7 @@ func tensorFromJSON(tj TensorJSON) (*judge.TensorResult, error) {
 	default:
 		t.A, t.B = entry(tj.FileA, dtA, tj.Shape), entry(tj.FileB, dtB, shapeB)
 		if m := tj.Moment; m != nil {
-			t.A.Moment = loaders.Moment{Decay: float64(m.Decay), Gain: float64(m.Gain), Param: m.Param}
+			t.A.Moment = loaders.Moment{State: m.State, Decay: float64(m.Decay), Gain: float64(m.Gain), Param: m.Param}
 			t.B.Moment = t.A.Moment
 		}
 	}

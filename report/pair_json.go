@@ -73,8 +73,9 @@ func appendPairJSONCached(b []byte, t *TensorJSON, c *limitsCache) []byte {
 	}
 	if m := t.Moment; m != nil {
 		b = appendKey(b, ',', 1, "moment")
-		b = appendKey(b, '{', 2, "decay")
-		b = appendFloat(b, m.Decay)
+		b = appendKey(b, '{', 2, "state")
+		b = appendString(b, m.State)
+		b = appendFloatField(b, 2, "decay", m.Decay)
 		b = appendFloatField(b, 2, "gain", m.Gain)
 		b = appendStringField(b, 2, "param", m.Param)
 		b = appendClose(b, 1, '}')

@@ -64,7 +64,7 @@ func TestPairJSONMatchesEncodingJSON(t *testing.T) {
 			p.Judged = &JudgedJSON{Rule: str(), Measure: flt(), Limit: flt(), Ratio: flt()}
 		}
 		if maybe() {
-			p.Moment = &MomentJSON{Decay: flt(), Gain: flt(), Param: str()}
+			p.Moment = &MomentJSON{State: str(), Decay: flt(), Gain: flt(), Param: str()}
 		}
 		if maybe() {
 			p.Noise = &NoiseJSON{RelL2: flt(), Count: rng.Int64(), Mismatched: rng.Int64N(9), MismatchFraction: flt(), MaxAbs: flt()}
