@@ -50,22 +50,25 @@ type InspectionJSON struct {
 
 // TensorStatsJSON is one tensor of InspectionJSON.
 type TensorStatsJSON struct {
-	Name          string   `json:"name"`
-	Step          *int     `json:"step"`
-	Kind          string   `json:"kind"`
-	DType         string   `json:"dtype"`
-	OriginalDType string   `json:"original_dtype,omitempty"`
-	Shape         []int    `json:"shape"`
-	File          string   `json:"file"`
-	Member        string   `json:"member,omitempty"`
-	Count         int64    `json:"count"`
-	Min           *float64 `json:"min"`
-	Max           *float64 `json:"max"`
-	Mean          *float64 `json:"mean"`
-	Std           *float64 `json:"std"`
-	NaN           int64    `json:"nan"`
-	Inf           int64    `json:"inf"`
-	ZeroFraction  *float64 `json:"zero_fraction"`
+	Name          string `json:"name"`
+	Step          *int   `json:"step"`
+	Kind          string `json:"kind"`
+	DType         string `json:"dtype"`
+	OriginalDType string `json:"original_dtype,omitempty"`
+	Shape         []int  `json:"shape"`
+	File          string `json:"file"`
+	Member        string `json:"member,omitempty"`
+	// Moment is what a tensor of an optimizer's state is (see
+	// CompareJSON's), absent for any other.
+	Moment       *MomentJSON `json:"moment,omitempty"`
+	Count        int64       `json:"count"`
+	Min          *float64    `json:"min"`
+	Max          *float64    `json:"max"`
+	Mean         *float64    `json:"mean"`
+	Std          *float64    `json:"std"`
+	NaN          int64       `json:"nan"`
+	Inf          int64       `json:"inf"`
+	ZeroFraction *float64    `json:"zero_fraction"`
 }
 
 // ErrorJSON is an input that could not be read.
@@ -97,6 +100,9 @@ func inspectionJSON(w io.Writer, ins outcome.Inspection) error {
 		}
 		if t.Original != loaders.Invalid {
 			row.OriginalDType = t.Original.String()
+		}
+		if m := t.Moment; m.State != "" {
+			row.Moment = &MomentJSON{State: m.State, Decay: Float(m.Decay), Gain: Float(m.Gain), Param: m.Param}
 		}
 		if t.Finite > 0 {
 			row.Min, row.Max, row.Mean, row.Std = optional(t.Min), optional(t.Max), optional(t.Mean), optional(t.Std())
