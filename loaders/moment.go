@@ -68,15 +68,14 @@ func (m Moment) String() string {
 //
 // A moment's Param is found where the same file saved the model's
 // state_dict beside the optimizer's (PyTorch's general-checkpoint
-// recipe): the optimizer numbers its parameters in the order they were
-// given to it, model.parameters() being the state_dict's order without
-// its buffers, so the parameters (the indices of the param groups in
-// turn) are matched in order to the state_dict's tensors of the same
-// shape, skipping only tensors whose name says buffer (running_mean,
-// num_batches_tracked: KindOf). Where a parameter has no saved state, a
-// shape does not match, or two dicts of tensors match alike (a model and
-// its EMA copy), no Param is set: a wrong pairing would judge one
-// parameter by another's gradient.
+// recipe): the optimizer numbers its parameters in the order its param
+// groups list them, each group in the order it was given them, so each
+// group is matched by shape to the one subsequence of the state_dict's
+// parameters it can be (align; buffers such as running_mean and
+// num_batches_tracked are known by name, KindOf). Where a parameter has
+// no saved state, a group's match is not the only one, or two dicts of
+// tensors match alike (a model and its EMA copy), no Param is set: a
+// wrong pairing would judge one parameter by another's gradient.
 func ptMoments(v any) map[string]Moment {
 	out := map[string]Moment{}
 	var dicts []tensorDict
@@ -163,6 +162,7 @@ type tensorDict struct {
 // position of their parameter in order.
 type optimizerDict struct {
 	state   map[string]string // the state tensors but step counters, by name: their member
+	groups  [][2]int          // each param group's parameters: [from, to) in order
 	order   []int
 	shapes  [][]int
 	members []string // state tensors that carry the gradient
@@ -193,28 +193,77 @@ func (o optimizerDict) params(dicts []tensorDict) []string {
 	return out
 }
 
-// align returns the name of d's tensor matched to each of o's parameters
-// in order, skipping only buffers, and whether all were matched.
+// align returns the name of d's tensor matched to each of o's parameters,
+// and whether all were matched. Each param group lists its parameters in
+// the order it was given them, the model's order for model.parameters()
+// or for a filter of named_parameters() (weights with weight decay,
+// biases and norms without), so each group is matched, by shape, to a
+// subsequence of d's parameters in order (buffers, by their names, never
+// match): only where that subsequence is the one possible, its leftmost
+// and rightmost embeddings the same (a frozen parameter of a shape the
+// group holds too could be either), and no two groups claim one tensor.
 func (o optimizerDict) align(d tensorDict) ([]string, bool) {
-	names := make([]string, 0, len(o.order))
-	j := 0
-	for _, shape := range o.shapes {
-		if shape == nil {
+	var params []int // d's parameters, by position
+	for j, n := range d.names {
+		if KindOf(n) == KindParam {
+			params = append(params, j)
+		}
+	}
+	names := make([]string, len(o.order))
+	claimed := map[int]bool{}
+	for g := range o.groups {
+		from, to := o.groups[g][0], o.groups[g][1]
+		shapes := o.shapes[from:to]
+		if slices.ContainsFunc(shapes, func(s []int) bool { return s == nil }) {
 			return nil, false // a parameter without state: its shape is unknown
 		}
-		for j < len(d.names) && !slices.Equal(d.shapes[j], shape) {
-			if KindOf(d.names[j]) == KindParam {
-				return nil, false // a parameter of the model the optimizer does not hold
-			}
-			j++
-		}
-		if j == len(d.names) {
+		left, right := embed(shapes, params, d.shapes, false), embed(shapes, params, d.shapes, true)
+		if left == nil || !slices.Equal(left, right) {
 			return nil, false
 		}
-		names = append(names, d.names[j])
-		j++
+		for k, j := range left {
+			if claimed[j] {
+				return nil, false
+			}
+			claimed[j] = true
+			names[from+k] = d.names[j]
+		}
 	}
 	return names, len(names) > 0
+}
+
+// embed returns the positions of the first (or, fromEnd, the last)
+// subsequence of candidates whose shapes are shapes, in order; nil where
+// there is none.
+func embed(shapes [][]int, candidates []int, of [][]int, fromEnd bool) []int {
+	out := make([]int, len(shapes))
+	c := 0
+	if fromEnd {
+		c = len(candidates) - 1
+	}
+	for k := range shapes {
+		i := k
+		if fromEnd {
+			i = len(shapes) - 1 - k
+		}
+		for c >= 0 && c < len(candidates) && !slices.Equal(of[candidates[c]], shapes[i]) {
+			if fromEnd {
+				c--
+			} else {
+				c++
+			}
+		}
+		if c < 0 || c >= len(candidates) {
+			return nil
+		}
+		out[i] = candidates[c]
+		if fromEnd {
+			c--
+		} else {
+			c++
+		}
+	}
+	return out
 }
 
 // optimizerOf returns d as an optimizer's state dict named name, and
@@ -267,6 +316,7 @@ func optimizerOf(d *types.Dict, name string, budget *int) (optimizerDict, bool) 
 		if !ok || !isList {
 			continue
 		}
+		from := len(o.order)
 		for _, p := range *pl {
 			if *budget--; *budget < 0 {
 				return o, false
@@ -287,6 +337,7 @@ func optimizerOf(d *types.Dict, name string, budget *int) (optimizerDict, bool) 
 			o.order = append(o.order, i)
 			o.shapes = append(o.shapes, shape)
 		}
+		o.groups = append(o.groups, [2]int{from, len(o.order)})
 	}
 	return o, true
 }

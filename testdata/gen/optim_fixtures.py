@@ -12,12 +12,16 @@ testdata/pt_optim/ (owned: deleted and rewritten):
                   Linear: BatchNorm's buffers between the parameters),
                   "optimizers": {name: the optimizer's state_dict() after
                   two steps}} for Adam with two param groups of different
-                  betas, AdamW, SGD with momentum and dampening, SGD
+                  betas, AdamW, AdamW with weight decay on the matrices
+                  alone (two groups, neither in the model's order with
+                  the other), SGD with momentum and dampening, SGD
                   without momentum (no buffer), RMSprop with momentum (its
                   momentum_buffer is a step, not a gradient)
   with_ema.pt     {"model", "ema": a copy of the model's state_dict,
-                  "optimizer": AdamW's}: two dicts of the parameters'
-                  shapes, so no moment names its parameter
+                  "optimizer": AdamW's}: the copy's names say EMA weights,
+                  so the moments name the model's parameters
+  two_models.pt   {"model", "model_state_dict": a copy, "optimizer"}: two
+                  dicts of parameters alike, so no moment names one
   expected.json   per file, the rule of every state tensor that has one,
                   by name: decay and gain as float64, from the optimizer's
                   own update rule (exp_avg: beta1, 1 - beta1; SGD's
@@ -49,6 +53,23 @@ def stepped(make):
     return opt, model
 
 
+def index_names(opt, model, prefix):
+    """The name of each parameter by the index the optimizer's state_dict
+    gives it: its param groups' parameters in turn, by identity."""
+    by_id = {id(p): prefix + n for n, p in model.named_parameters()}
+    return [by_id[id(p)] for g in opt.param_groups for p in g["params"]]
+
+
+def split(m):
+    """AdamW with weight decay on the matrices only, as transformer loops
+    write it: two groups, each in the model's order, not the model's order
+    together."""
+    decay = [p for p in m.parameters() if p.ndim >= 2]
+    rest = [p for p in m.parameters() if p.ndim < 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": 0.05},
+                              {"params": rest, "weight_decay": 0.0}], lr=1e-3)
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
@@ -57,10 +78,12 @@ def main():
             {"params": list(m[0].parameters()) + list(m[1].parameters()), "betas": (0.8, 0.99)},
             {"params": list(m[3].parameters()), "betas": (0.95, 0.999)}], lr=1e-3),
         "adamw": lambda m: torch.optim.AdamW(m.parameters(), lr=1e-3, weight_decay=0.01),
+        "adamw_split": split,
         "sgd": lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9, dampening=0.5),
         "sgd_plain": lambda m: torch.optim.SGD(m.parameters(), lr=0.1),
         "rmsprop": lambda m: torch.optim.RMSprop(m.parameters(), lr=0.01, momentum=0.9),
     }
+
     def moments(sd, prefix, params):
         """The expected rule of each moment of optimizer state dict sd."""
         out = {}
@@ -80,19 +103,21 @@ def main():
     for name, make in makers.items():
         opt, model = stepped(make)
         saved[name] = opt.state_dict()
-    params = ["model/" + n for n, _ in model.named_parameters()]
-    for name, sd in saved.items():
-        expected.update(moments(sd, "optimizers/" + name, params))
+        expected.update(moments(saved[name], "optimizers/" + name, index_names(opt, model, "model/")))
     torch.save({"model": model.state_dict(), "optimizers": saved}, os.path.join(OUT, "optimizers.pt"))
     opt, model = stepped(makers["adamw"])
     sd = model.state_dict()
     torch.save({"model": sd, "ema": {k: v.clone() for k, v in sd.items()}, "optimizer": opt.state_dict()},
                os.path.join(OUT, "with_ema.pt"))
+    torch.save({"model": sd, "model_state_dict": {k: v.clone() for k, v in sd.items()}, "optimizer": opt.state_dict()},
+               os.path.join(OUT, "two_models.pt"))
     with open(os.path.join(OUT, "expected.json"), "w") as f:
         json.dump({"torch": torch.__version__, "files": {
             "optimizers.pt": expected,
-            "with_ema.pt": moments(opt.state_dict(), "optimizer", None)}}, f, indent=1, sort_keys=True)
+            "with_ema.pt": moments(opt.state_dict(), "optimizer", index_names(opt, model, "model/")),
+            "two_models.pt": moments(opt.state_dict(), "optimizer", None)}}, f, indent=1, sort_keys=True)
         f.write("\n")
+
 
 if __name__ == "__main__":
     main()
