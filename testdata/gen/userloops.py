@@ -999,6 +999,7 @@ class Sc:
     prec: str = "fp32"           # fp32 | tf32 | bf16 | autocast
     optim: str | None = None     # scratch runs only: sgd | adam | adamw instead of the family's optimizer
     fused: bool = False          # graphed AdamW/Adam fused (capturable) instead of foreach capturable
+    wd_split: bool = False       # AdamW in two param groups: weight decay on the matrices only (scratch runs)
     lr_tensor: bool = False      # graphed: the learning rate a device tensor (a schedule fills it)
     sched: tuple = ()            # () | ("cosine",) | ("drop", step, factor)
     clip: bool = False
@@ -1421,6 +1422,24 @@ def scenarios() -> list[Sc]:
         S("resnet_bn_tutorial_momentum_after_capture", "resnet_bn", "bn.momentum = 0.01 set at 1205 after "
           "capture, the checkpoint recipe", bug="bn_momentum", causes=("captured_scalar",), momentum_switch=1205,
           style="tutorial", onset=1205),
+        # ---------------- the checkpoint recipe with AdamW in two param groups (weight decay on the matrices
+        # only), from step 0 (added after the groups were matched each to the model's order; scored before any
+        # change)
+        S("vit_tutorial_wdsplit_ok", "vit", "the recipe from step 0, AdamW without decay on biases and norms, the "
+          "checkpoint recipe", start="scratch", optim="adamw", wd_split=True, style="tutorial", n=6),
+        S("vit_tutorial_wdsplit_bf16_ok", "vit", "the same in pure bf16", start="scratch", optim="adamw",
+          wd_split=True, prec="bf16", style="tutorial", n=6),
+        S("moe_tutorial_wdsplit_ok", "moe", "the recipe from step 0, AdamW without decay on biases and norms, "
+          "the checkpoint recipe", start="scratch", optim="adamw", wd_split=True, style="tutorial", n=6),
+        S("vit_tutorial_wdsplit_stale_input", "vit", "static_x = x instead of copy_, AdamW in two groups, the "
+          "checkpoint recipe", bug="stale_input", causes=("stale_input",), start="scratch", optim="adamw",
+          wd_split=True, style="tutorial", n=6),
+        S("moe_tutorial_wdsplit_input_lag", "moe", "the batch copied in after the replay, AdamW in two groups, "
+          "the checkpoint recipe", bug="input_lag", causes=("input_lag",), start="scratch", optim="adamw",
+          wd_split=True, style="tutorial", n=6),
+        S("gnn_tutorial_wdsplit_grad_accumulation", "gnn", "no zero_grad(set_to_none=True) before capture, AdamW "
+          "in two groups, the checkpoint recipe", bug="grad_accumulation", causes=("grad_accumulation",),
+          start="scratch", optim="adamw", wd_split=True, style="tutorial", n=6),
     ]
 
 
@@ -1860,6 +1879,11 @@ def make_opt(sc, env, model, graphed):
                 lr = torch.tensor(lr, device=env.dev)
         else:
             kw["foreach"] = True
+    if sc.wd_split:  # as transformer loops write it: no decay on biases and norms
+        assert kind == "adamw" and sc.start == "scratch", "two groups need AdamW and a fresh optimizer"
+        wd = kw.pop("weight_decay")
+        return cls([{"params": [p for p in model.parameters() if p.ndim >= 2], "weight_decay": wd},
+                    {"params": [p for p in model.parameters() if p.ndim < 2], "weight_decay": 0.0}], lr=lr, **kw)
     return cls(model.parameters(), lr=lr, **kw)
 
 
