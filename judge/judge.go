@@ -69,9 +69,8 @@ const (
 	// RuleOptimizerState: r = RMS(s_B − s_A)/max(RMS(s_A), S_m) against
 	// the step's GradLimit, for a tensor of the optimizer's state (one
 	// member, m: exp_avg, exp_avg_sq, momentum_buffer, ...) at a step that
-	// dumped no gradients but the moments that stand in for them: judged
-	// as a gradient is, S_m the RMS of every reference tensor of that
-	// member at the step.
+	// dumped no gradients: judged as a gradient is, S_m the RMS of every
+	// reference tensor of that member at the step.
 	RuleOptimizerState Rule = "optimizer state RMS ratio"
 	// RuleUpdateRatio: min(|β|, |β_t|) against the step's UpdateLimit U,
 	// for a parameter t with a measured update: β is the step's pooled

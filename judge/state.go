@@ -90,7 +90,7 @@ func judgeState(pairs []Pair, out []Decision, f *StepFacts, c Context) {
 		if t.Update == nil || t.Metrics == nil || !stepState(t) || !isState(t, dumped, f) {
 			continue
 		}
-		if f.Grads == 0 && f.Moments > 0 && isOptimizerState(t) {
+		if f.Grads == 0 && isOptimizerState(t) {
 			continue // judged as gradients are (RuleOptimizerState): what the gradients did, not a held decay
 		}
 		s := t.Update.Above(compare.NoGrad)

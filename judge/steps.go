@@ -278,10 +278,12 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 	} else if moments = poolMoments(pairs, &f); f.MomentScale > 0 {
 		f.HealthyFloor, minExp = healthyFloor(math.Sqrt(eps) * f.MomentScale)
 	}
-	// the optimizer's state, where its moments stand in for gradients,
-	// is judged as gradients are, each member against its own scale
+	// the optimizer's state, at a step that dumped no gradients, is
+	// judged as gradients are, each member against its own scale: it is
+	// what the dumps hold of them (its moments stand in for them above
+	// where they name their parameters)
 	var stateScale map[string]float64
-	if f.Grads == 0 && f.Moments > 0 {
+	if f.Grads == 0 {
 		stateScale = poolOptimizerState(pairs)
 	}
 	// gradOf reports whether parameter t's update is binned by a size of
