@@ -1440,6 +1440,21 @@ def scenarios() -> list[Sc]:
         S("gnn_tutorial_wdsplit_grad_accumulation", "gnn", "no zero_grad(set_to_none=True) before capture, AdamW "
           "in two groups, the checkpoint recipe", bug="grad_accumulation", causes=("grad_accumulation",),
           start="scratch", optim="adamw", wd_split=True, style="tutorial", n=6),
+        # ---------------- Hugging Face Trainer's layout: checkpoint-<k>/pytorch_model.bin and optimizer.pt
+        # apart, every step (added after the optimizer's state was judged as gradients in any layout; scored
+        # before any change)
+        S("moe_hf_ok", "moe", "resume, Adam, checkpoint-<k>/ with pytorch_model.bin and optimizer.pt",
+          style="hf"),
+        S("vit_hf_bf16_ok", "vit", "resume, pure bf16, AdamW, checkpoint-<k>/ as Hugging Face's Trainer saves "
+          "them", prec="bf16", style="hf"),
+        S("tab_hf_ok", "tab", "resume, AdamW, checkpoint-<k>/ as Hugging Face's Trainer saves them", style="hf"),
+        S("moe_hf_stale_input", "moe", "static_x = x instead of copy_, checkpoint-<k>/ as Hugging Face's "
+          "Trainer saves them", bug="stale_input", causes=("stale_input",), style="hf"),
+        S("vit_hf_input_lag", "vit", "the batch copied in after the replay, checkpoint-<k>/ as Hugging Face's "
+          "Trainer saves them", bug="input_lag", causes=("input_lag",), style="hf"),
+        S("tcn_hf_grad_accumulation", "tcn", "no zero_grad(set_to_none=True) before capture, checkpoint-<k>/ "
+          "as Hugging Face's Trainer saves them", bug="grad_accumulation", causes=("grad_accumulation",),
+          style="hf"),
     ]
 
 
@@ -1773,6 +1788,8 @@ def collect(sc, model, loss, ema, opt=None, k=None):
     if s == "tutorial":  # PyTorch's "saving a general checkpoint" recipe, one file per step
         return {"epoch": k, "model_state_dict": model.state_dict(), "optimizer_state_dict": opt.state_dict(),
                 "loss": loss}
+    if s == "hf":  # Hugging Face Trainer's checkpoint-<k>/: the model and the optimizer in files apart
+        return {"pytorch_model.bin": model.state_dict(), "optimizer.pt": opt.state_dict()}
     if s == "pt":
         d = {"model": model.state_dict(), "grads": grads, "loss": loss}
         if ema is not None:
@@ -2393,6 +2410,10 @@ def write_run(sc, env, run_dir, steps, graphed):
             torch.save(d, run_dir / f"step_{k}.pt")
         elif s == "tutorial":
             torch.save(d, run_dir / f"checkpoint_{k}.pt")
+        elif s == "hf":
+            (run_dir / f"checkpoint-{k}").mkdir()
+            for name, obj in d.items():
+                torch.save(obj, run_dir / f"checkpoint-{k}" / name)
         elif s == "pt_ckpt":
             torch.save(d, run_dir / f"ckpt_{k}.pt")
         elif s == "st_ckpt":
@@ -2579,6 +2600,8 @@ STYLE_WORDS = {
     "decode_st": "step_<t>/outputs.safetensors (logits, next_token) per decode position",
     "tutorial": "torch.save({'epoch', 'model_state_dict', 'optimizer_state_dict', 'loss'}) per step as "
                 "checkpoint_<k>.pt (PyTorch's general-checkpoint recipe: no gradients)",
+    "hf": "checkpoint-<k>/pytorch_model.bin (the model's state_dict) and optimizer.pt (the optimizer's), as "
+          "Hugging Face's Trainer saves them: no gradients, the two in files apart",
     "out_pt": "torch.save({'logits', 'probs'}) per batch as batch_<k>.pt",
     "out_npz": "np.savez(logits, probs) per batch as preds_<kkkk>.npz",
     "out_st": "step_<k>/outputs.safetensors (logits, probs) per batch",
