@@ -66,11 +66,13 @@ func capturedScalar(f *facts) *Cause {
 	if c := decodePosition(f); c != nil {
 		return c
 	}
-	if sf := f.firstScale(); sf != nil && !(sf.kind == loaders.KindGrad && !sf.exact && (f.oneStep || sf.fit < minScaleFit || f.midRunStart(sf.step))) {
+	if sf := f.firstScale(); sf != nil && !(sf.kind == loaders.KindGrad && !sf.exact && (f.oneStep || sf.fit < minScaleFit || f.midRunStart(sf.step))) && !(sf.kind == loaders.KindParam && !sf.exact && sf.fit < minScaleFit) {
 		// (a value inside the network frozen at capture keeps acting: a
 		// break gone the step after, a batch of another size, is not one;
 		// and its scale explains most of the difference, or the numbers
-		// came some other way)
+		// came some other way; so must a scale of the parameter updates
+		// that is not one up to rounding: a learning rate frozen at
+		// capture scales every update)
 		var ev evidence
 		ev.add("%s", sf.String())
 		conf := 0.9
