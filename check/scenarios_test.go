@@ -146,6 +146,15 @@ func TestMomentsStandInForGradients(t *testing.T) {
 	if rules[1003] != judge.RuleStepMoments || rules[1006] != judge.RuleUpdateRatio {
 		t.Errorf("key bias judged by %v, want the step's moments at 1003 and the update ratio after", rules)
 	}
+	// saved as Hugging Face's Trainer saves them, the model and the
+	// optimizer in files apart: matched across the files of the step
+	for _, run := range []string{"moe/moe_hf_ok", "vit/vit_hf_bf16_ok"} {
+		d := fixture("userloops", filepath.Dir(run), filepath.Base(run))
+		r, err := Runs(filepath.Join(d, "eager"), filepath.Join(d, "graph"), Options{})
+		if err != nil || r.Verdict != judge.Pass || len(r.Steps) == 0 || r.Steps[0].Moments == 0 {
+			t.Errorf("%s: %v, moments %v (%v)", run, r.Verdict, r.Steps, err)
+		}
+	}
 	for _, run := range []string{"moe_tutorial_stale_input", "moe_tutorial_bf16_stale_input"} {
 		dir = fixture("userloops", "moe", run)
 		if r, err = Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), Options{}); err != nil || r.Verdict != judge.Fail || r.FirstDivergence == nil || r.FirstDivergence.Step != 1003 {

@@ -39,9 +39,13 @@ func (e *Entry) Meta() *Meta {
 // gradient the entry's moment carries (Tensor.Moment.Param, named in the
 // file): the entry's own name with its name in the file replaced by the
 // parameter's ("checkpoint/optimizer_state_dict/state/3/exp_avg" →
-// "checkpoint/model_state_dict/fc.bias"); "" where the moment names no
+// "checkpoint/model_state_dict/fc.bias"), or the pair another file of
+// the step holds it under (Moment.Pair); "" where the moment names no
 // parameter, or a manifest renamed the entry.
 func (e *Entry) MomentParam() string {
+	if e.Tensor != nil && e.Moment.Pair != "" {
+		return e.Moment.Pair // matched in another file of the step (matchAcross)
+	}
 	if e.Tensor == nil || e.Moment.Param == "" {
 		return ""
 	}

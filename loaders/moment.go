@@ -2,6 +2,7 @@ package loaders
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -38,6 +39,14 @@ type Moment struct {
 	// "square_avg", ...; not the step counter), whatever the rule: set
 	// for every tensor of an optimizer's state, "" for any other.
 	State string
+	// Group and Pos place a moment among its optimizer's parameters: its
+	// param group and its position in that group's list (Pos −1: not
+	// placed), for matching it to a model saved in another file
+	// (MatchMoments) where its own file holds none.
+	Group, Pos int
+	// Pair is the name of the parameter's pair where MatchMoments found
+	// it in another file of the step, "" otherwise (Entry.MomentParam).
+	Pair string
 	// Param is the name, in the same file, of the parameter whose
 	// gradient the moment carries, "" where the file does not tell it
 	// (see ptMoments).
@@ -76,7 +85,7 @@ func (m Moment) String() string {
 // no saved state, a group's match is not the only one, or two dicts of
 // tensors match alike (a model and its EMA copy), no Param is set: a
 // wrong pairing would judge one parameter by another's gradient.
-func ptMoments(v any) map[string]Moment {
+func ptMoments(v any) (map[string]Moment, map[string]int) {
 	out := map[string]Moment{}
 	var dicts []tensorDict
 	var optims []optimizerDict
@@ -131,6 +140,12 @@ func ptMoments(v any) map[string]Moment {
 		}
 	}
 	walk(v, "", 0)
+	order := map[string]int{} // each tensor of a dict of tensors: its place there
+	for _, d := range dicts {
+		for i, n := range d.names {
+			order[n] = i
+		}
+	}
 	for _, o := range optims {
 		for name, member := range o.state {
 			out[name] = Moment{State: member}
@@ -139,13 +154,14 @@ func ptMoments(v any) map[string]Moment {
 		for i, name := range o.members {
 			m := o.moments[i]
 			m.State = o.state[name]
+			m.Group, m.Pos = o.place(o.at[i])
 			if params != nil {
 				m.Param = params[i]
 			}
 			out[name] = m
 		}
 	}
-	return out
+	return out, order
 }
 
 // tensorDict is a dict of the saved object whose values are all tensors
@@ -168,6 +184,17 @@ type optimizerDict struct {
 	members []string // state tensors that carry the gradient
 	moments []Moment // their rules
 	at      []int    // their parameters' positions in order
+}
+
+// place returns the param group of o's parameter at position at in order,
+// and its position in the group's list.
+func (o optimizerDict) place(at int) (group, pos int) {
+	for g, r := range o.groups {
+		if at >= r[0] && at < r[1] {
+			return g, at - r[0]
+		}
+	}
+	return -1, -1
 }
 
 // params matches o's parameters in order to the tensors of one of dicts
@@ -410,4 +437,98 @@ func pyFloat(v any) (float64, bool) {
 		return 0, false
 	}
 	return f, !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+// matchAcross names the parameter of each moment whose own file saved no
+// model to match it to, from another file of the same step that saved
+// one (Hugging Face's checkpoint-<k>/ holds pytorch_model.bin and
+// optimizer.pt apart): a file's moments, placed by param group and
+// position (Moment.Group, Pos), are matched to the parameters of another
+// file of the step in the order that file saved them (Tensor.Order), as
+// align matches them within a file, and named where exactly one file
+// matches. A group whose positions are not all there (a parameter without
+// state) matches nothing.
+func matchAcross(entries []*Entry) {
+	type fileKey struct {
+		step int
+		file string
+	}
+	moments, params := map[fileKey][]*Entry{}, map[fileKey][]*Entry{}
+	files := map[int][]fileKey{} // the files of each step that hold parameters
+	for _, e := range entries {
+		if e.Tensor == nil || e.Step == NoStep {
+			continue
+		}
+		k := fileKey{e.Step, e.File}
+		if m := e.Moment; m.Known() && m.Param == "" && m.Group >= 0 && m.Pos >= 0 {
+			moments[k] = append(moments[k], e)
+		}
+		if e.Kind == KindParam {
+			if len(params[k]) == 0 {
+				files[k.step] = append(files[k.step], k)
+			}
+			params[k] = append(params[k], e)
+		}
+	}
+	for k, ms := range moments {
+		o, at, ok := placed(ms)
+		if !ok {
+			continue
+		}
+		var found []string
+		matches := 0
+		for _, f := range files[k.step] {
+			if f == k {
+				continue
+			}
+			ps := slices.SortedStableFunc(slices.Values(params[f]), func(x, y *Entry) int { return x.Order - y.Order })
+			d := tensorDict{}
+			for _, p := range ps {
+				d.names, d.shapes = append(d.names, p.Name), append(d.shapes, p.Shape)
+			}
+			if names, ok := o.align(d); ok {
+				matches++
+				found = names
+			}
+		}
+		if matches != 1 {
+			continue
+		}
+		for i, e := range ms {
+			e.Moment.Pair = found[at[i]]
+		}
+	}
+}
+
+// placed returns the optimizer that a file's moments make, each param
+// group its moments' shapes by position, and each moment's place in its
+// order; false where a group's positions are not each held by one moment.
+func placed(ms []*Entry) (optimizerDict, []int, bool) {
+	var o optimizerDict
+	size := map[int]int{} // positions per group
+	for _, e := range ms {
+		size[e.Moment.Group] = max(size[e.Moment.Group], e.Moment.Pos+1)
+	}
+	groups := slices.Sorted(maps.Keys(size))
+	start := map[int]int{}
+	for _, g := range groups {
+		start[g] = len(o.order)
+		o.groups = append(o.groups, [2]int{len(o.order), len(o.order) + size[g]})
+		o.order = append(o.order, make([]int, size[g])...)
+		o.shapes = append(o.shapes, make([][]int, size[g])...)
+	}
+	at := make([]int, len(ms))
+	for i, e := range ms {
+		j := start[e.Moment.Group] + e.Moment.Pos
+		if o.shapes[j] != nil {
+			return o, nil, false // two moments at one place
+		}
+		o.shapes[j], at[i] = append([]int{}, e.Shape...), j
+	}
+	for _, s := range o.shapes {
+		if s == nil {
+			return o, nil, false
+		}
+	}
+	return o, at, len(ms) > 0
 }

@@ -223,7 +223,7 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	moments := ptMoments(obj)
+	moments, order := ptMoments(obj)
 	for _, name := range names {
 		if err := checkName(name); err != nil {
 			errs = append(errs, &Error{Path: path, Member: name, Err: err})
@@ -235,6 +235,9 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 			continue
 		}
 		t.Moment = moments[name]
+		if at, ok := order[name]; ok {
+			t.Order = at
+		}
 		tensors = append(tensors, t)
 	}
 	read := make(map[string]bool, len(tensors))

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -174,6 +175,33 @@ func TestHuggingFaceCheckpoints(t *testing.T) {
 	}
 	if counts[KindParam] != 12 || counts[KindTensor] != 36 || len(steps) != 3 || !steps[2] || !steps[4] || !steps[6] {
 		t.Errorf("kinds %v over steps %v, want 12 params and 36 optimizer tensors at steps 2, 4 and 6", counts, steps)
+	}
+	// optimizer.pt's moments name the parameters of pytorch_model.bin
+	// beside it (matchAcross): Adam's state i is the i-th parameter of the
+	// model's state_dict in the order it was saved
+	params := map[[2]any][]int{}
+	for _, e := range run.Entries {
+		if e.Kind == KindParam {
+			params[[2]any{e.Step, e.Name}] = e.Shape
+		}
+	}
+	named := 0
+	for _, e := range run.Entries {
+		if !strings.HasSuffix(e.Name, "/exp_avg") {
+			continue
+		}
+		p := e.MomentParam()
+		shape, ok := params[[2]any{e.Step, p}]
+		if !ok || !slices.Equal(shape, e.Shape) {
+			t.Errorf("step %d %s: parameter %q (%v, want shape %v)", e.Step, e.Name, p, shape, e.Shape)
+		}
+		named++
+	}
+	if named != 12 {
+		t.Errorf("%d moments, want 12", named)
+	}
+	if e := run.Entries[slices.IndexFunc(run.Entries, func(e *Entry) bool { return strings.HasSuffix(e.Name, "state/0/exp_avg") })]; e.MomentParam() != "pytorch_model/0.weight" {
+		t.Errorf("state 0 is %q, want pytorch_model/0.weight", e.MomentParam())
 	}
 }
 

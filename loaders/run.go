@@ -572,6 +572,7 @@ func (d *discovery) finish() {
 		sort.SliceStable(r.Entries, func(i, j int) bool { return Less(r.Entries[i], r.Entries[j]) })
 	}
 	sort.SliceStable(r.Errors, func(i, j int) bool { return r.Errors[i].Error() < r.Errors[j].Error() })
+	matchAcross(r.Entries)
 }
 
 // dedup drops each entry whose step and name an earlier entry (in the

@@ -37,6 +37,10 @@ type Tensor struct {
 	BigEndian bool
 	// Descr is the element type as the file spells it ("<f4", "<V2", "BF16").
 	Descr string
+	// Order is the tensor's place in the dict of tensors that saved it
+	// (a state_dict's order, the model's modules in turn), 0 where none
+	// did.
+	Order int
 	// Moment is how the tensor carries the gradient when it is an
 	// optimizer's state (torch.save of an optimizer's state_dict, whose
 	// param groups state the rule); the zero Moment otherwise.
