@@ -271,20 +271,17 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 		f.Step = pairs[0].Step
 	}
 	grads := poolGradients(pairs, &f)
+	// at a step that dumped no gradients, the optimizer's state is what
+	// the dumps hold of them: its moments stand in for them where they
+	// name their parameters, and all of it is judged as gradients are,
+	// each member against its own scale (stateScale)
 	var moments map[string]*Pair
+	var stateScale map[string]float64
 	minExp := compare.NoGrad // every element, when the step has no gradients
 	if f.Grads > 0 {
 		f.HealthyFloor, minExp = healthyFloor(math.Sqrt(eps) * f.GradScale)
-	} else if moments = poolMoments(pairs, &f); f.MomentScale > 0 {
+	} else if moments, stateScale = poolOptimizerState(pairs, &f); f.MomentScale > 0 {
 		f.HealthyFloor, minExp = healthyFloor(math.Sqrt(eps) * f.MomentScale)
-	}
-	// the optimizer's state, at a step that dumped no gradients, is
-	// judged as gradients are, each member against its own scale: it is
-	// what the dumps hold of them (its moments stand in for them above
-	// where they name their parameters)
-	var stateScale map[string]float64
-	if f.Grads == 0 {
-		stateScale = poolOptimizerState(pairs)
 	}
 	// gradOf reports whether parameter t's update is binned by a size of
 	// its gradient the floor applies to: its gradient's, or its moment's
@@ -528,7 +525,7 @@ func poolGradients(pairs []Pair, f *StepFacts) map[string]*Pair {
 // isMoment reports whether t is an optimizer's moment matched to its
 // parameter (loaders.Moment.Param) in both runs alike.
 func isMoment(t *Pair) bool {
-	return t.Kind == loaders.KindTensor && t.A != nil && t.B != nil && t.A.Moment.Param != "" && t.A.Moment == t.B.Moment
+	return isOptimizerState(t) && t.A.Moment.Param != ""
 }
 
 // isOptimizerState reports whether t is a tensor of an optimizer's state
@@ -539,47 +536,39 @@ func isOptimizerState(t *Pair) bool {
 
 // poolOptimizerState returns, by member (exp_avg, exp_avg_sq, ...), the
 // RMS of every element of the reference run's optimizer state at this
-// step.
-func poolOptimizerState(pairs []Pair) map[string]float64 {
+// step (isOptimizerState), and the moments that name their parameter
+// (isMoment) by that parameter's pair name; it sets f's MomentScale M,
+// the RMS of every element of those moments, and Moments, their number.
+func poolOptimizerState(pairs []Pair, f *StepFacts) (map[string]*Pair, map[string]float64) {
 	sumSq, n := map[string]float64{}, map[string]int64{}
+	var momentSq float64
+	var momentN int64
+	moments := map[string]*Pair{}
 	for i := range pairs {
 		t := &pairs[i]
 		if t.Metrics == nil || !isOptimizerState(t) {
 			continue
 		}
-		sumSq[t.A.Moment.State] += t.Metrics.NormA * t.Metrics.NormA
+		sq := t.Metrics.NormA * t.Metrics.NormA
+		sumSq[t.A.Moment.State] += sq
 		n[t.A.Moment.State] += t.Metrics.Count
+		if isMoment(t) && t.Settings.DType.IsFloat() {
+			momentSq += sq
+			momentN += t.Metrics.Count
+			f.Moments++
+			moments[t.A.Moment.Param] = t
+		}
 	}
-	out := make(map[string]float64, len(n))
+	scale := make(map[string]float64, len(n))
 	for k, c := range n {
 		if c > 0 {
-			out[k] = math.Sqrt(sumSq[k] / float64(c))
+			scale[k] = math.Sqrt(sumSq[k] / float64(c))
 		}
 	}
-	return out
-}
-
-// poolMoments sets f's MomentScale M, the RMS of every element of the
-// reference run's optimizer moments at this step (isMoment), and Moments,
-// their number, and returns the moments by their parameter's pair name.
-func poolMoments(pairs []Pair, f *StepFacts) map[string]*Pair {
-	var sumSq float64
-	var n int64
-	moments := map[string]*Pair{}
-	for i := range pairs {
-		t := &pairs[i]
-		if t.Metrics == nil || !isMoment(t) || !t.Settings.DType.IsFloat() {
-			continue
-		}
-		sumSq += t.Metrics.NormA * t.Metrics.NormA
-		n += t.Metrics.Count
-		f.Moments++
-		moments[t.A.Moment.Param] = t
+	if momentN > 0 {
+		f.MomentScale = math.Sqrt(momentSq / float64(momentN))
 	}
-	if n > 0 {
-		f.MomentScale = math.Sqrt(sumSq / float64(n))
-	}
-	return moments
+	return moments, scale
 }
 
 // contribution is one parameter's part of the step's update ratio: its

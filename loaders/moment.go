@@ -70,10 +70,10 @@ func (m Moment) String() string {
 // {index: {...}}, "param_groups": [{"params": [index, ...], ...}]}, as
 // torch.optim.Optimizer.state_dict returns it, at any depth) and returns
 // the Moment of each state tensor whose group's rule is known, by the
-// name ptWalk gives the tensor. It visits at most maxPTEntries values
-// (container entries, param groups' indices and state entries together)
-// and nests no deeper than maxPTDepth, as ptWalk does: the pickle memo
-// lets a few bytes name one large list many times.
+// name ptWalk gives the tensor, from the dicts ptWalk found. Reading the
+// optimizers visits at most maxPTEntries param groups' indices and state
+// entries (ptFound.optBudget): the pickle memo lets a few bytes name one
+// large list many times.
 //
 // A moment's Param is found where the same file saved the model's
 // state_dict beside the optimizer's (PyTorch's general-checkpoint
@@ -85,61 +85,9 @@ func (m Moment) String() string {
 // no saved state, a group's match is not the only one, or two dicts of
 // tensors match alike (a model and its EMA copy), no Param is set: a
 // wrong pairing would judge one parameter by another's gradient.
-func ptMoments(v any) (map[string]Moment, map[string]int) {
+func ptMoments(f *ptFound) (map[string]Moment, map[string]int) {
 	out := map[string]Moment{}
-	var dicts []tensorDict
-	var optims []optimizerDict
-	budget := maxPTEntries
-	var walk func(v any, name string, depth int)
-	walk = func(v any, name string, depth int) {
-		if depth > maxPTDepth || budget <= 0 {
-			return
-		}
-		budget--
-		join := func(key any) string {
-			if name == "" {
-				return fmt.Sprint(key)
-			}
-			return name + "/" + fmt.Sprint(key)
-		}
-		var entries []types.DictEntry
-		switch x := v.(type) {
-		case *types.Dict:
-			if o, ok := optimizerOf(x, name, &budget); ok {
-				optims = append(optims, o)
-			}
-			entries = *x
-		case *types.OrderedDict:
-			for el := x.List.Front(); el != nil && budget > 0; el = el.Next() {
-				if e, ok := el.Value.(*types.OrderedDictEntry); ok {
-					entries = append(entries, types.DictEntry{Key: e.Key, Value: e.Value})
-				}
-				budget--
-			}
-		case *types.List:
-			for i, e := range *x {
-				if budget <= 0 {
-					return
-				}
-				walk(e, join(i), depth+1)
-			}
-			return
-		}
-		td := tensorDict{}
-		for _, e := range entries {
-			if budget <= 0 {
-				return
-			}
-			if t, ok := e.Value.(*ptTensor); ok {
-				td.names, td.shapes = append(td.names, join(e.Key)), append(td.shapes, t.size)
-			}
-			walk(e.Value, join(e.Key), depth+1)
-		}
-		if len(td.names) > 0 && len(td.names) == len(entries) {
-			dicts = append(dicts, td)
-		}
-	}
-	walk(v, "", 0)
+	dicts, optims := f.dicts, f.optims
 	order := map[string]int{} // each tensor of a dict of tensors: its place there
 	for _, d := range dicts {
 		for i, n := range d.names {
@@ -186,6 +134,21 @@ type optimizerDict struct {
 	at      []int    // their parameters' positions in order
 }
 
+// only returns the names align gives o's parameters in the one of dicts
+// it matches, nil where none or several match.
+func (o optimizerDict) only(dicts []tensorDict) []string {
+	var found []string
+	for _, d := range dicts {
+		if names, ok := o.align(d); ok {
+			if found != nil {
+				return nil
+			}
+			found = names
+		}
+	}
+	return found
+}
+
 // place returns the param group of o's parameter at position at in order,
 // and its position in the group's list.
 func (o optimizerDict) place(at int) (group, pos int) {
@@ -201,16 +164,8 @@ func (o optimizerDict) place(at int) (group, pos int) {
 // (see ptMoments) and returns, for each of o.members, its parameter's
 // name; nil unless exactly one dict matches.
 func (o optimizerDict) params(dicts []tensorDict) []string {
-	var found []string
-	matches := 0
-	for _, d := range dicts {
-		names, ok := o.align(d)
-		if ok {
-			matches++
-			found = names
-		}
-	}
-	if matches != 1 {
+	found := o.only(dicts)
+	if found == nil {
 		return nil
 	}
 	out := make([]string, len(o.members))
@@ -454,15 +409,21 @@ func matchAcross(entries []*Entry) {
 		file string
 	}
 	moments, params := map[fileKey][]*Entry{}, map[fileKey][]*Entry{}
+	for _, e := range entries {
+		if m := e.Moment; e.Tensor != nil && e.Step != NoStep && m.Known() && m.Param == "" && m.Group >= 0 && m.Pos >= 0 {
+			k := fileKey{e.Step, e.File}
+			moments[k] = append(moments[k], e)
+		}
+	}
+	if len(moments) == 0 {
+		return // most runs: no optimizer state, or matched in its own file
+	}
 	files := map[int][]fileKey{} // the files of each step that hold parameters
 	for _, e := range entries {
 		if e.Tensor == nil || e.Step == NoStep {
 			continue
 		}
 		k := fileKey{e.Step, e.File}
-		if m := e.Moment; m.Known() && m.Param == "" && m.Group >= 0 && m.Pos >= 0 {
-			moments[k] = append(moments[k], e)
-		}
 		if e.Kind == KindParam {
 			if len(params[k]) == 0 {
 				files[k.step] = append(files[k.step], k)
@@ -475,23 +436,19 @@ func matchAcross(entries []*Entry) {
 		if !ok {
 			continue
 		}
-		var found []string
-		matches := 0
+		var dicts []tensorDict // the other files' parameters, in the order each saved them
 		for _, f := range files[k.step] {
 			if f == k {
 				continue
 			}
-			ps := slices.SortedStableFunc(slices.Values(params[f]), func(x, y *Entry) int { return x.Order - y.Order })
-			d := tensorDict{}
-			for _, p := range ps {
+			var d tensorDict
+			for _, p := range slices.SortedStableFunc(slices.Values(params[f]), func(x, y *Entry) int { return x.Order - y.Order }) {
 				d.names, d.shapes = append(d.names, p.Name), append(d.shapes, p.Shape)
 			}
-			if names, ok := o.align(d); ok {
-				matches++
-				found = names
-			}
+			dicts = append(dicts, d)
 		}
-		if matches != 1 {
+		found := o.only(dicts)
+		if found == nil {
 			continue
 		}
 		for i, e := range ms {

@@ -210,9 +210,10 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 	if err != nil {
 		return fail("%v", err)
 	}
-	leaves := map[string]ptLeaf{}
+	found := &ptFound{leaves: map[string]ptLeaf{}, optBudget: maxPTEntries}
+	leaves := found.leaves
 	budget := maxPTEntries
-	if err := ptWalk(obj, "", 0, false, &budget, leaves); err != nil {
+	if err := ptWalk(obj, "", 0, false, &budget, found); err != nil {
 		return fail("%v", err)
 	}
 	if len(leaves) == 0 {
@@ -223,7 +224,7 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	moments, order := ptMoments(obj)
+	moments, order := ptMoments(found)
 	for _, name := range names {
 		if err := checkName(name); err != nil {
 			errs = append(errs, &Error{Path: path, Member: name, Err: err})
@@ -320,7 +321,7 @@ type ptLeaf struct {
 // Keeping either tensor would compare one the user may not have meant,
 // and graphdiff cannot tell which was meant; renaming one would give a
 // name neither run uses.
-func ptWalk(v interface{}, name string, depth int, slashed bool, budget *int, out map[string]ptLeaf) error {
+func ptWalk(v interface{}, name string, depth int, slashed bool, budget *int, f *ptFound) error {
 	if depth > maxPTDepth {
 		return fmt.Errorf("containers nest deeper than %d levels", maxPTDepth)
 	}
@@ -329,27 +330,36 @@ func ptWalk(v interface{}, name string, depth int, slashed bool, budget *int, ou
 	}
 	walk := func(v, key interface{}) error {
 		k := fmt.Sprint(key)
-		full := k
-		if name != "" {
-			full = name + "/" + k
+		full := ptJoin(name, key)
+		return ptWalk(v, full, depth+1, slashed || strings.Contains(k, "/"), budget, f)
+	}
+	var td tensorDict // the container's tensors, where all it holds are tensors
+	n := 0            // what it holds
+	held := func(v, key any) {
+		n++
+		if t, ok := v.(*ptTensor); ok {
+			td.names, td.shapes = append(td.names, ptJoin(name, key)), append(td.shapes, t.size)
 		}
-		return ptWalk(v, full, depth+1, slashed || strings.Contains(k, "/"), budget, out)
 	}
 	switch x := v.(type) {
 	case *ptTensor:
 		if name == "" {
 			name = "tensor"
 		}
-		if prev, twice := out[name]; twice {
+		if prev, twice := f.leaves[name]; twice {
 			why := "a dict holds the key twice, or two keys that print alike, as 1 and '1' do"
 			if prev.slashed || slashed {
 				why = "a key containing '/' gives the name a nested container gives too"
 			}
 			return fmt.Errorf("two tensors are named %q (%s): graphdiff cannot tell which one is meant", name, why)
 		}
-		out[name] = ptLeaf{x, slashed}
+		f.leaves[name] = ptLeaf{x, slashed}
 	case *types.Dict:
+		if o, ok := optimizerOf(x, name, &f.optBudget); ok {
+			f.optims = append(f.optims, o)
+		}
 		for _, e := range *x {
+			held(e.Value, e.Key)
 			if err := walk(e.Value, e.Key); err != nil {
 				return err
 			}
@@ -360,6 +370,7 @@ func ptWalk(v interface{}, name string, depth int, slashed bool, budget *int, ou
 			if !ok {
 				continue
 			}
+			held(e.Value, e.Key)
 			if err := walk(e.Value, e.Key); err != nil {
 				return err
 			}
@@ -377,7 +388,30 @@ func ptWalk(v interface{}, name string, depth int, slashed bool, budget *int, ou
 			}
 		}
 	}
+	if len(td.names) > 0 && len(td.names) == n {
+		f.dicts = append(f.dicts, td)
+	}
 	return nil
+}
+
+// ptJoin is the name ptWalk gives what a container named name holds
+// under key: the two joined with '/', key alone at the top.
+func ptJoin(name string, key any) string {
+	if name == "" {
+		return fmt.Sprint(key)
+	}
+	return name + "/" + fmt.Sprint(key)
+}
+
+// ptFound is what ptWalk collects: the tensors by name and, for
+// ptMoments, the dicts whose values are all tensors (state_dicts) and the
+// optimizers' state dicts, in the order met; optBudget bounds what
+// reading the optimizers visits (optimizerOf), apart from the walk's own.
+type ptFound struct {
+	leaves    map[string]ptLeaf
+	dicts     []tensorDict
+	optims    []optimizerDict
+	optBudget int
 }
 
 // maxByteOrder caps what is read of the byteorder record: "little" or
