@@ -30,7 +30,9 @@ where the scalar first changes; with only losses dumped, the losses differ by
 a drifting factor. In decoding (logits and tokens per position), a position
 or step counter frozen at capture makes each replay's logits depend on its
 input token alone: two steps whose previous tokens are equal put out equal
-logits.`,
+logits. In served outputs, those that depart are eager's times one factor
+(probabilities compared as centered log-probabilities, which a temperature
+scales).`,
 	Confirm: `Log the scalar on both sides; in the graphed run, put it in a tensor and
 check whether the kernels read it.`,
 	Fix: `Keep changing scalars in device tensors updated in place (lr_tensor.fill_(lr));
@@ -98,6 +100,16 @@ func capturedScalar(f *facts) *Cause {
 			of = "the parameter updates' difference from eager"
 		}
 		return fs.set(&Cause{ID: CapturedScalar, Confidence: conf, Evidence: ev}, what, of)
+	}
+	if of := f.outputScale(); of != nil {
+		var ev evidence
+		ev.add("%s", of.String())
+		conf := 0.9
+		if !of.exact {
+			ev.add("close to a scale but not one up to rounding (residual %s of the outputs' norm, above the step's output limit %s): a value inside the network; a Python number frozen there, or a tensor reassigned after capture (reassigned_tensor)", g(of.residual), g(of.limit))
+			conf = 0.5
+		}
+		return of.fits.set(&Cause{ID: CapturedScalar, Confidence: conf, Evidence: ev}, "graph = λ·eager", "the departing outputs' difference from eager")
 	}
 	if f.s.kinds[loaders.KindGrad] || f.s.kinds[loaders.KindParam] {
 		return nil

@@ -70,3 +70,24 @@ func TestInferenceFirstBatchIsAReplay(t *testing.T) {
 		t.Fatalf("infer_numpy_dropout: unexplained %+v, want frozen_rng first with the random tensors to dump", u)
 	}
 }
+
+// TestTemperatureFromOutputs: a served classifier's temperature, a Python
+// float changed from 1.0 to 0.6 after capture, leaves the logits equal and
+// the probabilities those of the captured temperature. Compared as
+// centered log-probabilities, the graph's are eager's × 0.6 from the
+// break on: captured_scalar, its prediction removing the whole difference.
+// A per-class shift of the logits is no scale and gets no such claim.
+func TestTemperatureFromOutputs(t *testing.T) {
+	t.Parallel()
+	_, rep := diagnoseRun(t, "userloops/infer/infer_temp_captured")
+	if len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.CapturedScalar || rep.Causes[0].Confidence < 0.9 || rep.Causes[0].Fit < 0.99 || rep.Causes[0].FitSteps != 3 {
+		t.Fatalf("infer_temp_captured: causes %+v, want captured_scalar first at 0.9, fitting 3 steps", rep.Causes)
+	}
+	ev := strings.Join(rep.Causes[0].Evidence, "\n")
+	for _, want := range []string{"from step 3 on, the graphed outputs that depart (preds/probs) are the eager ones × 0.6 ", "preds/probs compared as centered log-probabilities"} {
+		if !strings.Contains(ev, want) {
+			t.Errorf("infer_temp_captured: evidence does not say %q:\n%s", want, ev)
+		}
+	}
+	notNamed(t, "userloops/infer/infer_prior_rebound", diagnose.CapturedScalar)
+}

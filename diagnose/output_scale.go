@@ -1,0 +1,155 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/tolerances"
+)
+
+// outputScaleFinding is a scale factor between the runs' outputs that
+// depart, at every step they depart at (outputScale).
+type outputScaleFinding struct {
+	step  int      // the first step the outputs depart at
+	names []string // the outputs that depart, each once
+	// logProbs names those compared as centered log-probabilities
+	logProbs []string
+	// ratio and cos are the first departing output's factor and cosine
+	// at step; residual the largest sin θ over every departing output
+	// and step, limit the step's output limit it is held against.
+	ratio, cos, residual, limit float64
+	exact                       bool
+	fits                        fitSet
+}
+
+// outputScale: in outputs-only dumps (inference), every output pair (an
+// output, or a tensor of no kind known: a served model's predictions) that
+// fails, at every step from the first divergence on, is the eager one
+// times a factor (proportional), with a fit of at least minScaleFit: a
+// temperature or other scale frozen at capture, acting at the end of the
+// forward. A tensor holding probability distributions along its last axis
+// is compared by its centered log-probabilities (logProbs): a softmax at
+// temperature T gives log p = z/T − log Σ e^{z/T}, whose centered form is
+// z/T less its row's mean: with the graph's temperature frozen at T₀ while
+// eager's moves to T, the graph's centered log-probabilities are eager's
+// times T/T₀. The outputs before the scalar (the logits, where dumped)
+// agree and are not looked at. nil where some failing output is no
+// scale of eager's, or none could be read.
+//
+// Prediction: graph output = λ·eager output (centered log-probabilities
+// for a distribution) at every departing output and step.
+func (f *facts) outputScale() *outputScaleFinding {
+	if !f.inference() || f.div == loaders.NoStep || f.pairHead == nil {
+		return nil
+	}
+	var sf *outputScaleFinding
+	for _, t := range f.r.Tensors {
+		if (t.Kind != loaders.KindOutput && t.Kind != loaders.KindTensor) || t.Status != judge.StatusMismatch || t.Step < f.div || t.A == nil || t.B == nil {
+			continue
+		}
+		a, b := f.pairHead(t.Step, t.Kind, t.Name)
+		if len(a) == 0 || len(a) != len(b) || relL2(a, b) == 0 {
+			return nil
+		}
+		rowLen := 0
+		if n := len(t.A.Shape); n > 0 && slices.Equal(t.A.Shape, t.B.Shape) && !t.A.FortranOrder {
+			rowLen = int(t.A.Shape[n-1])
+		}
+		logProbs := false
+		if eps := tolerances.Epsilon(t.A.Effective()); rowLen > 1 && distributions(a, rowLen, eps) && distributions(b, rowLen, eps) {
+			a, b, logProbs = centeredLogs(a, b, rowLen)
+		}
+		ok, c, r := proportional(a, b, f.warnOff(loaders.KindOutput))
+		fit := fitOf(a, b, scaled(a, b))
+		if !ok || !(fit >= minScaleFit) {
+			return nil
+		}
+		if sf == nil {
+			sf = &outputScaleFinding{step: t.Step, ratio: r, cos: c, limit: f.outputLimit(t.Step), exact: true}
+		}
+		if !slices.Contains(sf.names, t.Name) {
+			sf.names = append(sf.names, t.Name)
+			if logProbs {
+				sf.logProbs = append(sf.logProbs, t.Name)
+			}
+		}
+		res := math.Sqrt(max(0, 1-c*c))
+		sf.residual = max(sf.residual, res)
+		sf.exact = sf.exact && res <= f.outputLimit(t.Step)
+		sf.fits.add(fit)
+	}
+	return sf
+}
+
+func (sf *outputScaleFinding) String() string {
+	as := ""
+	if len(sf.logProbs) > 0 {
+		as = fmt.Sprintf(", %s compared as centered log-probabilities, log p − its row's mean, which a softmax's temperature scales", strings.Join(sf.logProbs, ", "))
+	}
+	return fmt.Sprintf("from step %d on, the graphed outputs that depart (%s) are the eager ones × %s (cosine %.6f at step %d%s): a temperature or other scale frozen at capture", sf.step, strings.Join(sf.names, ", "), ratioString(sf.ratio), sf.cos, sf.step, as)
+}
+
+// distributions reports whether v's complete rows of n values are
+// probability distributions: every value in [0, 1] and each row summing to
+// 1 within n·eps (the bound on a sum of n values rounded to eps), with at
+// least one complete row.
+func distributions(v vec, n int, eps float64) bool {
+	rows := len(v) / n
+	if rows == 0 {
+		return false
+	}
+	for r := range rows {
+		sum := 0.0
+		for _, x := range v[r*n : (r+1)*n] {
+			if !(x >= 0 && x <= 1) {
+				return false
+			}
+			sum += x
+		}
+		if math.Abs(sum-1) > float64(n)*eps {
+			return false
+		}
+	}
+	return true
+}
+
+// centeredLogs returns both runs' complete rows of n probabilities as
+// log p minus the mean of the row's logs, and true; a row where either
+// run holds a 0 (a log of −∞) is 0 in both.
+func centeredLogs(a, b vec, n int) (vec, vec, bool) {
+	rows := len(a) / n
+	ca, cb := make(vec, rows*n), make(vec, rows*n)
+	for r := range rows {
+		if slices.Contains(a[r*n:(r+1)*n], 0) || slices.Contains(b[r*n:(r+1)*n], 0) {
+			continue
+		}
+		for _, pair := range [2]struct{ in, out vec }{{a, ca}, {b, cb}} {
+			mean := 0.0
+			for i := r * n; i < (r+1)*n; i++ {
+				pair.out[i] = math.Log(pair.in[i])
+				mean += pair.out[i]
+			}
+			mean /= float64(n)
+			for i := r * n; i < (r+1)*n; i++ {
+				pair.out[i] -= mean
+			}
+		}
+	}
+	return ca, cb, true
+}
+
+// outputLimit returns the output limit the verdict applied at step k
+// (judge.StepFacts.OutputLimit), or DefaultRunRules.Output·ε of the
+// outputs' comparison dtype when the step was not judged as a whole.
+func (f *facts) outputLimit(k int) float64 {
+	for _, s := range f.r.Steps {
+		if s.Step == k && s.OutputLimit > 0 {
+			return s.OutputLimit
+		}
+	}
+	return tolerances.DefaultRunRules.Output * tolerances.Epsilon(f.compareDType(loaders.KindOutput))
+}
