@@ -84,7 +84,7 @@ func TestTemperatureFromOutputs(t *testing.T) {
 		t.Fatalf("infer_temp_captured: causes %+v, want captured_scalar first at 0.9, fitting 3 steps", rep.Causes)
 	}
 	ev := strings.Join(rep.Causes[0].Evidence, "\n")
-	for _, want := range []string{"from step 3 on, the graphed outputs that depart (preds/probs) are the eager ones × 0.6 ", "preds/probs compared as centered log-probabilities"} {
+	for _, want := range []string{"from step 3 on, the graphed outputs that depart (preds/probs) are the eager ones × 0.6 ", "preds/probs compared as centered log-probabilities (log p less its row's mean), which a temperature scales"} {
 		if !strings.Contains(ev, want) {
 			t.Errorf("infer_temp_captured: evidence does not say %q:\n%s", want, ev)
 		}

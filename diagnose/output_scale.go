@@ -16,8 +16,9 @@ import (
 type outputScaleFinding struct {
 	step  int      // the first step the outputs depart at
 	names []string // the outputs that depart, each once
-	// logProbs names those compared as centered log-probabilities
-	logProbs []string
+	// forms says which were compared in a probability's form
+	// (probabilityForm): "NAME compared as FORM"
+	forms []string
 	// ratio and cos are the first departing output's factor and cosine
 	// at step; residual the largest sin θ over every departing output
 	// and step, limit the step's output limit it is held against.
@@ -31,17 +32,17 @@ type outputScaleFinding struct {
 // fails, at every step from the first divergence on, is the eager one
 // times a factor (proportional), with a fit of at least minScaleFit: a
 // temperature or other scale frozen at capture, acting at the end of the
-// forward. A tensor holding probability distributions along its last axis
-// is compared by its centered log-probabilities (logProbs): a softmax at
-// temperature T gives log p = z/T − log Σ e^{z/T}, whose centered form is
-// z/T less its row's mean: with the graph's temperature frozen at T₀ while
-// eager's moves to T, the graph's centered log-probabilities are eager's
-// times T/T₀. The outputs before the scalar (the logits, where dumped)
-// agree and are not looked at. nil where some failing output is no
-// scale of eager's, or none could be read.
+// forward. A pair of probabilities that is no scale as it stands is
+// compared in the form a temperature scales (probabilityForm): a softmax
+// at temperature T gives log p = z/T − log Σ e^{z/T}, whose centered form
+// is z/T less its row's mean, and a sigmoid gives log-odds
+// log(p/(1 − p)) = z/T; with the graph's temperature frozen at T₀ while
+// eager's moves to T, either is eager's times T/T₀. The outputs before
+// the scalar (the logits, where dumped) agree and are not looked at. nil
+// where some failing output is no scale of eager's, or none could be read.
 //
-// Prediction: graph output = λ·eager output (centered log-probabilities
-// for a distribution) at every departing output and step.
+// Prediction: graph output = λ·eager output (in a probability's form, for
+// probabilities) at every departing output and step.
 func (f *facts) outputScale() *outputScaleFinding {
 	if !f.inference() || f.div == loaders.NoStep || f.pairHead == nil {
 		return nil
@@ -59,11 +60,15 @@ func (f *facts) outputScale() *outputScaleFinding {
 		if n := len(t.A.Shape); n > 0 && slices.Equal(t.A.Shape, t.B.Shape) && !t.A.FortranOrder {
 			rowLen = int(t.A.Shape[n-1])
 		}
-		logProbs := false
-		if eps := tolerances.Epsilon(t.A.Effective()); rowLen > 1 && distributions(a, rowLen, eps) && distributions(b, rowLen, eps) {
-			a, b, logProbs = centeredLogs(a, b, rowLen)
-		}
+		form := ""
 		ok, c, r := proportional(a, b, f.warnOff(loaders.KindOutput))
+		if !ok {
+			a, b, form = probabilityForm(a, b, rowLen, tolerances.Epsilon(t.A.Effective()))
+			if form == "" {
+				return nil
+			}
+			ok, c, r = proportional(a, b, f.warnOff(loaders.KindOutput))
+		}
 		fit := fitOf(a, b, scaled(a, b))
 		if !ok || !(fit >= minScaleFit) {
 			return nil
@@ -73,8 +78,8 @@ func (f *facts) outputScale() *outputScaleFinding {
 		}
 		if !slices.Contains(sf.names, t.Name) {
 			sf.names = append(sf.names, t.Name)
-			if logProbs {
-				sf.logProbs = append(sf.logProbs, t.Name)
+			if form != "" {
+				sf.forms = append(sf.forms, fmt.Sprintf("%s compared as %s", t.Name, form))
 			}
 		}
 		res := math.Sqrt(max(0, 1-c*c))
@@ -87,8 +92,8 @@ func (f *facts) outputScale() *outputScaleFinding {
 
 func (sf *outputScaleFinding) String() string {
 	as := ""
-	if len(sf.logProbs) > 0 {
-		as = fmt.Sprintf(", %s compared as centered log-probabilities, log p − its row's mean, which a softmax's temperature scales", strings.Join(sf.logProbs, ", "))
+	if len(sf.forms) > 0 {
+		as = ", " + strings.Join(sf.forms, ", ") + ", which a temperature scales"
 	}
 	return fmt.Sprintf("from step %d on, the graphed outputs that depart (%s) are the eager ones × %s (cosine %.6f at step %d%s): a temperature or other scale frozen at capture", sf.step, strings.Join(sf.names, ", "), ratioString(sf.ratio), sf.cos, sf.step, as)
 }
@@ -140,6 +145,38 @@ func centeredLogs(a, b vec, n int) (vec, vec, bool) {
 		}
 	}
 	return ca, cb, true
+}
+
+// probabilityForm returns both runs' values in the form a temperature
+// scales, and its name, where they are probabilities: complete rows of n
+// values that are distributions (distributions) as centered
+// log-probabilities (centeredLogs); values all in [0, 1] otherwise, each
+// an event's probability (a sigmoid's), as log-odds log(p/(1 − p)), a
+// value of 0 or 1 in either run (a log-odds of ±∞) 0 in both. "" where
+// they are not probabilities.
+func probabilityForm(a, b vec, n int, eps float64) (vec, vec, string) {
+	if n > 1 && distributions(a, n, eps) && distributions(b, n, eps) {
+		ca, cb, _ := centeredLogs(a, b, n)
+		return ca, cb, "centered log-probabilities (log p less its row's mean)"
+	}
+	unit := func(v vec) bool {
+		for _, x := range v {
+			if !(x >= 0 && x <= 1) {
+				return false
+			}
+		}
+		return true
+	}
+	if !unit(a) || !unit(b) {
+		return nil, nil, ""
+	}
+	la, lb := make(vec, len(a)), make(vec, len(a))
+	for i := range a {
+		if a[i] > 0 && a[i] < 1 && b[i] > 0 && b[i] < 1 {
+			la[i], lb[i] = math.Log(a[i]/(1-a[i])), math.Log(b[i]/(1-b[i]))
+		}
+	}
+	return la, lb, "log-odds (log(p/(1 − p)))"
 }
 
 // outputLimit returns the output limit the verdict applied at step k

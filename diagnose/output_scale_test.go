@@ -66,3 +66,34 @@ func TestCenteredLogsScaleWithTemperature(t *testing.T) {
 		t.Errorf("proportional: %v, ratio %g, want a scale of 0.6", ok, r)
 	}
 }
+
+// TestProbabilityForm: a sigmoid's probabilities at two temperatures are
+// compared as log-odds, in the ratio of the temperatures' inverses; rows
+// of distributions as centered log-probabilities; values outside [0, 1]
+// are no probabilities.
+func TestProbabilityForm(t *testing.T) {
+	z := []float64{-3, -0.5, 0, 0.25, 2, 40}
+	var a, b vec
+	for _, x := range z {
+		a = append(a, 1/(1+math.Exp(-x/0.6)))
+		b = append(b, 1/(1+math.Exp(-x)))
+	}
+	la, lb, form := probabilityForm(a, b, len(z), 0x1p-23)
+	if form != "log-odds (log(p/(1 − p)))" {
+		t.Fatalf("sigmoid probabilities: form %q, want log-odds", form)
+	}
+	for i := range 5 {
+		if math.Abs(lb[i]-0.6*la[i]) > 1e-9 {
+			t.Errorf("value %d: graph %g, want 0.6 × eager %g", i, lb[i], la[i])
+		}
+	}
+	if la[5] != 0 || lb[5] != 0 { // 1/(1+e^-66.7) rounds to 1: a log-odds of +∞
+		t.Errorf("a probability of 1: %g, %g, want 0, 0", la[5], lb[5])
+	}
+	if _, _, form := probabilityForm(vec{0.5, 0.5, 0.25, 0.75}, vec{0.4, 0.6, 0.2, 0.8}, 2, 0x1p-23); form != "centered log-probabilities (log p less its row's mean)" {
+		t.Errorf("rows of distributions: form %q", form)
+	}
+	if _, _, form := probabilityForm(vec{0.5, 1.5}, vec{0.5, 0.5}, 2, 0x1p-23); form != "" {
+		t.Errorf("a value of 1.5: form %q, want none", form)
+	}
+}
