@@ -181,16 +181,23 @@ func (f *facts) gradsAgree(k int) string {
 }
 
 // proportionalWarning: on a passing comparison, gradients or parameter
-// updates that are exactly a scale of the eager ones.
+// updates that are a scale of the eager ones (exactly, or explaining at
+// least minScaleFit of their difference, as for a failed comparison: a
+// scale at cosine 0.95 that removes a fifth of the difference is noise
+// in bf16 updates), or, in outputs-only dumps, outputs that differ and
+// are exactly a scale of eager's (outputScale).
 func proportionalWarning(f *facts) *Cause {
 	var ev evidence
 	for i := range f.s.steps {
-		if sf := f.scaleOf(i); sf != nil {
+		if sf := f.scaleOf(i); sf != nil && (sf.exact || sf.fit >= minScaleFit) {
 			ev.add("%s", sf.String())
 		}
 		if len(ev) >= 3 {
 			break
 		}
+	}
+	if of := f.outputScale(); len(ev) == 0 && of != nil && of.exact {
+		ev.add("%s", of.String())
 	}
 	if len(ev) == 0 {
 		return nil

@@ -1,10 +1,14 @@
 package diagnose_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/graphdiff/graphdiff/check"
 	"github.com/graphdiff/graphdiff/diagnose"
+	"github.com/graphdiff/graphdiff/judge"
+	"github.com/graphdiff/graphdiff/loaders"
 )
 
 // TestInferenceReadsOtherBatches diagnoses served classifiers whose dumps
@@ -90,4 +94,38 @@ func TestTemperatureFromOutputs(t *testing.T) {
 		}
 	}
 	notNamed(t, "userloops/infer/infer_prior_rebound", diagnose.CapturedScalar)
+}
+
+// TestTemperatureWithinNoise: served under autocast, a temperature frozen
+// at capture moves a confident classifier's probabilities by 0.2%, inside
+// the bf16 limit, so the comparison passes; their log-odds are still
+// eager's × 0.6 exactly, which rounding never gives: a captured_scalar
+// warning, and no claim that the differences are rounding. A scale of
+// bf16 parameter updates at cosine 0.95 that removes a fifth of their
+// difference is no such warning.
+func TestTemperatureWithinNoise(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "testdata", "userloops", "infer", "infer_resnet_autocast_temp_captured")
+	var opts check.Options
+	opts.Resolver.Overrides.ComputeDType = loaders.BFloat16
+	c, err := check.Runs(filepath.Join(dir, "eager"), filepath.Join(dir, "graph"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Result.Verdict != judge.Pass {
+		t.Fatalf("verdict %s, want pass (the change is inside the bf16 limit)", c.Result.Verdict)
+	}
+	if len(c.Causes) > 0 {
+		t.Errorf("causes %+v, want none: the differences are a scale, not rounding", c.Causes)
+	}
+	if len(c.Warnings) != 1 || c.Warnings[0].ID != diagnose.CapturedScalar || !strings.Contains(strings.Join(c.Warnings[0].Evidence, "\n"), "are the eager ones × 0.6 ") {
+		t.Errorf("warnings %+v, want captured_scalar, the outputs × 0.6", c.Warnings)
+	}
+	_, rep := diagnoseRun(t, "userloops/infer/infer_tab_temp_captured")
+	if len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.CapturedScalar || !strings.Contains(strings.Join(rep.Causes[0].Evidence, "\n"), "outputs/probs compared as log-odds") {
+		t.Errorf("infer_tab_temp_captured: causes %+v, want captured_scalar from the probabilities' log-odds", rep.Causes)
+	}
+	if _, rep := diagnoseRun(t, "userloops/vit/vit_tutorial_bf16_ok"); len(rep.Warnings) > 0 {
+		t.Errorf("vit_tutorial_bf16_ok: warnings %+v, want none", rep.Warnings)
+	}
 }

@@ -41,15 +41,19 @@ type outputScaleFinding struct {
 // the scalar (the logits, where dumped) agree and are not looked at. nil
 // where some failing output is no scale of eager's, or none could be read.
 //
+// On a passing comparison the outputs that depart are those that differ
+// at all (every pair within its limit): a scale of them that is one up to
+// rounding (exact) is no rounding, and proportionalWarning says so.
+//
 // Prediction: graph output = λ·eager output (in a probability's form, for
 // probabilities) at every departing output and step.
 func (f *facts) outputScale() *outputScaleFinding {
-	if !f.inference() || f.div == loaders.NoStep || f.pairHead == nil {
+	if !f.inference() || f.pairHead == nil {
 		return nil
 	}
 	var sf *outputScaleFinding
 	for _, t := range f.r.Tensors {
-		if (t.Kind != loaders.KindOutput && t.Kind != loaders.KindTensor) || t.Status != judge.StatusMismatch || t.Step < f.div || t.A == nil || t.B == nil {
+		if (t.Kind != loaders.KindOutput && t.Kind != loaders.KindTensor) || !f.departs(t) || t.A == nil || t.B == nil {
 			continue
 		}
 		a, b := f.pairHead(t.Step, t.Kind, t.Name)
@@ -62,16 +66,16 @@ func (f *facts) outputScale() *outputScaleFinding {
 		}
 		form := ""
 		ok, c, r := proportional(a, b, f.warnOff(loaders.KindOutput))
-		if !ok {
+		fit := fitOf(a, b, scaled(a, b))
+		if !ok || !(fit >= minScaleFit) {
 			a, b, form = probabilityForm(a, b, rowLen, tolerances.Epsilon(t.A.Effective()))
 			if form == "" {
 				return nil
 			}
 			ok, c, r = proportional(a, b, f.warnOff(loaders.KindOutput))
-		}
-		fit := fitOf(a, b, scaled(a, b))
-		if !ok || !(fit >= minScaleFit) {
-			return nil
+			if fit = fitOf(a, b, scaled(a, b)); !ok || !(fit >= minScaleFit) {
+				return nil
+			}
 		}
 		if sf == nil {
 			sf = &outputScaleFinding{step: t.Step, ratio: r, cos: c, limit: f.outputLimit(t.Step), exact: true}
@@ -177,6 +181,16 @@ func probabilityForm(a, b vec, n int, eps float64) (vec, vec, string) {
 		}
 	}
 	return la, lb, "log-odds (log(p/(1 − p)))"
+}
+
+// departs reports whether a pair is one outputScale explains: a failed
+// pair from the first divergence on where the comparison failed, and
+// where it passed, a pair whose numbers differ at all.
+func (f *facts) departs(t *judge.TensorResult) bool {
+	if f.failed {
+		return t.Status == judge.StatusMismatch && f.div != loaders.NoStep && t.Step >= f.div
+	}
+	return t.Status == judge.StatusMatch && t.Metrics != nil && t.Metrics.RelL2 > 0
 }
 
 // outputLimit returns the output limit the verdict applied at step k

@@ -53,6 +53,9 @@ func precisionNoise(f *facts) *Cause {
 	ev.add("largest difference relative to its limit: %s%s, %s %s against %s (%s of it, %s)", worst.Name, at,
 		worst.Rule, g(worst.Measure), g(worst.Limit), g(worst.Ratio()), worst.Settings.DType)
 	if !f.failed {
+		if f.found[CapturedScalar] > 0 {
+			return nil // a scale factor, the warning's, is no rounding
+		}
 		ev.add("every tensor is within its dtype's noise and no structured pattern was found")
 		if f.onlyLosses() {
 			// a frozen learning rate or a stale batch reaches the loss

@@ -256,6 +256,13 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   infer_temp_captured               BUG temperature 1.0 -> 0.6 at batch 3 as a Python float after capture
   infer_prior_rebound               BUG the prior adjustment rebound at batch 3 instead of copied
   infer_numpy_dropout               BUG Monte Carlo input dropout drawn with numpy inside the captured forward
+  (served temperatures, added after captured_scalar read a temperature from served outputs:)
+  infer_tab_temp_captured           BUG one logit (a sigmoid), temperature 1.0 -> 0.6 at batch 3, a Python float
+  infer_resnet_bf16_temp_annealed   BUG pure bf16, the temperature annealed every batch from 2, a Python float
+  infer_resnet_autocast_temp_captured BUG autocast, temperature 1.0 -> 0.6 at batch 4, a Python float
+  infer_tab_temp_annealed_tensor_ok ok  one logit, the temperature annealed every batch in a device tensor
+  infer_resnet_bf16_temp_tensor_ok  ok  pure bf16, temperature 1.0 -> 0.6 at batch 2 in a device tensor
+  infer_tab_prior_rebound           BUG one logit, its prior adjustment rebound at batch 3 instead of copied
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -1016,6 +1023,7 @@ class Sc:
     momentum_switch: int | None = None  # BatchNorm momentum 0.1 -> 0.01 from this step
     aux: str = "float"           # moe aux-loss weight: a Python float or a device tensor
     aux_switch: int | None = None  # aux weight 0.01 -> 0.002 from this step
+    aux_decay: float | None = None  # instead: aux weight 0.01 x this^(k - aux_switch + 1) from aux_switch (annealed)
     aux_until: int | None = None   # aux loss only while step < this (a Python branch)
     topk: int = 2
     timestep: str = "device"     # unet: per-sample timesteps on the device, or one drawn in Python
@@ -1366,6 +1374,27 @@ def scenarios() -> list[Sc]:
           bug="prior_rebound", causes=("reassigned_tensor",), prior_at=3, style="out_pt", n=6, onset=3),
         S("infer_numpy_dropout", "infer", "Monte Carlo input dropout drawn with numpy into a pinned buffer inside "
           "the captured forward", bug="cpu_noise", causes=("frozen_rng",), noise="cpu", style="out_st", n=6),
+        # ---------------- served temperatures (added after captured_scalar read a temperature from served
+        # outputs; scored before any change)
+        S("infer_tab_temp_captured", "infer", "the tabular classifier (one logit, a sigmoid) served, temperature "
+          "1.0 -> 0.6 at batch 3 as a Python float after capture, safetensors per batch", of="tab",
+          bug="aux_weight", causes=("captured_scalar",), aux_switch=3, style="out_st", n=6, onset=3),
+        S("infer_resnet_bf16_temp_annealed", "infer", "served in pure bf16, the temperature annealed every "
+          "batch from batch 2 (0.9, 0.82, ...) as a Python float after capture, torch.save per batch",
+          prec="bf16", bug="aux_weight", causes=("captured_scalar",), aux_switch=2, aux_decay=0.8,
+          style="out_pt", n=6, onset=2),
+        S("infer_resnet_autocast_temp_captured", "infer", "served under autocast, temperature 1.0 -> 0.6 at "
+          "batch 4 as a Python float after capture, np.savez per batch", prec="autocast", bug="aux_weight",
+          causes=("captured_scalar",), aux_switch=4, style="out_npz", n=7, onset=4),
+        S("infer_tab_temp_annealed_tensor_ok", "infer", "the tabular classifier served, the temperature "
+          "annealed every batch from batch 2 in a device tensor, np.savez per batch", of="tab", aux="tensor",
+          aux_switch=2, aux_decay=0.8, style="out_npz", n=6),
+        S("infer_resnet_bf16_temp_tensor_ok", "infer", "served in pure bf16, temperature 1.0 -> 0.6 at batch 2 "
+          "in a device tensor, safetensors per batch", prec="bf16", aux="tensor", aux_switch=2, style="out_st",
+          n=6),
+        S("infer_tab_prior_rebound", "infer", "the tabular classifier served, its prior adjustment (one logit) "
+          "rebound at batch 3 instead of copied", of="tab", bug="prior_rebound", causes=("reassigned_tensor",),
+          prior_at=3, style="out_pt", n=6, onset=3),
         # ---------------- the checkpoint recipe in other families (added after gradients were derived from
         # the optimizer's saved moments; scored before any change)
         S("resnet_bn_tutorial_ok", "resnet_bn", "resume, SGD momentum with weight decay, the general-checkpoint "
@@ -1600,6 +1629,8 @@ class Hyper:
         self.ema_decay = 0.999 if sc.ema_switch is not None and k >= sc.ema_switch else 0.99
         self.momentum = 0.01 if sc.momentum_switch is not None and k >= sc.momentum_switch else 0.1
         self.aux_w = 0.002 if sc.aux_switch is not None and k >= sc.aux_switch else 0.01
+        if sc.aux_decay is not None and sc.aux_switch is not None and k >= sc.aux_switch:
+            self.aux_w = 0.01 * sc.aux_decay ** (k - sc.aux_switch + 1)
         if sc.mixup:
             self.lam = float(self.np.beta(0.4, 0.4))
         if sc.timestep == "python":
