@@ -263,6 +263,13 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   infer_tab_temp_annealed_tensor_ok ok  one logit, the temperature annealed every batch in a device tensor
   infer_resnet_bf16_temp_tensor_ok  ok  pure bf16, temperature 1.0 -> 0.6 at batch 2 in a device tensor
   infer_tab_prior_rebound           BUG one logit, its prior adjustment rebound at batch 3 instead of copied
+  (decoding dumped sparsely, in bf16, over two generations, added with them:)
+  kv_decoder_every2_ok              ok  greedy decoding, every 2nd position dumped
+  kv_decoder_gens2_ok               ok  two generations, the cache zeroed in place between them
+  kv_decoder_every2_captured_pos    BUG the decode position a Python int, every 2nd position dumped
+  kv_decoder_bf16_captured_pos      BUG the decode position a Python int, pure bf16
+  kv_decoder_every2_stale_token     BUG static_tok = next_tok instead of copy_, every 2nd position dumped
+  kv_decoder_gens2_stale_token      BUG static_tok = next_tok instead of copy_, two generations, autocast
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -1395,6 +1402,23 @@ def scenarios() -> list[Sc]:
         S("infer_tab_prior_rebound", "infer", "the tabular classifier served, its prior adjustment (one logit) "
           "rebound at batch 3 instead of copied", of="tab", bug="prior_rebound", causes=("reassigned_tensor",),
           prior_at=3, style="out_pt", n=6, onset=3),
+        # ---------------- decoding dumped sparsely, in bf16, over two generations (added after captured_scalar
+        # read served outputs; scored before any change)
+        S("kv_decoder_every2_ok", "kv_decoder", "greedy decoding, fp32, every 2nd position dumped, pos_<t>.pt",
+          style="decode_pt", n=16, every=2),
+        S("kv_decoder_gens2_ok", "kv_decoder", "two generations, the cache zeroed in place between them, "
+          "gen_<t>.npz", style="decode_npz", n=10, gens=2),
+        S("kv_decoder_every2_captured_pos", "kv_decoder", "the decode position a Python int in the captured step, "
+          "every 2nd position dumped", bug="captured_pos", causes=("captured_scalar",), pos_kind="int",
+          style="decode_pt", n=16, every=2),
+        S("kv_decoder_bf16_captured_pos", "kv_decoder", "the decode position a Python int in the captured step, "
+          "pure bf16, safetensors", bug="captured_pos", causes=("captured_scalar",), pos_kind="int", prec="bf16",
+          style="decode_st", n=12),
+        S("kv_decoder_every2_stale_token", "kv_decoder", "static_tok = next_tok instead of copy_, every 2nd "
+          "position dumped", bug="stale_input", causes=("stale_input",), style="decode_npz", n=16, every=2),
+        S("kv_decoder_gens2_stale_token", "kv_decoder", "static_tok = next_tok instead of copy_, two generations, "
+          "autocast", bug="stale_input", causes=("stale_input",), prec="autocast", style="decode_st", n=10,
+          gens=2),
         # ---------------- the checkpoint recipe in other families (added after gradients were derived from
         # the optimizer's saved moments; scored before any change)
         S("resnet_bn_tutorial_ok", "resnet_bn", "resume, SGD momentum with weight decay, the general-checkpoint "
@@ -2171,7 +2195,8 @@ def run_decode(sc, env, mode, bugged):
     one captured decode step. Dumps per decode position: logits, tokens.
     With sc.gens > 1 the same batch decodes again from other prompts, the
     cache emptied between generations and the graph of the first one
-    replayed; generation g's position t is dumped as step TMAX·g + t."""
+    replayed; generation g's position t is dumped as step TMAX·g + t
+    (every sc.every-th position from the first decoded one)."""
     bug = sc.bug if bugged and mode != "eager" else None
     set_tf32(env, sc.prec == "tf32")
     torch.manual_seed(SEED_INIT)
@@ -2212,7 +2237,8 @@ def run_decode(sc, env, mode, bugged):
                     hp.pos = t
                     pos.fill_(t)
                     logits, nxt = one(tok, pos)
-                    sink.add(at + t, {"logits": logits, "tokens": nxt})
+                    if (t - p) % sc.every == 0:
+                        sink.add(at + t, {"logits": logits, "tokens": nxt})
                     tok = nxt
                 continue
             uninit = bug == "uninit_pad"
@@ -2246,7 +2272,8 @@ def run_decode(sc, env, mode, bugged):
                 if recapture and captured_key(sc, hp, model, None) != key:
                     graph, key = take_graph()
                 logits, nxt = graph.replay()
-                sink.add(at + t, {"logits": logits, "tokens": nxt})
+                if (t - p) % sc.every == 0:
+                    sink.add(at + t, {"logits": logits, "tokens": nxt})
                 tok = nxt.clone()
     return sink.finish()
 
