@@ -198,6 +198,9 @@ func proportionalWarning(f *facts) *Cause {
 	}
 	if of := f.outputScale(); len(ev) == 0 && of != nil && of.exact {
 		ev.add("%s", of.String())
+		if _, line := f.nearestLimit(); line != "" {
+			ev.add("%s", line) // what precision_noise, which is not named beside it, would have said
+		}
 	}
 	if len(ev) == 0 {
 		return nil

@@ -100,7 +100,8 @@ func TestTemperatureFromOutputs(t *testing.T) {
 // at capture moves a confident classifier's probabilities by 0.2%, inside
 // the bf16 limit, so the comparison passes; their log-odds are still
 // eager's × 0.6 exactly, which rounding never gives: a captured_scalar
-// warning, and no claim that the differences are rounding. A scale of
+// warning that still says how near its limit the largest difference is,
+// and no claim that the differences are rounding. A scale of
 // bf16 parameter updates at cosine 0.95 that removes a fifth of their
 // difference is no such warning.
 func TestTemperatureWithinNoise(t *testing.T) {
@@ -120,6 +121,8 @@ func TestTemperatureWithinNoise(t *testing.T) {
 	}
 	if len(c.Warnings) != 1 || c.Warnings[0].ID != diagnose.CapturedScalar || !strings.Contains(strings.Join(c.Warnings[0].Evidence, "\n"), "are the eager ones × 0.6 ") {
 		t.Errorf("warnings %+v, want captured_scalar, the outputs × 0.6", c.Warnings)
+	} else if ev := strings.Join(c.Warnings[0].Evidence, "\n"); !strings.Contains(ev, "largest difference relative to its limit: preds/probs at step 6") {
+		t.Errorf("the warning does not say how near its limit the largest difference is:\n%s", ev)
 	}
 	_, rep := diagnoseRun(t, "userloops/infer/infer_tab_temp_captured")
 	if len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.CapturedScalar || !strings.Contains(strings.Join(rep.Causes[0].Evidence, "\n"), "outputs/probs compared as log-odds") {

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/graphdiff/graphdiff/judge"
@@ -32,26 +33,12 @@ loosen the thresholds for that dtype in a policy file.`,
 // is the one the verdict used, not the pair's relative L2 against its
 // dtype's per-tensor threshold.
 func precisionNoise(f *facts) *Cause {
-	var worst *judge.TensorResult
-	for _, t := range f.r.Tensors {
-		r := t.Ratio()
-		if t.Metrics == nil || !(r > 0) || math.IsInf(r, 0) {
-			continue
-		}
-		if worst == nil || r > worst.Ratio() {
-			worst = t
-		}
-	}
+	worst, line := f.nearestLimit()
 	if worst == nil {
 		return nil
 	}
 	var ev evidence
-	at := ""
-	if worst.Step != loaders.NoStep {
-		at = " at " + stepName(worst.Step)
-	}
-	ev.add("largest difference relative to its limit: %s%s, %s %s against %s (%s of it, %s)", worst.Name, at,
-		worst.Rule, g(worst.Measure), g(worst.Limit), g(worst.Ratio()), worst.Settings.DType)
+	ev.add("%s", line)
 	if !f.failed {
 		if f.found[CapturedScalar] > 0 {
 			return nil // a scale factor, the warning's, is no rounding
@@ -70,6 +57,33 @@ func precisionNoise(f *facts) *Cause {
 	}
 	ev.add("the failing differences are within 10× the limits and match no bug's signature: the limits may be too tight for these runs; compare two eager runs with --baseline")
 	return &Cause{ID: PrecisionNoise, Confidence: 0.35, Evidence: ev}
+}
+
+// nearestLimit returns the pair nearest its limit as the verdict
+// measured it (judge.Decision: the rule that decided the pair, its
+// measure and limit), and a line that says so: "largest difference
+// relative to its limit: NAME at step K, RULE M against L (R of it,
+// DTYPE)". nil where no pair differs.
+func (f *facts) nearestLimit() (*judge.TensorResult, string) {
+	var worst *judge.TensorResult
+	for _, t := range f.r.Tensors {
+		r := t.Ratio()
+		if t.Metrics == nil || !(r > 0) || math.IsInf(r, 0) {
+			continue
+		}
+		if worst == nil || r > worst.Ratio() {
+			worst = t
+		}
+	}
+	if worst == nil {
+		return nil, ""
+	}
+	at := ""
+	if worst.Step != loaders.NoStep {
+		at = " at " + stepName(worst.Step)
+	}
+	return worst, fmt.Sprintf("largest difference relative to its limit: %s%s, %s %s against %s (%s of it, %s)", worst.Name, at,
+		worst.Rule, g(worst.Measure), g(worst.Limit), g(worst.Ratio()), worst.Settings.DType)
 }
 
 // onlyLosses reports whether losses (per step, or as a curve) are all the
