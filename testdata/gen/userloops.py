@@ -19,7 +19,7 @@ Writes OUT/<family>/<scenario>/{eager,graph,label.json,measured.json},
 OUT/README.md (one row per scenario) and OUT/userloops.log.
 
 How the runs are made
-- Ten model families the first corpus lacks: vit (patch embedding, pre-LN
+- Eleven model families the first corpus lacks: vit (patch embedding, pre-LN
   encoder, classification), resnet_bn (residual convs with BatchNorm, SGD
   momentum), unet_gn (a small conv UNet with GroupNorm trained as a diffusion
   denoiser, fp32 EMA weights), moe (a tiny LM whose MLP is a mixture of
@@ -41,7 +41,10 @@ How the runs are made
   infer (not a model but a use: the resnet_bn and tab checkpoints served
   in eval mode, one captured forward per batch, logits and probabilities
   at a temperature the only dumps), added after the revision on gnn and
-  scored before any change.
+  scored before any change; and gru (a sequence classifier: token
+  embeddings, a GRU cell unrolled over 12 positions, LayerNorm on the last
+  state, Adam), added after captured_scalar read served outputs and scored
+  before any change.
 - PyTorch's whole-network capture recipe: three warm-up iterations on a side
   stream (not undone: they are training steps), optimizer.zero_grad(
   set_to_none=True), torch.cuda.graph capture of forward, backward and
@@ -270,6 +273,20 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   kv_decoder_bf16_captured_pos      BUG the decode position a Python int, pure bf16
   kv_decoder_every2_stale_token     BUG static_tok = next_tok instead of copy_, every 2nd position dumped
   kv_decoder_gens2_stale_token      BUG static_tok = next_tok instead of copy_, two generations, autocast
+  (gru, a GRU cell unrolled over 12 tokens, a family added with them:)
+  gru_resume_fp32_ok                ok  resume at 500, Adam, torch.save dict
+  gru_resume_bf16_ok                ok  pure bf16, safetensors per kind
+  gru_resume_autocast_ok            ok  autocast, np.savez per step
+  gru_tutorial_ok                   ok  the general-checkpoint recipe per step
+  gru_every4_dropout_ok             ok  dropout 0.1 (graph-safe RNG), dumps every 4 steps
+  gru_stale_input                   BUG static inputs rebound instead of copied
+  gru_input_lag                     BUG the batch copied into the static inputs after the replay
+  gru_grad_accumulation             BUG no zero_grad(set_to_none=True) before capture
+  gru_lr_drop_captured              BUG a float lr dropped x0.1 at step 505 after capture, bf16
+  gru_numpy_dropout                 BUG a numpy dropout mask inside the captured step
+  gru_kept_by_reference             BUG grads and loss kept by reference
+  gru_tutorial_stale_input          BUG static_x = x instead of copy_, the checkpoint recipe
+  gru_tutorial_grad_accumulation    BUG no zero_grad(set_to_none=True) before capture, the checkpoint recipe
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -601,6 +618,33 @@ class Tabular(nn.Module):
         return self.out(h).squeeze(-1)
 
 
+class GRUSeq(nn.Module):
+    """A sequence classifier: tokens (vocabulary 24) through an embedding
+    (12), a GRU cell unrolled over the 12 positions (hidden 32), LayerNorm
+    on the last hidden state, 4 classes. mask, when given, multiplies the
+    normalized state (a dropout mask the user draws)."""
+
+    V, E, H, T, K = 24, 12, 32, 12, 4
+
+    def __init__(self, drop=0.0):
+        super().__init__()
+        self.emb = nn.Embedding(self.V, self.E)
+        self.cell = nn.GRUCell(self.E, self.H)
+        self.norm = nn.LayerNorm(self.H)
+        self.head = nn.Linear(self.H, self.K)
+        self.drop = nn.Dropout(drop)
+
+    def forward(self, tok, mask=None):
+        e = self.emb(tok)
+        h = torch.zeros(tok.shape[0], self.H, device=tok.device, dtype=e.dtype)
+        for t in range(tok.shape[1]):
+            h = self.cell(e[:, t], h)
+        h = self.norm(h)
+        if mask is not None:
+            h = h * mask
+        return self.head(self.drop(h))
+
+
 class VAE(nn.Module):
     """A variational autoencoder of 16-dimensional vectors: an MLP encoder
     to the mean and log-variance of a 4-dimensional latent, the
@@ -814,6 +858,16 @@ def batch_tab(k, n=BATCH):
     return cat, num, torch.where(flip, 1 - y, y)
 
 
+def batch_gru(k, n=BATCH):
+    """The class is two bits: whether the last token is in the vocabulary's
+    upper half, and whether the one three before it is: the cell must
+    carry a token over two steps."""
+    g = _gen(k, 12)
+    tok = torch.randint(0, GRUSeq.V, (n, GRUSeq.T), generator=g)
+    half = GRUSeq.V // 2
+    return tok, (tok[:, -1] >= half).long() + 2 * (tok[:, -4] >= half).long()
+
+
 def batch_vae(k, n=BATCH):
     """Points near a 2-dimensional curved manifold in 16 dimensions."""
     g = _gen(k, 9)
@@ -935,6 +989,14 @@ def loss_tab(sc, net, inp, hp, aux):
     return F.binary_cross_entropy_with_logits(net(cat, num, mask).float(), y.float())
 
 
+def loss_gru(sc, net, inp, hp, aux):
+    tok, y = inp
+    mask = None
+    if sc.noise == "cpu":  # dropout 0.1 drawn with numpy into a pinned buffer: keep where z ≤ Φ⁻¹(0.9)
+        mask = ((aux.host_values(tok.device) <= 1.2815516) / 0.9).to(net.head.weight.dtype)
+    return F.cross_entropy(net(tok, mask).float(), y)
+
+
 def loss_vae(sc, net, inp, hp, aux):
     """Reconstruction plus beta times the KL divergence; beta is 100 times
     the aux weight (1.0, lowered to 0.2 where the scenario anneals it)."""
@@ -994,6 +1056,8 @@ FAMILIES = {
                 host_shape=(2, BATCH, CLR.X)),
     "gnn": dict(make=lambda sc: GCN(), batch=batch_gnn, loss=loss_gnn, optim="adam", lr=2e-3, ckpt=700,
                 host_shape=(BATCH, GCN.V, GCN.H)),
+    "gru": dict(make=lambda sc: GRUSeq(drop=sc.dropout), batch=batch_gru, loss=loss_gru, optim="adam", lr=3e-3,
+                ckpt=500, host_shape=(BATCH, GRUSeq.H)),
 }
 
 
@@ -1054,7 +1118,7 @@ class Sc:
 # torch 1.13 on the CPU cannot run these families in bf16 (--cpu only)
 CPU_FP32 = {"unet_gn": "its ConvTranspose2d gives a wrong shape in bf16 and GroupNorm fails under CPU autocast",
             "tcn": "its LayerNorm fails under CPU autocast", "clr": "its LayerNorm fails under CPU autocast",
-            "gnn": "its LayerNorm fails under CPU autocast"}
+            "gnn": "its LayerNorm fails under CPU autocast", "gru": "its LayerNorm fails under CPU autocast"}
 
 # bugs the --cpu simulation cannot show as they are: host work inside the
 # captured step runs again at each simulated replay, and torch.empty on the
@@ -1419,6 +1483,31 @@ def scenarios() -> list[Sc]:
         S("kv_decoder_gens2_stale_token", "kv_decoder", "static_tok = next_tok instead of copy_, two generations, "
           "autocast", bug="stale_input", causes=("stale_input",), prec="autocast", style="decode_st", n=10,
           gens=2),
+        # ---------------- gru (a GRU cell unrolled over a sequence; added after captured_scalar read served
+        # outputs; scored before any change)
+        S("gru_resume_fp32_ok", "gru", "resume at 500, Adam, a GRU cell unrolled over 12 tokens, torch.save dict"),
+        S("gru_resume_bf16_ok", "gru", "resume, pure bf16, safetensors per kind", prec="bf16", style="st"),
+        S("gru_resume_autocast_ok", "gru", "resume, autocast, np.savez per step", prec="autocast", style="npz"),
+        S("gru_tutorial_ok", "gru", "resume, Adam, the general-checkpoint recipe per step", style="tutorial"),
+        S("gru_every4_dropout_ok", "gru", "resume, dropout 0.1 (graph-safe RNG), dumps every 4 steps", dropout=0.1,
+          n=16, every=4),
+        S("gru_stale_input", "gru", "static inputs rebound instead of copied, torch.save dict", bug="stale_input",
+          causes=("stale_input",)),
+        S("gru_input_lag", "gru", "the batch copied into the static inputs after the replay, np.savez",
+          bug="input_lag", causes=("input_lag",), style="npz"),
+        S("gru_grad_accumulation", "gru", "no zero_grad(set_to_none=True) before capture, safetensors",
+          bug="grad_accumulation", causes=("grad_accumulation",), style="st"),
+        S("gru_lr_drop_captured", "gru", "a float lr dropped x0.1 at step 505 after capture, bf16, safetensors",
+          bug="captured_lr", causes=("captured_scalar",), sched=("drop", 505, 0.1), prec="bf16", style="st",
+          onset=505),
+        S("gru_numpy_dropout", "gru", "a dropout mask drawn with numpy into a pinned buffer inside the captured "
+          "step", bug="cpu_noise", causes=("frozen_rng",), noise="cpu"),
+        S("gru_kept_by_reference", "gru", "dumps written after the loop, grads and loss kept by reference",
+          bug="output_aliasing", causes=("output_aliasing",)),
+        S("gru_tutorial_stale_input", "gru", "static_x = x instead of copy_, the checkpoint recipe",
+          bug="stale_input", causes=("stale_input",), style="tutorial"),
+        S("gru_tutorial_grad_accumulation", "gru", "no zero_grad(set_to_none=True) before capture, the checkpoint "
+          "recipe", bug="grad_accumulation", causes=("grad_accumulation",), style="tutorial"),
         # ---------------- the checkpoint recipe in other families (added after gradients were derived from
         # the optimizer's saved moments; scored before any change)
         S("resnet_bn_tutorial_ok", "resnet_bn", "resume, SGD momentum with weight decay, the general-checkpoint "
