@@ -19,7 +19,7 @@ Writes OUT/<family>/<scenario>/{eager,graph,label.json,measured.json},
 OUT/README.md (one row per scenario) and OUT/userloops.log.
 
 How the runs are made
-- Eleven model families the first corpus lacks: vit (patch embedding, pre-LN
+- Twelve model families the first corpus lacks: vit (patch embedding, pre-LN
   encoder, classification), resnet_bn (residual convs with BatchNorm, SGD
   momentum), unet_gn (a small conv UNet with GroupNorm trained as a diffusion
   denoiser, fp32 EMA weights), moe (a tiny LM whose MLP is a mixture of
@@ -44,7 +44,10 @@ How the runs are made
   scored before any change; and gru (a sequence classifier: token
   embeddings, a GRU cell unrolled over 12 positions, LayerNorm on the last
   state, Adam), added after captured_scalar read served outputs and scored
-  before any change.
+  before any change; and lstm (a token language model trained with
+  truncated backpropagation through time, the LSTM cell's state carried
+  from batch to batch in buffers the model writes in place, AdamW), added
+  after gru and scored before any change.
 - PyTorch's whole-network capture recipe: three warm-up iterations on a side
   stream (not undone: they are training steps), optimizer.zero_grad(
   set_to_none=True), torch.cuda.graph capture of forward, backward and
@@ -287,6 +290,18 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   gru_kept_by_reference             BUG grads and loss kept by reference
   gru_tutorial_stale_input          BUG static_x = x instead of copy_, the checkpoint recipe
   gru_tutorial_grad_accumulation    BUG no zero_grad(set_to_none=True) before capture, the checkpoint recipe
+  (lstm, truncated backpropagation through time with the state in buffers, a family added after gru:)
+  lstm_resume_fp32_ok               ok  resume at 400, AdamW, the state carried in place
+  lstm_resume_bf16_ok               ok  pure bf16, safetensors per kind
+  lstm_resume_autocast_ok           ok  autocast, np.savez per step
+  lstm_tutorial_ok                  ok  the general-checkpoint recipe per step
+  lstm_state_rebound                BUG self.h = h.detach() instead of copy_ in the captured forward
+  lstm_tutorial_state_rebound       BUG the same, the checkpoint recipe
+  lstm_stale_input                  BUG static tokens rebound instead of copied
+  lstm_input_lag                    BUG the batch copied into the static tokens after the replay
+  lstm_grad_accumulation            BUG no zero_grad(set_to_none=True) before capture
+  lstm_lr_drop_captured             BUG a float lr dropped x0.1 at step 405 after capture
+  lstm_kept_by_reference            BUG grads and loss kept by reference
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -645,6 +660,42 @@ class GRUSeq(nn.Module):
         return self.head(self.drop(h))
 
 
+class LSTMLM(nn.Module):
+    """A token language model trained with truncated backpropagation
+    through time: embeddings (vocabulary 16, 16), an LSTM cell unrolled
+    over the 8 positions of a batch (hidden 32), a linear head over the
+    vocabulary at every position. The sequences run on from one batch to
+    the next, and the cell's state after a batch is kept in buffers (not
+    saved with the model) that the next batch starts from: written in
+    place, or, with rebind (the bug), rebound to the new state, which a
+    captured step never reads again."""
+
+    V, E, H, T = 16, 16, 32, 8
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(self.V, self.E)
+        self.cell = nn.LSTMCell(self.E, self.H)
+        self.head = nn.Linear(self.H, self.V)
+        self.register_buffer("h", torch.zeros(BATCH, self.H), persistent=False)
+        self.register_buffer("c", torch.zeros(BATCH, self.H), persistent=False)
+        self.rebind = False
+
+    def forward(self, tok):
+        e = self.emb(tok)
+        h, c = self.h.to(e.dtype, copy=True), self.c.to(e.dtype, copy=True)  # the buffers are written below
+        outs = []
+        for t in range(tok.shape[1]):
+            h, c = self.cell(e[:, t], (h, c))
+            outs.append(h)
+        if self.rebind:
+            self.h, self.c = h.detach(), c.detach()  # BUG: the graph keeps reading the old buffers
+        else:
+            self.h.copy_(h.detach())
+            self.c.copy_(c.detach())
+        return self.head(torch.stack(outs, 1))
+
+
 class VAE(nn.Module):
     """A variational autoencoder of 16-dimensional vectors: an MLP encoder
     to the mean and log-variance of a 4-dimensional latent, the
@@ -868,6 +919,25 @@ def batch_gru(k, n=BATCH):
     return tok, (tok[:, -1] >= half).long() + 2 * (tok[:, -4] >= half).long()
 
 
+def lstm_tokens(k, n):
+    """Positions [k·T, (k+1)·T) of n token streams: row r repeats the
+    period (r, r+3, r+6, r+9, r+12) mod 16, 10% of tokens drawn at random."""
+    T, V = LSTMLM.T, LSTMLM.V
+    g = _gen(k, 13)
+    pos = torch.arange(k * T, (k + 1) * T)
+    row = torch.arange(n)[:, None]
+    tok = (row + 3 * (pos[None, :] % 5)) % V
+    noise = torch.randint(0, V, (n, T), generator=g)
+    return torch.where(torch.rand(n, T, generator=g) < 0.1, noise, tok)
+
+
+def batch_lstm(k, n=BATCH):
+    """Batch k of the streams and its targets, each position's next token
+    (the last one's is the first of batch k+1)."""
+    tok = lstm_tokens(k, n)
+    return tok, torch.cat([tok[:, 1:], lstm_tokens(k + 1, n)[:, :1]], 1)
+
+
 def batch_vae(k, n=BATCH):
     """Points near a 2-dimensional curved manifold in 16 dimensions."""
     g = _gen(k, 9)
@@ -997,6 +1067,11 @@ def loss_gru(sc, net, inp, hp, aux):
     return F.cross_entropy(net(tok, mask).float(), y)
 
 
+def loss_lstm(sc, net, inp, hp, aux):
+    tok, tgt = inp
+    return F.cross_entropy(net(tok).float().reshape(-1, LSTMLM.V), tgt.reshape(-1))
+
+
 def loss_vae(sc, net, inp, hp, aux):
     """Reconstruction plus beta times the KL divergence; beta is 100 times
     the aux weight (1.0, lowered to 0.2 where the scenario anneals it)."""
@@ -1058,6 +1133,7 @@ FAMILIES = {
                 host_shape=(BATCH, GCN.V, GCN.H)),
     "gru": dict(make=lambda sc: GRUSeq(drop=sc.dropout), batch=batch_gru, loss=loss_gru, optim="adam", lr=3e-3,
                 ckpt=500, host_shape=(BATCH, GRUSeq.H)),
+    "lstm": dict(make=lambda sc: LSTMLM(), batch=batch_lstm, loss=loss_lstm, optim="adamw", lr=3e-3, ckpt=400),
 }
 
 
@@ -1123,7 +1199,7 @@ CPU_FP32 = {"unet_gn": "its ConvTranspose2d gives a wrong shape in bf16 and Grou
 # bugs the --cpu simulation cannot show as they are: host work inside the
 # captured step runs again at each simulated replay, and torch.empty on the
 # CPU is the heap's memory, not the graph pool's
-REAL_GRAPH_ONLY = {"cpu_noise", "uninit_combine", "uninit_pad", "cache_rebuilt", "prior_rebound"}
+REAL_GRAPH_ONLY = {"cpu_noise", "uninit_combine", "uninit_pad", "cache_rebuilt", "prior_rebound", "state_rebound"}
 
 RECAPTURE_FIX = {"captured_lr", "bn_momentum", "ema_decay", "aux_weight", "aux_branch", "mixup_lambda",
                  "python_timestep", "captured_pos"}
@@ -1508,6 +1584,27 @@ def scenarios() -> list[Sc]:
           bug="stale_input", causes=("stale_input",), style="tutorial"),
         S("gru_tutorial_grad_accumulation", "gru", "no zero_grad(set_to_none=True) before capture, the checkpoint "
           "recipe", bug="grad_accumulation", causes=("grad_accumulation",), style="tutorial"),
+        # ---------------- lstm (truncated backpropagation through time, the cell's state carried in buffers
+        # from batch to batch; added after the gru family; scored before any change)
+        S("lstm_resume_fp32_ok", "lstm", "resume at 400, AdamW, the state carried in place, torch.save dict"),
+        S("lstm_resume_bf16_ok", "lstm", "resume, pure bf16, safetensors per kind", prec="bf16", style="st"),
+        S("lstm_resume_autocast_ok", "lstm", "resume, autocast, np.savez per step", prec="autocast", style="npz"),
+        S("lstm_tutorial_ok", "lstm", "resume, AdamW, the general-checkpoint recipe per step", style="tutorial"),
+        S("lstm_state_rebound", "lstm", "self.h = h.detach() instead of self.h.copy_(h): the carried state "
+          "rebound in the captured forward, torch.save dict", bug="state_rebound",
+          causes=("reassigned_tensor", "stale_input")),
+        S("lstm_tutorial_state_rebound", "lstm", "the carried state rebound in the captured forward, the "
+          "checkpoint recipe", bug="state_rebound", causes=("reassigned_tensor", "stale_input"), style="tutorial"),
+        S("lstm_stale_input", "lstm", "static tokens rebound instead of copied, np.savez", bug="stale_input",
+          causes=("stale_input",), style="npz"),
+        S("lstm_input_lag", "lstm", "the batch copied into the static tokens after the replay, safetensors",
+          bug="input_lag", causes=("input_lag",), style="st"),
+        S("lstm_grad_accumulation", "lstm", "no zero_grad(set_to_none=True) before capture", bug="grad_accumulation",
+          causes=("grad_accumulation",)),
+        S("lstm_lr_drop_captured", "lstm", "a float lr dropped x0.1 at step 405 after capture", bug="captured_lr",
+          causes=("captured_scalar",), sched=("drop", 405, 0.1), onset=405),
+        S("lstm_kept_by_reference", "lstm", "dumps written after the loop, grads and loss kept by reference",
+          bug="output_aliasing", causes=("output_aliasing",)),
         # ---------------- the checkpoint recipe in other families (added after gradients were derived from
         # the optimizer's saved moments; scored before any change)
         S("resnet_bn_tutorial_ok", "resnet_bn", "resume, SGD momentum with weight decay, the general-checkpoint "
@@ -1837,7 +1934,7 @@ class SimGraphStep:
         self.values = self._read()
         self.params = list(model.parameters()) if train else []
         self.grads_none = all(p.grad is None for p in self.params)
-        keep = [t for t in model.state_dict().values()] + list(extra)
+        keep = [t for t in model.state_dict().values()] + list(model.buffers()) + list(extra)  # non-persistent too
         if opt is not None:
             keep += [v for s in opt.state.values() for v in s.values() if torch.is_tensor(v)]
         if ema is not None:
@@ -2160,6 +2257,7 @@ def run_train(sc, env, mode, bugged, nudge=False):
     hp = Hyper(sc, FAMILIES[sc.family]["lr"])
     aux = Aux(sc, env, model_dtype(sc))
     model.uninit = bug == "uninit_combine"
+    model.rebind = bug == "state_rebound"
     batch = FAMILIES[sc.family]["batch"]
     warm = WARMUP if sc.capture == "graph" else 0
     steps = list(range(step0, step0 + warm + sc.n))
