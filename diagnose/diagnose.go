@@ -199,10 +199,11 @@ func (f *facts) alternatives(cs []Cause) []Cause {
 			return alt(GradAccumulation, conf, fmt.Sprintf("gradients accumulated over the replays before step %d, the first dumped (no zero_grad(set_to_none=True) before capture), leave the loss equal and the gradients apart there as well; not dumped, and would tell them apart: the steps before %d, or consecutive steps after it (accumulated, each gradient is the one before plus eager's)", f.div, f.div))
 		})
 	}
-	// a tensor that changes with every batch, rebound instead of copied,
-	// is held from capture as frozen draws are
+	// a tensor that changes with every batch (or a state carried from
+	// batch to batch), rebound instead of copied, is held from capture as
+	// frozen draws are
 	beside(FrozenRNG, ReassignedTensor, func(conf float64) Cause {
-		return alt(ReassignedTensor, below(conf), fmt.Sprintf("a tensor made anew for every batch (a padding mask, position ids) and rebound instead of copied into the one the graph reads holds the capture batch's values at every replay from step %d on, as frozen random values do; not dumped, and would tell them apart: that tensor as the graph read it at two steps, or its data_ptr() at capture and at the break", f.div))
+		return alt(ReassignedTensor, below(conf), fmt.Sprintf("a tensor made anew for every batch (a padding mask, position ids) or carried from one batch to the next (a recurrent state), rebound instead of copied into the one the graph reads, holds its value of capture at every replay from step %d on, as frozen random values do; not dumped, and would tell them apart: that tensor as the graph read it at two steps, or its data_ptr() at capture and at the break", f.div))
 	})
 	i := slices.IndexFunc(cs, func(c Cause) bool { return c.ID == CapturedBranch })
 	if i < 0 {
