@@ -226,9 +226,16 @@ type scaleFinding struct {
 	// fit is how much of the difference the best scale of the eager
 	// values removes (fitOf with P = λ·A, λ = A·B / A·A).
 	fit float64
+	// beyond is, for a scale of the parameter updates at a step whose
+	// gradients failed, the step's facts: its updates departed beyond
+	// what its gradients' difference explains (updatesBeyondGrads).
+	beyond *judge.StepFacts
 }
 
 func (sf *scaleFinding) String() string {
+	if sf.kind == loaders.KindParam && sf.beyond != nil {
+		return fmt.Sprintf("step %d: the gradients differ by %s (relative L2), the parameter updates by far more (β = %+.3g, beyond the limit %s that difference allows): the graphed updates are the eager ones × %s (cosine %.6f), a learning rate or other optimizer scalar frozen at capture", sf.step, g(sf.beyond.GradRel), sf.beyond.UpdateRatio, g(sf.beyond.UpdateLimit), ratioString(sf.ratio), sf.cos)
+	}
 	if sf.kind == loaders.KindParam {
 		return fmt.Sprintf("step %d: gradients agree, but the graphed parameter updates are the eager ones × %s (cosine %.6f): a learning rate or other optimizer scalar frozen at capture", sf.step, ratioString(sf.ratio), sf.cos)
 	}
@@ -240,8 +247,9 @@ func (sf *scaleFinding) String() string {
 
 // scaleAt looks for a scale factor at step k: gradients that are the
 // eager ones times a factor, or, where the step's gradients pass the
-// verdict, parameter updates that are. off gives the smallest factor
-// distance from 1 that counts. nil when there is none.
+// verdict or its updates depart beyond what their difference explains
+// (updatesBeyondGrads), parameter updates that are. off gives the
+// smallest factor distance from 1 that counts. nil when there is none.
 func (f *facts) scaleAt(k int, off func(loaders.Kind) float64) *scaleFinding {
 	if a, b := f.s.get(f.s.a, k, loaders.KindGrad), f.s.get(f.s.b, k, loaders.KindGrad); a != nil && relL2(a, b) > 0 {
 		if ok, c, r := proportional(a, b, off(loaders.KindGrad)); ok {
@@ -250,9 +258,13 @@ func (f *facts) scaleAt(k int, off func(loaders.Kind) float64) *scaleFinding {
 			sf.exact = sf.residual <= sf.limit
 			return sf
 		}
-		if f.gradsFailAt(k) {
+		if f.gradsFailAt(k) && !f.updatesBeyondGrads(k) {
 			return nil
 		}
+	}
+	var beyond *judge.StepFacts // the step's facts where its gradients failed
+	if f.gradsFailAt(k) {
+		beyond = f.stepFacts(k)
 	}
 	p, ok := f.s.prev(k)
 	if !ok {
@@ -264,7 +276,30 @@ func (f *facts) scaleAt(k int, off func(loaders.Kind) float64) *scaleFinding {
 			return nil
 		}
 		if ok, c, r := proportional(ua, ub, off(loaders.KindParam)); ok {
-			return &scaleFinding{step: k, kind: loaders.KindParam, ratio: r, cos: c, fit: fitOf(ua, ub, scaled(ua, ub))}
+			return &scaleFinding{step: k, kind: loaders.KindParam, ratio: r, cos: c, fit: fitOf(ua, ub, scaled(ua, ub)), beyond: beyond}
+		}
+	}
+	return nil
+}
+
+// updatesBeyondGrads reports whether step k's parameter updates depart
+// from eager's by more than its gradients' difference explains, as the
+// verdict's update rule measured it (judge.StepFacts: |β| above
+// UpdateLimit, which already allows the gradients' pooled difference):
+// then the updates' scale is a finding even where the gradients failed,
+// as they do at a sparse dump's step when a frozen learning rate has
+// moved the parameters apart over the steps between dumps.
+func (f *facts) updatesBeyondGrads(k int) bool {
+	s := f.stepFacts(k)
+	return s != nil && s.UpdateLimit > 0 && math.Abs(s.UpdateRatio) > s.UpdateLimit
+}
+
+// stepFacts returns the facts the verdict judged step k with, nil where
+// the step was not judged as a whole.
+func (f *facts) stepFacts(k int) *judge.StepFacts {
+	for i := range f.r.Steps {
+		if f.r.Steps[i].Step == k {
+			return &f.r.Steps[i]
 		}
 	}
 	return nil
@@ -277,10 +312,8 @@ func (f *facts) gradsFailAt(k int) bool { return slices.Contains(f.diverged[load
 // (judge.StepFacts.GradLimit), or DefaultRunRules.Grad·ε of the gradients'
 // comparison dtype when the step was not judged as a whole.
 func (f *facts) gradLimit(k int) float64 {
-	for _, s := range f.r.Steps {
-		if s.Step == k && s.GradLimit > 0 {
-			return s.GradLimit
-		}
+	if s := f.stepFacts(k); s != nil && s.GradLimit > 0 {
+		return s.GradLimit
 	}
 	return tolerances.DefaultRunRules.Grad * tolerances.Epsilon(f.compareDType(loaders.KindGrad))
 }

@@ -197,10 +197,8 @@ func (f *facts) departs(t *judge.TensorResult) bool {
 // (judge.StepFacts.OutputLimit), or DefaultRunRules.Output·ε of the
 // outputs' comparison dtype when the step was not judged as a whole.
 func (f *facts) outputLimit(k int) float64 {
-	for _, s := range f.r.Steps {
-		if s.Step == k && s.OutputLimit > 0 {
-			return s.OutputLimit
-		}
+	if s := f.stepFacts(k); s != nil && s.OutputLimit > 0 {
+		return s.OutputLimit
 	}
 	return tolerances.DefaultRunRules.Output * tolerances.Epsilon(f.compareDType(loaders.KindOutput))
 }

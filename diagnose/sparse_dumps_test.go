@@ -1,6 +1,7 @@
 package diagnose_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -11,9 +12,11 @@ import (
 // another size at a skipped step (tcn, step 609) and a learning rate
 // frozen at capture that eager drops at a skipped step (tab, step 509)
 // part the runs at the next dumped step, where the parameters carry the
-// difference on as another function's would. No branch is named: the
-// answer says the runs part between two dumped steps and that every step
-// between them would tell.
+// difference on as another function's would. No branch is named: where
+// no cause is (the short batch), the answer says the runs part between
+// two dumped steps and that every step between them would tell; the
+// learning rate is named from its updates' scale
+// (TestSparseLearningRateScale).
 func TestSparseDumpsLocateNoBranch(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -62,4 +65,23 @@ func TestMidRunFirstStepAccumulation(t *testing.T) {
 		t.Fatalf("causes %+v, want callables_accumulation and grad_accumulation at one confidence", rep.Causes)
 	}
 	notNamed(t, run, diagnose.CapturedScalar)
+}
+
+// TestSparseLearningRateScale: a learning rate frozen at capture that
+// eager drops between two dumps 4 steps apart moves the parameters apart
+// over the skipped steps, so the gradients at the next dump differ
+// (1.9%), but the updates differ far more (β = +1.6, beyond what the
+// verdict's update rule lets that difference explain): their scale is
+// still the finding, captured_scalar, with the gradients' difference
+// stated instead of "gradients agree".
+func TestSparseLearningRateScale(t *testing.T) {
+	t.Parallel()
+	_, rep := diagnoseRun(t, "userloops/tab/tab_every4_lr_drop_captured")
+	if len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.CapturedScalar || rep.Causes[0].Fit < 1-1/math.Sqrt2 {
+		t.Fatalf("causes %+v, want captured_scalar first, its scale fitting", rep.Causes)
+	}
+	ev := strings.Join(rep.Causes[0].Evidence, "\n")
+	if !strings.Contains(ev, "step 511: the gradients differ by 0.0186 (relative L2), the parameter updates by far more") || strings.Contains(ev, "gradients agree") {
+		t.Errorf("evidence does not state the gradients' difference:\n%s", ev)
+	}
 }
