@@ -302,6 +302,13 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   lstm_grad_accumulation            BUG no zero_grad(set_to_none=True) before capture
   lstm_lr_drop_captured             BUG a float lr dropped x0.1 at step 405 after capture
   lstm_kept_by_reference            BUG grads and loss kept by reference
+  (learning rates dropped between sparse dumps, added after the update scale was looked for there:)
+  gru_every4_lr_drop_captured       BUG a float lr dropped x0.1 at 509 after capture, every 4
+  lstm_every4_lr_drop_captured      BUG a float lr dropped x0.1 at 409 after capture, every 4
+  resnet_bn_every4_lr_drop_captured BUG SGD momentum, a float lr dropped x0.1 at 1209, every 4
+  moe_every2_lr_drop_captured       BUG a float lr dropped x0.1 at 1006 after capture, every 2
+  gru_every4_lr_tensor_drop_ok      ok  the lr dropped at 509 in a device tensor, every 4
+  lstm_every4_grad_accumulation     BUG no zero_grad(set_to_none=True) before capture, every 4
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -1605,6 +1612,24 @@ def scenarios() -> list[Sc]:
           causes=("captured_scalar",), sched=("drop", 405, 0.1), onset=405),
         S("lstm_kept_by_reference", "lstm", "dumps written after the loop, grads and loss kept by reference",
           bug="output_aliasing", causes=("output_aliasing",)),
+        # ---------------- learning rates dropped between sparse dumps (added after a scale of the updates was
+        # looked for where they depart beyond the gradients' difference; scored before any change)
+        S("gru_every4_lr_drop_captured", "gru", "a float lr dropped x0.1 at step 509 after capture, dumps every 4 "
+          "steps", bug="captured_lr", causes=("captured_scalar",), sched=("drop", 509, 0.1), n=16, every=4,
+          onset=511),
+        S("lstm_every4_lr_drop_captured", "lstm", "a float lr dropped x0.1 at step 409 after capture, dumps every "
+          "4 steps, np.savez", bug="captured_lr", causes=("captured_scalar",), sched=("drop", 409, 0.1), n=16,
+          every=4, style="npz", onset=411),
+        S("resnet_bn_every4_lr_drop_captured", "resnet_bn", "SGD momentum, a float lr dropped x0.1 at step 1209 "
+          "after capture, dumps every 4 steps, safetensors", bug="captured_lr", causes=("captured_scalar",),
+          sched=("drop", 1209, 0.1), n=16, every=4, style="st", onset=1211),
+        S("moe_every2_lr_drop_captured", "moe", "a float lr dropped x0.1 at step 1006 after capture, dumps every 2 "
+          "steps", bug="captured_lr", causes=("captured_scalar",), sched=("drop", 1006, 0.1), n=10, every=2,
+          onset=1007),
+        S("gru_every4_lr_tensor_drop_ok", "gru", "the lr dropped x0.1 at step 509 in a device tensor, dumps every 4 "
+          "steps", lr_tensor=True, sched=("drop", 509, 0.1), n=16, every=4),
+        S("lstm_every4_grad_accumulation", "lstm", "no zero_grad(set_to_none=True) before capture, dumps every 4 "
+          "steps", bug="grad_accumulation", causes=("grad_accumulation",), n=16, every=4),
         # ---------------- the checkpoint recipe in other families (added after gradients were derived from
         # the optimizer's saved moments; scored before any change)
         S("resnet_bn_tutorial_ok", "resnet_bn", "resume, SGD momentum with weight decay, the general-checkpoint "
