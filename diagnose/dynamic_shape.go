@@ -100,8 +100,11 @@ type afterBreak struct {
 
 // oneStepBreak reports whether the runs break at one step only: at least
 // two steps agree before it (bit for bit or within tolerance: the step is
-// not the first replay, where values frozen at capture act); at the next
-// dumped step the difference of the loss and of the gradients (or, with
+// not the first replay, where values frozen at capture act); the step
+// after it is dumped (the margins below are one step's: a break first
+// seen after a gap in the dumps began somewhere in the gap, and the
+// difference the next dump shows has run for more steps than one); at
+// the next step the difference of the loss and of the gradients (or, with
 // neither, of the outputs), those dumped, is below the break's, and under
 // oneStepRatio of it in one of them; and at the step after, where dumped,
 // under oneStepRatio of it in every one. It returns the next step and
@@ -117,8 +120,8 @@ func (f *facts) oneStepBreak() (next int, after []afterBreak, ok bool) {
 		}
 	}
 	next, ok = f.s.next(f.div)
-	if before < 2 || !ok {
-		return 0, nil, false
+	if before < 2 || !ok || next != f.div+1 {
+		return 0, nil, false // (a break seen across a gap in the dumps may have begun at any step of it)
 	}
 	next2, twoAfter := f.s.next(next)
 	diff := func(kind loaders.Kind, k int) float64 {
