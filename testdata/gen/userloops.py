@@ -73,7 +73,8 @@ How the runs are made
   step_<t>/outputs.safetensors); the graphdiff_dump helper's tree and a
   hand-written .npy tree with buffers/ and ema/.
 - Precision: fp32 (TF32 off), TF32 (on in both runs), pure bf16 parameters,
-  bf16 autocast (label compute_dtype "bf16").
+  bf16 autocast (label compute_dtype "bf16"), pure fp16 (served models and
+  decoding only).
 
 Bugs (label causes = the cause IDs a correct diagnosis may name):
 stale_input (static_x = x), input_lag (copy after replay), grad_accumulation
@@ -309,6 +310,14 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   moe_every2_lr_drop_captured       BUG a float lr dropped x0.1 at 1006 after capture, every 2
   gru_every4_lr_tensor_drop_ok      ok  the lr dropped at 509 in a device tensor, every 4
   lstm_every4_grad_accumulation     BUG no zero_grad(set_to_none=True) before capture, every 4
+  (served in pure fp16, added after the sparse-dump rules:)
+  infer_resnet_fp16_ok              ok  resnet_bn served in pure fp16
+  infer_tab_fp16_ok                 ok  the tabular classifier served in pure fp16
+  infer_resnet_fp16_temp_captured   BUG pure fp16, temperature 1.0 -> 0.6 at batch 3, a Python float
+  infer_resnet_fp16_stale_input     BUG pure fp16, static input rebound to each batch instead of copied
+  kv_decoder_fp16_ok                ok  greedy decoding in pure fp16
+  kv_decoder_fp16_captured_pos      BUG the decode position a Python int, pure fp16
+  kv_decoder_fp16_stale_token       BUG static_tok = next_tok instead of copy_, pure fp16
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -1157,7 +1166,7 @@ class Sc:
     causes: tuple = ()
     start: str = "resume"        # resume (from the family's checkpoint) | scratch (the recipe from step 0)
     capture: str = "graph"       # graph (whole step) | callables (make_graphed_callables on the model)
-    prec: str = "fp32"           # fp32 | tf32 | bf16 | autocast
+    prec: str = "fp32"           # fp32 | tf32 | bf16 | autocast | fp16 (infer and kv_decoder only)
     optim: str | None = None     # scratch runs only: sgd | adam | adamw instead of the family's optimizer
     fused: bool = False          # graphed AdamW/Adam fused (capturable) instead of foreach capturable
     wd_split: bool = False       # AdamW in two param groups: weight decay on the matrices only (scratch runs)
@@ -1630,6 +1639,23 @@ def scenarios() -> list[Sc]:
           "steps", lr_tensor=True, sched=("drop", 509, 0.1), n=16, every=4),
         S("lstm_every4_grad_accumulation", "lstm", "no zero_grad(set_to_none=True) before capture, dumps every 4 "
           "steps", bug="grad_accumulation", causes=("grad_accumulation",), n=16, every=4),
+        # ---------------- served in pure fp16 (added after the sparse-dump rules; scored before any change)
+        S("infer_resnet_fp16_ok", "infer", "the resnet_bn classifier served in pure fp16 (half()), torch.save per "
+          "batch", prec="fp16", style="out_pt", n=6),
+        S("infer_tab_fp16_ok", "infer", "the tabular classifier served in pure fp16, safetensors per batch",
+          of="tab", prec="fp16", style="out_st", n=6),
+        S("infer_resnet_fp16_temp_captured", "infer", "served in pure fp16, temperature 1.0 -> 0.6 at batch 3 as a "
+          "Python float after capture, np.savez per batch", prec="fp16", bug="aux_weight",
+          causes=("captured_scalar",), aux_switch=3, style="out_npz", n=6, onset=3),
+        S("infer_resnet_fp16_stale_input", "infer", "served in pure fp16, static input rebound to each batch "
+          "instead of copied", prec="fp16", bug="stale_input", causes=("stale_input",), style="out_pt", n=6),
+        S("kv_decoder_fp16_ok", "kv_decoder", "greedy decoding in pure fp16, pos_<t>.pt", prec="fp16",
+          style="decode_pt", n=12),
+        S("kv_decoder_fp16_captured_pos", "kv_decoder", "the decode position a Python int in the captured step, "
+          "pure fp16, gen_<t>.npz", bug="captured_pos", causes=("captured_scalar",), pos_kind="int", prec="fp16",
+          style="decode_npz", n=12),
+        S("kv_decoder_fp16_stale_token", "kv_decoder", "static_tok = next_tok instead of copy_, pure fp16, "
+          "safetensors", bug="stale_input", causes=("stale_input",), prec="fp16", style="decode_st", n=12),
         # ---------------- the checkpoint recipe in other families (added after gradients were derived from
         # the optimizer's saved moments; scored before any change)
         S("resnet_bn_tutorial_ok", "resnet_bn", "resume, SGD momentum with weight decay, the general-checkpoint "
@@ -1795,7 +1821,7 @@ def set_tf32(env, on):
 
 
 def model_dtype(sc):
-    return torch.bfloat16 if sc.prec == "bf16" else torch.float32
+    return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(sc.prec, torch.float32)
 
 
 def amp(sc, env, on=True):
@@ -2907,7 +2933,7 @@ def describe(sc):
             parts.append(f"{opt} eager (foreach) in both runs; the model graphed with "
                          f"torch.cuda.make_graphed_callables")
     parts.append({"fp32": "fp32 (TF32 off)", "tf32": "TF32 on in both", "bf16": "pure bf16 parameters",
-                  "autocast": "bf16 autocast"}[sc.prec])
+                  "fp16": "pure fp16 parameters (half(), served only)", "autocast": "bf16 autocast"}[sc.prec])
     parts.append(STYLE_WORDS[sc.style] + (f" ({sc.stepdir.replace('{:06d}', '%06d').replace('{}', '<k>')})"
                                           if sc.style == "st" else ""))
     if sc.every > 1:
