@@ -31,8 +31,8 @@ a drifting factor. In decoding (logits and tokens per position), a position
 or step counter frozen at capture makes each replay's logits depend on its
 input token alone: two steps whose previous tokens are equal put out equal
 logits. In served outputs, those that depart are eager's times one factor
-(probabilities compared as centered log-probabilities, which a temperature
-scales).`,
+(probabilities compared in the form a temperature scales: centered
+log-probabilities, or a sigmoid's log-odds).`,
 	Confirm: `Log the scalar on both sides; in the graphed run, put it in a tensor and
 check whether the kernels read it.`,
 	Fix: `Keep changing scalars in device tensors updated in place (lr_tensor.fill_(lr));
