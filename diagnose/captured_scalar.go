@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/graphdiff/graphdiff/internal/parallel"
+	"github.com/graphdiff/graphdiff/internal/words"
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
 	"github.com/graphdiff/graphdiff/tolerances"
@@ -100,6 +101,9 @@ func capturedScalar(f *facts) *Cause {
 			of = "the parameter updates' difference from eager"
 		}
 		return fs.set(&Cause{ID: CapturedScalar, Confidence: conf, Evidence: ev}, what, of)
+	}
+	if c := optimizerStep(f); c != nil {
+		return c
 	}
 	if of := f.outputScale(); of != nil {
 		var ev evidence
@@ -280,6 +284,36 @@ func (f *facts) scaleAt(k int, off func(loaders.Kind) float64) *scaleFinding {
 		}
 	}
 	return nil
+}
+
+// optimizerStep: at the first divergent step, whose gradients were
+// dumped, the parameter updates depart from eager's beyond what the
+// gradients' difference lets them (updatesBeyondGrads: the verdict's
+// update rule, |β| above the gradients' pooled relative difference plus
+// the updates' rounding), and no scale of the updates fits (firstScale
+// found none): the optimizer took another step for nearly the same
+// gradients. A learning rate, momentum or other optimizer scalar frozen
+// at capture does that; where the dumps skip steps, the parameters and
+// with them the gradients move apart before the next dump, and the
+// updates, though far larger or smaller than eager's, are no single
+// scale of them. A bug that changes the gradients moves the updates by
+// no more than it moves the gradients (on the labelled runs, |β| reaches
+// at most 0.85 of the gradients' difference where the cause is not an
+// optimizer scalar). 0.6: a scale of the updates would say more.
+//
+// Prediction: the optimizer's step departs from the one eager's
+// gradients give, |β| > UpdateLimit at the first divergent step.
+func optimizerStep(f *facts) *Cause {
+	if !f.s.kinds[loaders.KindGrad] || f.s.derived != "" || !f.updatesBeyondGrads(f.div) {
+		return nil
+	}
+	s := f.stepFacts(f.div)
+	var ev evidence
+	ev.add("step %d: the parameter updates depart from eager's by β = %+.3g, beyond the limit %s that the gradients' difference (%s, relative L2) and the updates' rounding allow, and by no single scale: the optimizer took another step for nearly the same gradients, as a learning rate, momentum or other optimizer scalar frozen at capture makes it", f.div, s.UpdateRatio, g(s.UpdateLimit), g(s.GradRel))
+	if p, ok := f.s.prev(f.div); ok && f.div-p > 1 {
+		ev.add("the dumps skip %s before %d: every step from %d to %d would show the updates' scale before the parameters moved apart", words.Plural(f.div-p-1, "step"), f.div, p, f.div)
+	}
+	return &Cause{ID: CapturedScalar, Confidence: 0.6, Evidence: ev}
 }
 
 // updatesBeyondGrads reports whether step k's parameter updates depart

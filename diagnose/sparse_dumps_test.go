@@ -89,3 +89,31 @@ func TestSparseLearningRateScale(t *testing.T) {
 		t.Errorf("evidence does not state the gradients' difference:\n%s", ev)
 	}
 }
+
+// TestOptimizerStepDeparts: where the dumps skip steps, a learning rate
+// frozen at capture moves the parameters, and with them the gradients,
+// apart before the next dump (moe: 21%, lstm: 28%), and the updates are
+// no single scale of eager's; but they depart far beyond what the
+// gradients' difference lets them (β = +8.84 against 0.214, +2.03
+// against 0.278): captured_scalar at 0.6. The bugs that change the
+// gradients move the updates less than the gradients (frozen draws, a
+// stale batch, accumulated gradients) and are not named so.
+func TestOptimizerStepDeparts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ run, want string }{
+		{"userloops/moe/moe_every2_lr_drop_captured", "step 1007: the parameter updates depart from eager's by β = +8.84, beyond the limit 0.214"},
+		{"userloops/lstm/lstm_every4_lr_drop_captured", "step 411: the parameter updates depart from eager's by β = +2.03, beyond the limit 0.278"},
+	} {
+		_, rep := diagnoseRun(t, tc.run)
+		if len(rep.Causes) == 0 || rep.Causes[0].ID != diagnose.CapturedScalar {
+			t.Errorf("%s: causes %+v, want captured_scalar first", tc.run, rep.Causes)
+			continue
+		}
+		if ev := strings.Join(rep.Causes[0].Evidence, "\n"); !strings.Contains(ev, tc.want) {
+			t.Errorf("%s: evidence does not say %q:\n%s", tc.run, tc.want, ev)
+		}
+	}
+	for _, run := range []string{"corpus/cnn_bn/cnn_bn_frozen_rng", "corpus/cnn_bn/cnn_bn_stale_input", "scenarios/grad_accumulation", "userloops/lstm/lstm_every4_grad_accumulation"} {
+		notNamed(t, run, diagnose.CapturedScalar)
+	}
+}
