@@ -310,6 +310,17 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   moe_every2_lr_drop_captured       BUG a float lr dropped x0.1 at 1006 after capture, every 2
   gru_every4_lr_tensor_drop_ok      ok  the lr dropped at 509 in a device tensor, every 4
   lstm_every4_grad_accumulation     BUG no zero_grad(set_to_none=True) before capture, every 4
+  (optimizer steps across sparse dumps, added after captured_scalar was named from updates alone:)
+  vit_every4_lr_drop_captured       BUG a float lr dropped x0.1 at 1009 after capture, every 4
+  tcn_every4_lr_drop_captured       BUG SGD momentum, a float lr dropped x0.1 at 609, every 4
+  vae_every2_lr_drop_captured       BUG a float lr dropped x0.1 at 406 after capture, every 2
+  clr_every4_lr_drop_captured       BUG a float lr dropped x0.1 at 309 after capture, every 4
+  unet_gn_every4_lr_drop_captured   BUG a float lr dropped x0.1 at 809 after capture, EMA, every 4
+  clr_every4_ok                     ok  resume, AdamW, every 4
+  vit_every4_stale_input            BUG static_x = x instead of copy_, every 4
+  tcn_every4_grad_accumulation      BUG SGD momentum, no zero_grad(set_to_none=True) before capture, every 4
+  vae_every2_input_lag              BUG the batch copied in after the replay, every 2
+  unet_gn_every4_numpy_noise        BUG numpy noise inside the captured step, every 4
   (served in pure fp16, added after the sparse-dump rules:)
   infer_resnet_fp16_ok              ok  resnet_bn served in pure fp16
   infer_tab_fp16_ok                 ok  the tabular classifier served in pure fp16
@@ -1639,6 +1650,32 @@ def scenarios() -> list[Sc]:
           "steps", lr_tensor=True, sched=("drop", 509, 0.1), n=16, every=4),
         S("lstm_every4_grad_accumulation", "lstm", "no zero_grad(set_to_none=True) before capture, dumps every 4 "
           "steps", bug="grad_accumulation", causes=("grad_accumulation",), n=16, every=4),
+        # ---------------- optimizer steps across sparse dumps (added after captured_scalar was named from
+        # updates departing beyond the gradients' difference by no single scale; scored before any change)
+        S("vit_every4_lr_drop_captured", "vit", "a float lr dropped x0.1 at step 1009 after capture, dumps every 4 "
+          "steps", bug="captured_lr", causes=("captured_scalar",), sched=("drop", 1009, 0.1), n=16, every=4,
+          onset=1011),
+        S("tcn_every4_lr_drop_captured", "tcn", "SGD momentum, a float lr dropped x0.1 at step 609 after capture, "
+          "dumps every 4 steps, np.savez", bug="captured_lr", causes=("captured_scalar",), sched=("drop", 609, 0.1),
+          n=16, every=4, style="npz", onset=611),
+        S("vae_every2_lr_drop_captured", "vae", "a float lr dropped x0.1 at step 406 after capture, dumps every 2 "
+          "steps, safetensors", bug="captured_lr", causes=("captured_scalar",), sched=("drop", 406, 0.1), n=10,
+          every=2, style="st", onset=407),
+        S("clr_every4_lr_drop_captured", "clr", "a float lr dropped x0.1 at step 309 after capture, dumps every 4 "
+          "steps", bug="captured_lr", causes=("captured_scalar",), sched=("drop", 309, 0.1), n=16, every=4,
+          onset=311),
+        S("unet_gn_every4_lr_drop_captured", "unet_gn", "a float lr dropped x0.1 at step 809 after capture, EMA "
+          "weights, dumps every 4 steps", bug="captured_lr", causes=("captured_scalar",), sched=("drop", 809, 0.1),
+          n=16, every=4, onset=811),
+        S("clr_every4_ok", "clr", "resume, AdamW, dumps every 4 steps", n=16, every=4),
+        S("vit_every4_stale_input", "vit", "static_x = x instead of copy_, dumps every 4 steps", bug="stale_input",
+          causes=("stale_input",), n=16, every=4),
+        S("tcn_every4_grad_accumulation", "tcn", "SGD momentum, no zero_grad(set_to_none=True) before capture, "
+          "dumps every 4 steps", bug="grad_accumulation", causes=("grad_accumulation",), n=16, every=4),
+        S("vae_every2_input_lag", "vae", "the batch copied into the static input after the replay, dumps every 2 "
+          "steps", bug="input_lag", causes=("input_lag",), n=10, every=2),
+        S("unet_gn_every4_numpy_noise", "unet_gn", "noise drawn with numpy into a pinned buffer inside the captured "
+          "step, dumps every 4 steps", bug="cpu_noise", causes=("frozen_rng",), noise="cpu", n=16, every=4),
         # ---------------- served in pure fp16 (added after the sparse-dump rules; scored before any change)
         S("infer_resnet_fp16_ok", "infer", "the resnet_bn classifier served in pure fp16 (half()), torch.save per "
           "batch", prec="fp16", style="out_pt", n=6),
