@@ -149,10 +149,7 @@ func capturedScalar(f *facts) *Cause {
 // (decay). A branch or a batch of another shape would change the
 // gradients. 0.9.
 func stateScalar(f *facts) *Cause {
-	for _, s := range f.r.Steps {
-		if s.Step != f.div || len(s.State) == 0 || f.departsBesideState(s.State) {
-			continue
-		}
+	if s := f.stepFacts(f.div); s != nil && len(s.State) > 0 && !f.departsBesideState(s.State) {
 		fit := s.State[0]
 		var ev evidence
 		more := ""
@@ -200,10 +197,12 @@ func proportionalWarning(f *facts) *Cause {
 			break
 		}
 	}
-	if of := f.outputScale(); len(ev) == 0 && of != nil && of.exact {
-		ev.add("%s", of.String())
-		if _, line := f.nearestLimit(); line != "" {
-			ev.add("%s", line) // what precision_noise, which is not named beside it, would have said
+	if len(ev) == 0 {
+		if of := f.outputScale(); of != nil && of.exact {
+			ev.add("%s", of.String())
+			if _, line := f.nearestLimit(); line != "" {
+				ev.add("%s", line) // what precision_noise, which is not named beside it, would have said
+			}
 		}
 	}
 	if len(ev) == 0 {
@@ -255,6 +254,10 @@ func (sf *scaleFinding) String() string {
 // (updatesBeyondGrads), parameter updates that are. off gives the
 // smallest factor distance from 1 that counts. nil when there is none.
 func (f *facts) scaleAt(k int, off func(loaders.Kind) float64) *scaleFinding {
+	var beyond *judge.StepFacts // the step's facts where its gradients failed and its updates departed further
+	if f.gradsFailAt(k) {
+		beyond = f.updatesBeyondGrads(k)
+	}
 	if a, b := f.s.get(f.s.a, k, loaders.KindGrad), f.s.get(f.s.b, k, loaders.KindGrad); a != nil && relL2(a, b) > 0 {
 		if ok, c, r := proportional(a, b, off(loaders.KindGrad)); ok {
 			sf := &scaleFinding{step: k, kind: loaders.KindGrad, ratio: r, cos: c, residual: math.Sqrt(max(0, 1-c*c)), limit: f.gradLimit(k),
@@ -262,13 +265,9 @@ func (f *facts) scaleAt(k int, off func(loaders.Kind) float64) *scaleFinding {
 			sf.exact = sf.residual <= sf.limit
 			return sf
 		}
-		if f.gradsFailAt(k) && !f.updatesBeyondGrads(k) {
+		if f.gradsFailAt(k) && beyond == nil {
 			return nil
 		}
-	}
-	var beyond *judge.StepFacts // the step's facts where its gradients failed
-	if f.gradsFailAt(k) {
-		beyond = f.stepFacts(k)
 	}
 	p, ok := f.s.prev(k)
 	if !ok {
@@ -304,10 +303,13 @@ func (f *facts) scaleAt(k int, off func(loaders.Kind) float64) *scaleFinding {
 // Prediction: the optimizer's step departs from the one eager's
 // gradients give, |β| > UpdateLimit at the first divergent step.
 func optimizerStep(f *facts) *Cause {
-	if !f.s.kinds[loaders.KindGrad] || f.s.derived != "" || !f.updatesBeyondGrads(f.div) {
+	if !f.s.kinds[loaders.KindGrad] || f.s.derived != "" {
 		return nil
 	}
-	s := f.stepFacts(f.div)
+	s := f.updatesBeyondGrads(f.div)
+	if s == nil {
+		return nil
+	}
 	var ev evidence
 	ev.add("step %d: the parameter updates depart from eager's by β = %+.3g, beyond the limit %s that the gradients' difference (%s, relative L2) and the updates' rounding allow, and by no single scale: the optimizer took another step for nearly the same gradients, as a learning rate, momentum or other optimizer scalar frozen at capture makes it", f.div, s.UpdateRatio, g(s.UpdateLimit), g(s.GradRel))
 	if p, ok := f.s.prev(f.div); ok && f.div-p > 1 {
@@ -316,25 +318,17 @@ func optimizerStep(f *facts) *Cause {
 	return &Cause{ID: CapturedScalar, Confidence: 0.6, Evidence: ev}
 }
 
-// updatesBeyondGrads reports whether step k's parameter updates depart
-// from eager's by more than its gradients' difference explains, as the
-// verdict's update rule measured it (judge.StepFacts: |β| above
-// UpdateLimit, which already allows the gradients' pooled difference):
-// then the updates' scale is a finding even where the gradients failed,
-// as they do at a sparse dump's step when a frozen learning rate has
-// moved the parameters apart over the steps between dumps.
-func (f *facts) updatesBeyondGrads(k int) bool {
-	s := f.stepFacts(k)
-	return s != nil && s.UpdateLimit > 0 && math.Abs(s.UpdateRatio) > s.UpdateLimit
-}
-
-// stepFacts returns the facts the verdict judged step k with, nil where
-// the step was not judged as a whole.
-func (f *facts) stepFacts(k int) *judge.StepFacts {
-	for i := range f.r.Steps {
-		if f.r.Steps[i].Step == k {
-			return &f.r.Steps[i]
-		}
+// updatesBeyondGrads returns the facts of step k where its parameter
+// updates depart from eager's by more than its gradients' difference
+// explains, as the verdict's update rule measured it (judge.StepFacts:
+// |β| above UpdateLimit, which already allows the gradients' pooled
+// difference), nil where they do not: then the updates' scale is a
+// finding even where the gradients failed, as they do at a sparse dump's
+// step when a frozen learning rate has moved the parameters apart over
+// the steps between dumps.
+func (f *facts) updatesBeyondGrads(k int) *judge.StepFacts {
+	if s := f.stepFacts(k); s != nil && s.UpdateLimit > 0 && math.Abs(s.UpdateRatio) > s.UpdateLimit {
+		return s
 	}
 	return nil
 }

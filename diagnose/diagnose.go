@@ -283,6 +283,17 @@ func (f *facts) run(ds ...detector) []Cause {
 	return out
 }
 
+// stepFacts returns the facts the verdict judged step k with, nil where
+// the step was not judged as a whole.
+func (f *facts) stepFacts(k int) *judge.StepFacts {
+	for i := range f.r.Steps {
+		if f.r.Steps[i].Step == k {
+			return &f.r.Steps[i]
+		}
+	}
+	return nil
+}
+
 // explained returns the highest confidence among causes already found.
 func (f *facts) explained(ids ...string) float64 {
 	best := 0.0

@@ -41,22 +41,17 @@ func needsBaseline(f *facts) *Cause {
 	if !f.failed || f.r.BaselineRun != "" || f.div == loaders.NoStep || f.div != f.firstStep {
 		return nil
 	}
-	for _, s := range f.r.Steps {
-		if s.Step != f.div {
-			continue
-		}
-		if s.Grads == 0 || s.GradLimit <= 0 || s.WorstGradRatio > 10*s.GradLimit || s.WorstGradRatio <= s.GradLimit {
-			return nil
-		}
-		a, b := f.s.get(f.s.a, f.div, loaders.KindGrad), f.s.get(f.s.b, f.div, loaders.KindGrad)
-		if a == nil || cosine(a, b) < 0.999 {
-			return nil
-		}
-		var ev evidence
-		ev.add("the runs differ from step %d, the first dumped step: the worst gradient, %s, by %s of the gradient scale, %s× the step's limit %s, with the gradients' direction kept (cosine %.4f, norm ratio %s)",
-			f.div, s.WorstGrad, g(s.WorstGradRatio), g(s.WorstGradRatio/s.GradLimit), g(s.GradLimit), cosine(a, b), g(norm(b)/norm(a)))
-		ev.add("rounding amplified by training (a chaotic run, TF32 or bfloat16 noise through normalization, parameters that drifted before the dumps began) looks like this, and so does a bug acting from before the first dump: the dumps cannot tell them apart; a baseline (the reference run from weights one ULP of the compute dtype apart, --baseline) would")
-		return &Cause{ID: NeedsBaseline, Confidence: 0.5, Evidence: ev}
+	s := f.stepFacts(f.div)
+	if s == nil || s.Grads == 0 || s.GradLimit <= 0 || s.WorstGradRatio > 10*s.GradLimit || s.WorstGradRatio <= s.GradLimit {
+		return nil
 	}
-	return nil
+	a, b := f.s.get(f.s.a, f.div, loaders.KindGrad), f.s.get(f.s.b, f.div, loaders.KindGrad)
+	if a == nil || cosine(a, b) < 0.999 {
+		return nil
+	}
+	var ev evidence
+	ev.add("the runs differ from step %d, the first dumped step: the worst gradient, %s, by %s of the gradient scale, %s× the step's limit %s, with the gradients' direction kept (cosine %.4f, norm ratio %s)",
+		f.div, s.WorstGrad, g(s.WorstGradRatio), g(s.WorstGradRatio/s.GradLimit), g(s.GradLimit), cosine(a, b), g(norm(b)/norm(a)))
+	ev.add("rounding amplified by training (a chaotic run, TF32 or bfloat16 noise through normalization, parameters that drifted before the dumps began) looks like this, and so does a bug acting from before the first dump: the dumps cannot tell them apart; a baseline (the reference run from weights one ULP of the compute dtype apart, --baseline) would")
+	return &Cause{ID: NeedsBaseline, Confidence: 0.5, Evidence: ev}
 }

@@ -51,6 +51,14 @@ func (f *facts) outputScale() *outputScaleFinding {
 	if !f.inference() || f.pairHead == nil {
 		return nil
 	}
+	// scale: b is a multiple of a other than 1 (proportional) that removes
+	// at least minScaleFit of their difference
+	off := f.warnOff(loaders.KindOutput)
+	scale := func(a, b vec) (c, r, fit float64, ok bool) {
+		ok, c, r = proportional(a, b, off)
+		fit = fitOf(a, b, scaled(a, b))
+		return c, r, fit, ok && fit >= minScaleFit
+	}
 	var sf *outputScaleFinding
 	for _, t := range f.r.Tensors {
 		if (t.Kind != loaders.KindOutput && t.Kind != loaders.KindTensor) || !f.departs(t) || t.A == nil || t.B == nil {
@@ -64,16 +72,13 @@ func (f *facts) outputScale() *outputScaleFinding {
 		if n := len(t.A.Shape); n > 0 && slices.Equal(t.A.Shape, t.B.Shape) && !t.A.FortranOrder {
 			rowLen = int(t.A.Shape[n-1])
 		}
-		form := ""
-		ok, c, r := proportional(a, b, f.warnOff(loaders.KindOutput))
-		fit := fitOf(a, b, scaled(a, b))
-		if !ok || !(fit >= minScaleFit) {
-			a, b, form = probabilityForm(a, b, rowLen, tolerances.Epsilon(t.A.Effective()))
-			if form == "" {
+		form := "" // a scale as the values stand, or else in a probability's form
+		c, r, fit, ok := scale(a, b)
+		if !ok {
+			if a, b, form = probabilityForm(a, b, rowLen, tolerances.Epsilon(t.A.Effective())); form == "" {
 				return nil
 			}
-			ok, c, r = proportional(a, b, f.warnOff(loaders.KindOutput))
-			if fit = fitOf(a, b, scaled(a, b)); !ok || !(fit >= minScaleFit) {
+			if c, r, fit, ok = scale(a, b); !ok {
 				return nil
 			}
 		}
@@ -127,9 +132,9 @@ func distributions(v vec, n int, eps float64) bool {
 }
 
 // centeredLogs returns both runs' complete rows of n probabilities as
-// log p minus the mean of the row's logs, and true; a row where either
-// run holds a 0 (a log of −∞) is 0 in both.
-func centeredLogs(a, b vec, n int) (vec, vec, bool) {
+// log p minus the mean of the row's logs; a row where either run holds a
+// 0 (a log of −∞) is 0 in both.
+func centeredLogs(a, b vec, n int) (vec, vec) {
 	rows := len(a) / n
 	ca, cb := make(vec, rows*n), make(vec, rows*n)
 	for r := range rows {
@@ -148,7 +153,7 @@ func centeredLogs(a, b vec, n int) (vec, vec, bool) {
 			}
 		}
 	}
-	return ca, cb, true
+	return ca, cb
 }
 
 // probabilityForm returns both runs' values in the form a temperature
@@ -160,7 +165,7 @@ func centeredLogs(a, b vec, n int) (vec, vec, bool) {
 // they are not probabilities.
 func probabilityForm(a, b vec, n int, eps float64) (vec, vec, string) {
 	if n > 1 && distributions(a, n, eps) && distributions(b, n, eps) {
-		ca, cb, _ := centeredLogs(a, b, n)
+		ca, cb := centeredLogs(a, b, n)
 		return ca, cb, "centered log-probabilities (log p less its row's mean)"
 	}
 	unit := func(v vec) bool {

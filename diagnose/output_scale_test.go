@@ -51,7 +51,7 @@ func TestCenteredLogsScaleWithTemperature(t *testing.T) {
 		b = append(b, softmax(row, 1.0)...) // graph, the one captured
 	}
 	a, b = append(a, 0, 0.5, 0.25, 0.25), append(b, 0.25, 0.25, 0.25, 0.25)
-	ca, cb, _ := centeredLogs(a, b, 4)
+	ca, cb := centeredLogs(a, b, 4)
 	for i := range 8 {
 		if math.Abs(cb[i]-0.6*ca[i]) > 1e-12 {
 			t.Fatalf("value %d: graph %g, want 0.6 × eager %g", i, cb[i], ca[i])

@@ -485,6 +485,15 @@ type MomentJSON struct {
 	Param string `json:"param"`
 }
 
+// momentJSON returns m as a report says it, nil for a tensor that is no
+// optimizer state (no member).
+func momentJSON(m loaders.Moment) *MomentJSON {
+	if m.State == "" {
+		return nil
+	}
+	return &MomentJSON{State: m.State, Decay: Float(m.Decay), Gain: Float(m.Gain), Param: m.Param}
+}
+
 // LimitsJSON are the tolerance and thresholds a pair was judged by.
 type LimitsJSON struct {
 	CompareDType        string `json:"compare_dtype"`
@@ -725,9 +734,8 @@ func (s *pairScratch) tensorJSON(t *judge.TensorResult, partial bool) TensorJSON
 	if t.B != nil {
 		out.FileB = entryFile(t.B)
 	}
-	if t.A != nil && t.B != nil && t.A.Moment.State != "" && t.A.Moment == t.B.Moment {
-		m := t.A.Moment
-		out.Moment = &MomentJSON{State: m.State, Decay: Float(m.Decay), Gain: Float(m.Gain), Param: m.Param}
+	if t.A != nil && t.B != nil && t.A.Moment == t.B.Moment {
+		out.Moment = momentJSON(t.A.Moment)
 	}
 	if second != nil {
 		if second.DType != first.DType {

@@ -101,9 +101,7 @@ func inspectionJSON(w io.Writer, ins outcome.Inspection) error {
 		if t.Original != loaders.Invalid {
 			row.OriginalDType = t.Original.String()
 		}
-		if m := t.Moment; m.State != "" {
-			row.Moment = &MomentJSON{State: m.State, Decay: Float(m.Decay), Gain: Float(m.Gain), Param: m.Param}
-		}
+		row.Moment = momentJSON(t.Moment)
 		if t.Finite > 0 {
 			row.Min, row.Max, row.Mean, row.Std = optional(t.Min), optional(t.Max), optional(t.Mean), optional(t.Std())
 		}
