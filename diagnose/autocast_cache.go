@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/graphdiff/graphdiff/loaders"
-	"github.com/graphdiff/graphdiff/tolerances"
 )
 
 // AutocastCache is the ID of the cause "autocast cache across capture: stale casted weights".
@@ -35,10 +34,10 @@ around capture (torch.cuda.make_graphed_callables requires it).`,
 // eager's computed from weights that stopped moving: strongly correlated
 // with eager's and drifting away as the weights move.
 func autocastCache(f *facts) *Cause {
-	compute, stored := f.r.Precision.Compute, f.storedFloat()
-	if compute == loaders.Invalid || stored == loaders.Invalid || tolerances.Epsilon(compute) <= tolerances.Epsilon(stored) {
+	if !f.autocast() {
 		return nil
 	}
+	compute, stored := f.r.Precision.Compute, f.storedFloat()
 	if f.div == loaders.NoStep || f.explained(InputLag, StaleInput, GradAccumulation, OutputAliasing, DynamicShape, GradsZeroNotNone, CallablesAccumulation) >= 0.6 {
 		return nil
 	}

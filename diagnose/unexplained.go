@@ -6,6 +6,7 @@ import (
 
 	"github.com/graphdiff/graphdiff/judge"
 	"github.com/graphdiff/graphdiff/loaders"
+	"github.com/graphdiff/graphdiff/tolerances"
 )
 
 // Unexplained is the answer for a failing comparison no cause's prediction
@@ -95,6 +96,15 @@ func (f *facts) unexplained() *Unexplained {
 			// from the first replay, before them, parts them there too
 			add(InputLag, "the inputs as the graph read them at two replays", inputs)
 			add(StaleInput, "", inputs)
+			// and so do gradients accumulated over the replays before
+			// them, where no two consecutive steps' gradients (dumped, or
+			// derived from an optimizer's state) test the sum
+			add(GradAccumulation, "the gradients, or the optimizer's state, at two consecutive steps: accumulated, each gradient is the one before plus eager's", f.consecutiveGrads())
+			// and, under autocast, the weights' casts cached at capture,
+			// stale from the first replay on
+			if f.autocast() {
+				add(AutocastCache, "the same run captured under torch.autocast(..., cache_enabled=False), or dumps from the capture step on: stale casts agree there and part at the first replay", false)
+			}
 		}
 		u.Dumps = append(u.Dumps, "a baseline, the reference run from weights one ULP apart (--baseline): rounding amplified by training parts runs the same way",
 			"dumps from the first training step: a bug acting before the dumps began parts them the same way")
@@ -145,4 +155,26 @@ func (f *facts) readOtherInputs() bool {
 		seen = true
 	}
 	return seen
+}
+
+// consecutiveGrads reports whether both runs sampled gradients (dumped,
+// or derived from an optimizer's state) at a diverged step and at the
+// sampled step before it, one step apart: what grad_accumulation's
+// prediction, each gradient the one before plus eager's, is tested on.
+func (f *facts) consecutiveGrads() bool {
+	for _, k := range f.diverged[loaders.KindGrad] {
+		if p, ok := f.s.prev(k); ok && p == k-1 {
+			if a, _, _, _ := f.four(loaders.KindGrad, k, p); a != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// autocast reports whether the runs computed in a narrower dtype than
+// their floating-point dumps hold (autocast's compute dtype).
+func (f *facts) autocast() bool {
+	compute, stored := f.r.Precision.Compute, f.storedFloat()
+	return compute != loaders.Invalid && stored != loaders.Invalid && tolerances.Epsilon(compute) > tolerances.Epsilon(stored)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -116,6 +117,45 @@ func TestCauseFitJSON(t *testing.T) {
 			t.Errorf("%s: fit %v over %d steps, want in [0.7, 1] over 7", c.dir, got.Fit, got.FitSteps)
 		case !c.fit && (got.Fit != nil || got.FitSteps != 0):
 			t.Errorf("%s: fit %v over %d steps, want none", c.dir, *got.Fit, got.FitSteps)
+		}
+	}
+}
+
+// TestUnexplainedMidRun compares runs whose dumps begin after the
+// recipe's warm-up, at the first replay, and part there: a stale input
+// dumped every 2 steps (no two consecutive steps' gradients, dumped or
+// derived, test an accumulation, which parts them there too) and an
+// autocast cache kept across warm-up and capture (the casts of capture
+// are stale from the first replay, before the dumps). Neither bug's
+// prediction can be tested on these dumps; the answer lists each among
+// what parts runs there, with the dump that would decide.
+func TestUnexplainedMidRun(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		dir, candidate, dump string
+	}{
+		{"convnext_every2_stale_input", "grad_accumulation", "the gradients, or the optimizer's state, at two consecutive steps"},
+		{"convnext_autocast_cache", "autocast_cache", "the same run captured under torch.autocast(..., cache_enabled=False)"},
+	} {
+		dir := "../../testdata/userloops/convnext/" + c.dir + "/"
+		_, js, stderr := run("compare", "--format", "json", dir+"eager", dir+"graph")
+		var rep struct {
+			Causes      []json.RawMessage `json:"causes"`
+			Unexplained *struct {
+				Where       string   `json:"where"`
+				Candidates  []string `json:"candidates"`
+				WouldDecide []string `json:"would_decide"`
+			} `json:"unexplained"`
+		}
+		if err := json.Unmarshal([]byte(js), &rep); err != nil {
+			t.Fatalf("%s: %v %s", c.dir, err, stderr)
+		}
+		u := rep.Unexplained
+		if len(rep.Causes) != 0 || u == nil || u.Where != "first dumped step" {
+			t.Fatalf("%s: causes %d, unexplained %+v", c.dir, len(rep.Causes), u)
+		}
+		if !slices.Contains(u.Candidates, c.candidate) || !slices.ContainsFunc(u.WouldDecide, func(s string) bool { return strings.HasPrefix(s, c.dump) }) {
+			t.Errorf("%s: candidates %v, would decide %q: want %s and %q", c.dir, u.Candidates, u.WouldDecide, c.candidate, c.dump)
 		}
 	}
 }
