@@ -359,6 +359,19 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   convnext_every2_stale_input       BUG static_x = x instead of copy_, the checkpoint recipe every 2
   convnext_every4_input_lag         BUG the batch copied in after the replay, every 4
   convnext_ema_numpy_dropout        BUG a numpy dropout mask inside the captured step, EMA
+  (other optimizers from step 0, added after convnext:)
+  tab_recipe_rmsprop_ok             ok  RMSprop (capturable), the checkpoint recipe
+  gru_recipe_nadam_ok               ok  NAdam (capturable), torch.save dict
+  convnext_recipe_radam_ok          ok  RAdam (capturable), np.savez
+  gnn_recipe_adamax_ok              ok  Adamax (capturable), the checkpoint recipe
+  vit_recipe_nesterov_ok            ok  SGD with Nesterov momentum, safetensors
+  tab_recipe_rmsprop_lr_drop_captured BUG RMSprop, a float lr dropped x0.1 at step 5 after capture
+  gru_recipe_nadam_grad_accumulation BUG NAdam, no zero_grad(set_to_none=True) before capture
+  convnext_recipe_radam_stale_input BUG RAdam, static_x = x instead of copy_
+  gnn_recipe_adamax_input_lag       BUG Adamax, the batch copied in after the replay, the checkpoint recipe
+  vit_recipe_nesterov_lr_drop_captured BUG SGD Nesterov, a float lr dropped x0.1 at step 5 after capture
+  tab_recipe_rmsprop_tutorial_grad_accumulation BUG RMSprop, no zero_grad before capture, the checkpoint recipe
+  convnext_recipe_nadam_tutorial_stale_input BUG NAdam, static_x = x instead of copy_, the checkpoint recipe
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -1279,7 +1292,7 @@ class Sc:
     start: str = "resume"        # resume (from the family's checkpoint) | scratch (the recipe from step 0)
     capture: str = "graph"       # graph (whole step) | callables (make_graphed_callables on the model)
     prec: str = "fp32"           # fp32 | tf32 | bf16 | autocast | fp16 (infer and kv_decoder only)
-    optim: str | None = None     # scratch runs only: sgd | adam | adamw instead of the family's optimizer
+    optim: str | None = None     # scratch runs only: sgd | nesterov | adam | adamw | rmsprop | nadam | radam | adamax
     fused: bool = False          # graphed AdamW/Adam fused (capturable) instead of foreach capturable
     wd_split: bool = False       # AdamW in two param groups: weight decay on the matrices only (scratch runs)
     lr_tensor: bool = False      # graphed: the learning rate a device tensor (a schedule fills it)
@@ -1941,6 +1954,36 @@ def scenarios() -> list[Sc]:
           bug="input_lag", causes=("input_lag",), n=16, every=4),
         S("convnext_ema_numpy_dropout", "convnext", "a numpy dropout mask inside the captured step, EMA, "
           "safetensors", bug="cpu_noise", causes=("frozen_rng",), noise="cpu", ema=True, style="st"),
+        # ---------------- other optimizers' update rules, from step 0 (RMSprop, NAdam, RAdam, Adamax, SGD with
+        # Nesterov momentum; added after convnext; scored before any change)
+        S("tab_recipe_rmsprop_ok", "tab", "the recipe from step 0, RMSprop (capturable), the checkpoint recipe",
+          start="scratch", optim="rmsprop", style="tutorial", n=6),
+        S("gru_recipe_nadam_ok", "gru", "the recipe from step 0, NAdam (capturable), torch.save dict", start="scratch",
+          optim="nadam", n=6),
+        S("convnext_recipe_radam_ok", "convnext", "the recipe from step 0, RAdam (capturable), np.savez",
+          start="scratch", optim="radam", style="npz", n=6),
+        S("gnn_recipe_adamax_ok", "gnn", "the recipe from step 0, Adamax (capturable), the checkpoint recipe",
+          start="scratch", optim="adamax", style="tutorial", n=6),
+        S("vit_recipe_nesterov_ok", "vit", "the recipe from step 0, SGD with Nesterov momentum, safetensors",
+          start="scratch", optim="nesterov", style="st", n=6),
+        S("tab_recipe_rmsprop_lr_drop_captured", "tab", "RMSprop, a float lr dropped x0.1 at step 5 after capture",
+          bug="captured_lr", causes=("captured_scalar",), start="scratch", optim="rmsprop", sched=("drop", 5, 0.1),
+          n=6, onset=5),
+        S("gru_recipe_nadam_grad_accumulation", "gru", "NAdam, no zero_grad(set_to_none=True) before capture, np.savez",
+          bug="grad_accumulation", causes=("grad_accumulation",), start="scratch", optim="nadam", style="npz", n=6),
+        S("convnext_recipe_radam_stale_input", "convnext", "RAdam, static_x = x instead of copy_, safetensors",
+          bug="stale_input", causes=("stale_input",), start="scratch", optim="radam", style="st", n=6),
+        S("gnn_recipe_adamax_input_lag", "gnn", "Adamax, the batch copied in after the replay, the checkpoint "
+          "recipe", bug="input_lag", causes=("input_lag",), start="scratch", optim="adamax", style="tutorial", n=6),
+        S("vit_recipe_nesterov_lr_drop_captured", "vit", "SGD Nesterov, a float lr dropped x0.1 at step 5 after "
+          "capture, torch.save dict", bug="captured_lr", causes=("captured_scalar",), start="scratch",
+          optim="nesterov", sched=("drop", 5, 0.1), n=6, onset=5),
+        S("tab_recipe_rmsprop_tutorial_grad_accumulation", "tab", "RMSprop, no zero_grad(set_to_none=True) before "
+          "capture, the checkpoint recipe", bug="grad_accumulation", causes=("grad_accumulation",), start="scratch",
+          optim="rmsprop", style="tutorial", n=6),
+        S("convnext_recipe_nadam_tutorial_stale_input", "convnext", "NAdam, static_x = x instead of copy_, the "
+          "checkpoint recipe", bug="stale_input", causes=("stale_input",), start="scratch", optim="nadam",
+          style="tutorial", n=6),
     ]
 
 
@@ -2373,12 +2416,22 @@ def make_opt(sc, env, model, graphed):
     kw = {}
     if kind == "sgd":
         cls, kw = torch.optim.SGD, dict(momentum=0.9, weight_decay=5e-4)
+    elif kind == "nesterov":
+        cls, kw = torch.optim.SGD, dict(momentum=0.9, nesterov=True, weight_decay=5e-4)
     elif kind == "adam":
         cls = torch.optim.Adam
+    elif kind == "rmsprop":
+        cls, kw, lr = torch.optim.RMSprop, dict(alpha=0.99), lr / 2
+    elif kind == "nadam":
+        cls, kw = torch.optim.NAdam, dict(weight_decay=1e-4)
+    elif kind == "radam":
+        cls = torch.optim.RAdam
+    elif kind == "adamax":
+        cls = torch.optim.Adamax
     else:
         cls, kw = torch.optim.AdamW, dict(weight_decay=0.05)
     if not env.cpu:
-        if graphed and kind != "sgd":
+        if graphed and kind not in ("sgd", "nesterov"):
             kw.update(dict(fused=True, capturable=True) if sc.fused else dict(foreach=True, capturable=True))
             if sc.lr_tensor:
                 lr = torch.tensor(lr, device=env.dev)
@@ -3116,10 +3169,13 @@ def describe(sc):
             parts.append(f"resumed from a torch.save checkpoint after {fam['ckpt']} eager steps")
         else:
             parts.append("from scratch, the recipe's warm-up on the static batch numbered steps 0-2")
-        opt = {"sgd": "SGD(momentum=0.9)", "adam": "Adam", "adamw": "AdamW(weight_decay=0.05)"}[fam["optim"]]
+        kind = sc.optim or fam["optim"]
+        opt = {"sgd": "SGD(momentum=0.9)", "adam": "Adam", "adamw": "AdamW(weight_decay=0.05)",
+               "nesterov": "SGD(momentum=0.9, nesterov=True)", "rmsprop": "RMSprop(alpha=0.99, lr/2)",
+               "nadam": "NAdam(weight_decay=1e-4)", "radam": "RAdam", "adamax": "Adamax"}[kind]
         if sc.capture == "graph":
             impl = "fused, capturable" if sc.fused else "foreach, capturable"
-            if fam["optim"] == "sgd":
+            if kind in ("sgd", "nesterov"):
                 parts.append(f"{opt} (foreach in both runs, float lr)")
             else:
                 parts.append(f"{opt} (eager foreach, graph {impl}{', tensor lr' if sc.lr_tensor else ''})")
