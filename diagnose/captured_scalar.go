@@ -321,13 +321,13 @@ func optimizerStep(f *facts) *Cause {
 // updatesBeyondGrads returns the facts of step k where its parameter
 // updates depart from eager's by more than its gradients' difference
 // explains, as the verdict's update rule measured it (judge.StepFacts:
-// |β| above UpdateLimit, which already allows the gradients' pooled
+// UpdateBeyond: |β| above UpdateLimit, which already allows the gradients' pooled
 // difference), nil where they do not: then the updates' scale is a
 // finding even where the gradients failed, as they do at a sparse dump's
 // step when a frozen learning rate has moved the parameters apart over
 // the steps between dumps.
 func (f *facts) updatesBeyondGrads(k int) *judge.StepFacts {
-	if s := f.stepFacts(k); s != nil && s.UpdateLimit > 0 && math.Abs(s.UpdateRatio) > s.UpdateLimit {
+	if s := f.stepFacts(k); s != nil && s.UpdateLimit > 0 && s.UpdateBeyond() {
 		return s
 	}
 	return nil

@@ -3,6 +3,9 @@ package judge
 import (
 	"fmt"
 	"math"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -352,4 +355,103 @@ func TestStepRecordsItsMeasure(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRAdamRectification: the capturable RAdam's update departs from the
+// eager one's by what its float32 rectification predicts (radamRect), and
+// a step at optimizer step t whose gradients agree passes with that
+// departure; the same departure of the other sign (a learning rate held
+// higher) or twice as large fails, as it does before rectification starts.
+// The predictions are held to what testdata/gen/optim_rounding.py measured
+// on PyTorch 2.11 (optim_rounding.txt, its RAdam column): within pred ± e,
+// plus the Adam term of the update limit under the calibrated rules.
+func TestRAdamRectification(t *testing.T) {
+	measured := readRounding(t, "RAdam/capturable")
+	if len(measured) < 20 {
+		t.Fatalf("%d RAdam rows in optim_rounding.txt", len(measured))
+	}
+	adam := tolerances.DefaultRunRules.Update * adamEpsilon
+	for step, beta := range measured {
+		pred, e := radamRect(step)
+		if step <= 5 {
+			if pred != 0 || e != 0 {
+				t.Errorf("t = %d: rectification predicted (%g ± %g) before it starts", step, pred, e)
+			}
+		}
+		lo, hi := min(0, pred-e), max(0, pred+e)
+		if left := math.Abs(beta-min(max(beta, lo), hi)) - adam; left > 0 {
+			t.Errorf("t = %d: measured β %+.3g, predicted %+.3g ± %.3g: %.3g beyond the rule's allowance", step, beta, pred, e, left)
+		}
+	}
+
+	c := ctx()
+	grad := stepPair("grads/w", loaders.KindGrad, 100, 1, 0)
+	param := func(step int, beta float64) Pair {
+		p := stepPair("params/w", loaders.KindParam, 100, 10, 0.01)
+		p.Step = step
+		p.Update = update(100, -2, 1e-3, beta)
+		return p
+	}
+	at := func(step int) Context { // the step before was judged
+		return c.Next(StepFacts{Step: step - 1})
+	}
+	g := grad
+	g.Step = 5 // optimizer step t = 6, the first rectified one
+	pred, _ := radamRect(6)
+	for _, tc := range []struct {
+		beta float64
+		want Status
+	}{
+		{pred, StatusMatch},
+		{-0.0057, StatusMatch}, // measured
+		{-pred, StatusMismatch},
+		{3 * pred, StatusMismatch},
+	} {
+		f, d := Step([]Pair{g, param(5, tc.beta)}, at(5))
+		if d[1].Status != tc.want {
+			t.Errorf("t = 6, β = %+.3g: %s (shift %+.3g, limit %.3g), want %s", tc.beta, d[1].Status, f.RectShift, f.UpdateLimit, tc.want)
+		}
+	}
+	g.Step = 4 // t = 5: not rectified, the departure is a departure
+	if f, d := Step([]Pair{g, param(4, pred)}, at(4)); d[1].Status != StatusMismatch || f.RectShift != 0 {
+		t.Errorf("t = 5, β = %+.3g: %s, shift %g", pred, d[1].Status, f.RectShift)
+	}
+	// an update spanning optimizer steps 3 … 7 (dumps 2 and 6) takes in the
+	// rectification of its first rectified step
+	g.Step = 6
+	if f, d := Step([]Pair{g, param(6, pred)}, c.Next(StepFacts{Step: 2})); d[1].Status != StatusMatch || f.RectShift != pred {
+		t.Errorf("spanning t = 4 … 7: %s, shift %g, want %g", d[1].Status, f.RectShift, pred)
+	}
+}
+
+// readRounding reads one column of testdata/gen/optim_rounding.txt: the
+// measured β by optimizer step.
+func readRounding(t *testing.T, column string) map[int]float64 {
+	t.Helper()
+	data, err := os.ReadFile("../testdata/gen/optim_rounding.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var col = -1
+	out := map[int]float64{}
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if fields[0] == "t" {
+			col = slices.Index(fields, column)
+			continue
+		}
+		step, err := strconv.Atoi(fields[0])
+		if err != nil || col < 0 || col >= len(fields) {
+			continue
+		}
+		beta, err := strconv.ParseFloat(fields[col], 64)
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		out[step] = beta
+	}
+	return out
 }

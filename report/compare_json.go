@@ -196,6 +196,7 @@ type StepJSON struct {
 	PriorDrift     Float       `json:"prior_drift"`
 	GradRel        Float       `json:"grad_rel"`
 	UpdateFloor    Float       `json:"update_floor"`
+	RectShift      Float       `json:"rect_shift,omitempty"`
 	LossRel        Float       `json:"loss_rel"`
 	OutputRel      Float       `json:"output_rel"`
 	Resolution     Float       `json:"update_resolution"`
@@ -659,7 +660,7 @@ func summarize(r *judge.Result) SummaryJSON {
 
 func stepJSON(f judge.StepFacts) StepJSON {
 	s := StepJSON{Step: stepPtr(f.Step), Status: "pass", Epsilon: Float(f.Epsilon), GradScale: Float(f.GradScale),
-		Grads: f.Grads, WorstGrad: f.WorstGrad, WorstGradRatio: Float(f.WorstGradRatio), PriorDrift: Float(f.PriorDrift), GradRel: Float(f.GradRel), UpdateFloor: Float(f.UpdateFloor), LossRel: Float(f.LossRel), OutputRel: Float(f.OutputRel), Resolution: Float(f.Resolution), GradLimit: Float(f.GradLimit),
+		Grads: f.Grads, WorstGrad: f.WorstGrad, WorstGradRatio: Float(f.WorstGradRatio), PriorDrift: Float(f.PriorDrift), GradRel: Float(f.GradRel), UpdateFloor: Float(f.UpdateFloor), RectShift: Float(f.RectShift), LossRel: Float(f.LossRel), OutputRel: Float(f.OutputRel), Resolution: Float(f.Resolution), GradLimit: Float(f.GradLimit),
 		HealthyFloor: Float(f.HealthyFloor), Moments: f.Moments, MomentScale: Float(f.MomentScale), UpdateRatio: Float(f.UpdateRatio), UpdateElements: f.UpdateElems,
 		UpdateLimit: Float(f.UpdateLimit), LossLimit: Float(f.LossLimit), OutputLimit: Float(f.OutputLimit),
 		Drift: []DriftJSON{}, Reasons: f.Reasons, BaselinePairs: f.BaselinePairs, BaselineUnused: f.BaselineUnused}

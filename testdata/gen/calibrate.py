@@ -13,7 +13,8 @@ constant that step would need to pass (see signals() and judge.Step):
 
     grad         worst gradient difference ratio / ε, before any drift
     grad_growth  worst gradient difference ratio / the largest one before
-    update       (|β| − the gradients' relative difference) / the updates' rounding
+    update       (|β − RAdam's rectification shift| − the gradients' relative difference)
+                 / the updates' rounding
     loss         rel_l2 / ε of every loss tensor
     output       rel_l2 / ε of every output tensor
 
@@ -74,7 +75,7 @@ def signals(report):
 
       grad         r/ε for steps whose prior drift is below ε (else 0)
       grad_growth  r/prior_drift for steps whose prior drift is at least ε
-      update       (|β| − R)/update_floor, R the largest grad_rel so far
+      update       (|β − rect_shift| − R)/update_floor, R the largest grad_rel so far
       loss, output rel_l2/ε
 
     A step judged with a baseline's noise (baseline_pairs > 0, and the
@@ -99,7 +100,8 @@ def signals(report):
             v["grad_growth"] = max(v["grad_growth"], r / prior)
         prior_rel = max(prior_rel, s["grad_rel"] or 0)
         if s["update_ratio"] is not None:
-            v["update"] = max(v["update"], (abs(s["update_ratio"]) - prior_rel) / s["update_floor"])
+            beta = s["update_ratio"] - s.get("rect_shift", 0.0)  # less RAdam's float32 rectification
+            v["update"] = max(v["update"], (abs(beta) - prior_rel) / s["update_floor"])
     for t in report["tensors"]:
         kind = {"loss": "loss", "output": "output"}.get(t["kind"])
         m = t.get("metrics")
