@@ -372,6 +372,19 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   vit_recipe_nesterov_lr_drop_captured BUG SGD Nesterov, a float lr dropped x0.1 at step 5 after capture
   tab_recipe_rmsprop_tutorial_grad_accumulation BUG RMSprop, no zero_grad before capture, the checkpoint recipe
   convnext_recipe_nadam_tutorial_stale_input BUG NAdam, static_x = x instead of copy_, the checkpoint recipe
+  (correct runs on PyTorch's default kernels and fused attention, added after them:)
+  resnet_bn_nondet_ok               ok  cuDNN benchmark and nondeterministic kernels, SGD momentum
+  unet_gn_nondet_ema_ok             ok  nondeterministic kernels, EMA, np.savez
+  convnext_nondet_bf16_ok           ok  pure bf16, nondeterministic kernels, safetensors
+  tcn_nondet_tutorial_ok            ok  nondeterministic kernels, the checkpoint recipe
+  vit_sdpa_bf16_ok                  ok  pure bf16, fused attention (SDPA)
+  vit_sdpa_autocast_dropout_ok      ok  autocast, fused attention with dropout 0.1, np.savez
+  moe_sdpa_hf_ok                    ok  fused attention, Hugging Face's layout
+  tab_nondet_ok                     ok  nondeterministic kernels (embedding backward), safetensors
+  lstm_nondet_autocast_ok           ok  autocast, nondeterministic kernels, np.savez
+  gnn_nondet_every2_ok              ok  nondeterministic kernels, every 2 steps
+  vit_sdpa_recipe_ok                ok  the recipe from step 0, Adam, fused attention
+  moe_sdpa_recipe_bf16_ok           ok  the recipe from step 0, pure bf16, fused attention, the checkpoint recipe
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -477,6 +490,10 @@ class SelfAttention(nn.Module):
         b, t, d = x.shape
         h = self.heads
         q, k, v = self.qkv(x).view(b, t, 3, h, d // h).permute(2, 0, 3, 1, 4)
+        if getattr(self, "sdpa", False):  # the fused kernels, as most attention code calls them now
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.drop if self.training else 0.0,
+                                               is_causal=self.causal)
+            return F.dropout(self.proj(y.transpose(1, 2).reshape(b, t, d)), self.drop, self.training)
         att = (q @ k.transpose(-2, -1)) * (d // h) ** -0.5
         if self.causal:
             keep = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
@@ -1326,6 +1343,9 @@ class Sc:
     baseline: bool = False       # also write baseline/ (the eager run from nudged weights) and pass it
     of: str = "resnet_bn"        # infer: the trained family whose checkpoint is served
     prior_at: int | None = None  # infer: the prior adjustment set at this batch
+    nondet: bool = False         # correct runs only: PyTorch's default kernels (no deterministic algorithms,
+                                 # cuDNN benchmark on), as most loops run
+    sdpa: bool = False           # attention through F.scaled_dot_product_attention (flash or memory-efficient)
 
     @property
     def twin_recaptures(self):
@@ -1984,6 +2004,33 @@ def scenarios() -> list[Sc]:
         S("convnext_recipe_nadam_tutorial_stale_input", "convnext", "NAdam, static_x = x instead of copy_, the "
           "checkpoint recipe", bug="stale_input", causes=("stale_input",), start="scratch", optim="nadam",
           style="tutorial", n=6),
+        # ---------------- correct runs on PyTorch's default kernels (nondeterministic, cuDNN benchmark) and
+        # fused attention, as most loops run (added after the optimizers; scored before any change)
+        S("resnet_bn_nondet_ok", "resnet_bn", "resume, SGD momentum, cuDNN benchmark and nondeterministic "
+          "kernels, torch.save dict", nondet=True),
+        S("unet_gn_nondet_ema_ok", "unet_gn", "resume, AdamW, EMA, nondeterministic kernels, np.savez", nondet=True,
+          ema=True, style="npz"),
+        S("convnext_nondet_bf16_ok", "convnext", "resume, pure bf16, nondeterministic kernels, safetensors",
+          nondet=True, prec="bf16", style="st"),
+        S("tcn_nondet_tutorial_ok", "tcn", "resume, SGD momentum, nondeterministic kernels, the checkpoint recipe",
+          nondet=True, style="tutorial"),
+        S("vit_sdpa_bf16_ok", "vit", "resume, pure bf16, fused attention (SDPA), nondeterministic kernels",
+          nondet=True, sdpa=True, prec="bf16"),
+        S("vit_sdpa_autocast_dropout_ok", "vit", "resume, autocast, fused attention with dropout 0.1, "
+          "nondeterministic kernels, np.savez", nondet=True, sdpa=True, prec="autocast", dropout=0.1, style="npz"),
+        S("moe_sdpa_hf_ok", "moe", "resume, fused attention, nondeterministic kernels, Hugging Face's layout",
+          nondet=True, sdpa=True, style="hf"),
+        S("tab_nondet_ok", "tab", "resume, AdamW, nondeterministic kernels (embedding backward), safetensors",
+          nondet=True, style="st"),
+        S("lstm_nondet_autocast_ok", "lstm", "resume, autocast, nondeterministic kernels, np.savez", nondet=True,
+          prec="autocast", style="npz"),
+        S("gnn_nondet_every2_ok", "gnn", "resume, Adam, nondeterministic kernels, every 2 steps", nondet=True,
+          n=8, every=2),
+        S("vit_sdpa_recipe_ok", "vit", "the recipe from step 0, Adam, fused attention, nondeterministic kernels",
+          start="scratch", optim="adam", nondet=True, sdpa=True, n=6),
+        S("moe_sdpa_recipe_bf16_ok", "moe", "the recipe from step 0, pure bf16, fused attention, nondeterministic "
+          "kernels, the checkpoint recipe", start="scratch", nondet=True, sdpa=True, prec="bf16", style="tutorial",
+          n=6),
     ]
 
 
@@ -2463,6 +2510,9 @@ def build(sc, env, graphed, nudge=False):
     fam = FAMILIES[sc.family]
     torch.manual_seed(SEED_INIT)
     model = fam["make"](sc)
+    for m in model.modules():
+        if isinstance(m, SelfAttention):
+            m.sdpa = sc.sdpa
     step0, ck = 0, None
     if sc.start == "resume":
         ck = load_ckpt(env, sc.family)
@@ -3190,10 +3240,27 @@ def describe(sc):
                                           if sc.style == "st" else ""))
     if sc.every > 1:
         parts.append(f"every {sc.every} steps")
+    if sc.sdpa:
+        parts.append("attention through F.scaled_dot_product_attention")
+    if sc.nondet:
+        parts.append("PyTorch's default kernels in both runs (no deterministic algorithms, cuDNN benchmark on)")
     return "; ".join(parts)
 
 
 def observe(env, sc, root):
+    if not sc.nondet:
+        return observed(env, sc, root)
+    assert sc.bug is None, "a bug's label needs a twin that repeats itself bit for bit"
+    torch.use_deterministic_algorithms(False)
+    torch.backends.cudnn.deterministic = False
+    torch.backends.cudnn.benchmark = True
+    try:
+        return observed(env, sc, root)
+    finally:
+        deterministic()
+
+
+def observed(env, sc, root):
     t0 = time.perf_counter()
     runner = {"kv_decoder": run_decode, "infer": run_infer}.get(sc.family, run_train)
     mode = "graph" if sc.capture == "graph" else "callables"
