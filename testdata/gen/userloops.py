@@ -385,6 +385,15 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   gnn_nondet_every2_ok              ok  nondeterministic kernels, every 2 steps
   vit_sdpa_recipe_ok                ok  the recipe from step 0, Adam, fused attention
   moe_sdpa_recipe_bf16_ok           ok  the recipe from step 0, pure bf16, fused attention, the checkpoint recipe
+  (OneCycleLR's momentum cycled from Python after capture, added after them:)
+  vit_onecycle_betas_captured       BUG AdamW's beta1 cycled 0.85 -> 0.95 from 1004, a float after capture
+  gru_onecycle_betas_captured       BUG Adam's beta1 cycled from 504 after capture, np.savez
+  resnet_bn_onecycle_momentum_captured BUG SGD's momentum cycled from 1204 after capture, safetensors
+  convnext_onecycle_tutorial_betas_captured BUG AdamW's beta1 cycled from 604, the checkpoint recipe
+  tab_onecycle_hf_betas_captured    BUG AdamW's beta1 cycled from 504, Hugging Face's layout
+  moe_onecycle_every2_betas_captured BUG Adam's beta1 cycled from 1004, every 2
+  vit_onecycle_recapture_ok         ok  beta1 cycled, the graph captured again when it changes
+  gru_onecycle_recapture_ok         ok  beta1 cycled, the graph captured again, np.savez
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -1313,7 +1322,8 @@ class Sc:
     fused: bool = False          # graphed AdamW/Adam fused (capturable) instead of foreach capturable
     wd_split: bool = False       # AdamW in two param groups: weight decay on the matrices only (scratch runs)
     lr_tensor: bool = False      # graphed: the learning rate a device tensor (a schedule fills it)
-    sched: tuple = ()            # () | ("cosine",) | ("drop", step, factor)
+    sched: tuple = ()            # () | ("cosine",) | ("drop", step, factor) | ("onecycle", from, steps):
+                                 # OneCycleLR's annealing (lr down if lr_tensor, momentum 0.85 -> 0.95)
     clip: bool = False
     style: str = "pt"            # dump style, see collect()
     stepdir: str = "step_{:06d}"  # st style: the per-step directory name
@@ -1363,8 +1373,8 @@ CPU_FP32 = {"unet_gn": "its ConvTranspose2d gives a wrong shape in bf16 and Grou
 # CPU is the heap's memory, not the graph pool's
 REAL_GRAPH_ONLY = {"cpu_noise", "uninit_combine", "uninit_pad", "cache_rebuilt", "prior_rebound", "state_rebound"}
 
-RECAPTURE_FIX = {"captured_lr", "bn_momentum", "ema_decay", "aux_weight", "aux_branch", "mixup_lambda",
-                 "python_timestep", "captured_pos"}
+RECAPTURE_FIX = {"captured_lr", "cycled_momentum", "bn_momentum", "ema_decay", "aux_weight", "aux_branch",
+                 "mixup_lambda", "python_timestep", "captured_pos"}
 
 
 def scenarios() -> list[Sc]:
@@ -2031,6 +2041,31 @@ def scenarios() -> list[Sc]:
         S("moe_sdpa_recipe_bf16_ok", "moe", "the recipe from step 0, pure bf16, fused attention, nondeterministic "
           "kernels, the checkpoint recipe", start="scratch", nondet=True, sdpa=True, prec="bf16", style="tutorial",
           n=6),
+        # ---------------- OneCycleLR's momentum cycled from Python after capture (Adam's β1, SGD's momentum:
+        # floats the captured step keeps), the lr in a tensor (added after the default kernels; scored before
+        # any change)
+        S("vit_onecycle_betas_captured", "vit", "AdamW's β1 cycled 0.85 -> 0.95 from step 1004 as OneCycleLR does, "
+          "a float after capture; the lr in a tensor", bug="cycled_momentum", causes=("captured_scalar",),
+          lr_tensor=True, sched=("onecycle", 1004, 20), onset=1005),
+        S("gru_onecycle_betas_captured", "gru", "Adam's β1 cycled from step 504 after capture, np.savez",
+          bug="cycled_momentum", causes=("captured_scalar",), lr_tensor=True, sched=("onecycle", 504, 20),
+          style="npz", onset=505),
+        S("resnet_bn_onecycle_momentum_captured", "resnet_bn", "SGD's momentum cycled 0.85 -> 0.95 from step 1204 "
+          "after capture, safetensors", bug="cycled_momentum", causes=("captured_scalar",),
+          sched=("onecycle", 1204, 20), style="st", onset=1205),
+        S("convnext_onecycle_tutorial_betas_captured", "convnext", "AdamW's β1 cycled from step 604 after capture, "
+          "the checkpoint recipe", bug="cycled_momentum", causes=("captured_scalar",), lr_tensor=True,
+          sched=("onecycle", 604, 20), style="tutorial", onset=605),
+        S("tab_onecycle_hf_betas_captured", "tab", "AdamW's β1 cycled from step 504 after capture, Hugging Face's "
+          "layout", bug="cycled_momentum", causes=("captured_scalar",), lr_tensor=True,
+          sched=("onecycle", 504, 20), style="hf", onset=505),
+        S("moe_onecycle_every2_betas_captured", "moe", "Adam's β1 cycled from step 1004 after capture, dumps every "
+          "2 steps", bug="cycled_momentum", causes=("captured_scalar",), lr_tensor=True,
+          sched=("onecycle", 1004, 20), n=10, every=2, onset=1005),
+        S("vit_onecycle_recapture_ok", "vit", "AdamW's β1 cycled from step 1004, the graph captured again when it "
+          "changes; the lr in a tensor", lr_tensor=True, sched=("onecycle", 1004, 20), recapture=True),
+        S("gru_onecycle_recapture_ok", "gru", "Adam's β1 cycled from step 504, the graph captured again, np.savez",
+          lr_tensor=True, sched=("onecycle", 504, 20), recapture=True, style="npz"),
     ]
 
 
@@ -2161,6 +2196,7 @@ class Hyper:
         self.lam = None
         self.t = None
         self.pos = None
+        self.beta1 = None  # onecycle: Adam's β1 or SGD's momentum, cycled against the lr
 
     def at(self, k):
         sc = self.sc
@@ -2172,6 +2208,10 @@ class Hyper:
             f = 0.5 * (1 + math.cos(math.pi * min(max(k - sc.sched[1], 0), sc.sched[2]) / sc.sched[2]))
         elif sc.sched and sc.sched[0] == "drop" and k >= sc.sched[1]:
             f = sc.sched[2]
+        elif sc.sched and sc.sched[0] == "onecycle":  # OneCycleLR's annealing: lr down, momentum 0.85 -> 0.95
+            c = 0.5 * (1 + math.cos(math.pi * min(max(k - sc.sched[1], 0), sc.sched[2]) / sc.sched[2]))
+            f = c if sc.lr_tensor else 1.0
+            self.beta1 = 0.95 - 0.1 * c
         self.lr = self.base_lr * f
         self.ema_decay = 0.999 if sc.ema_switch is not None and k >= sc.ema_switch else 0.99
         self.momentum = 0.01 if sc.momentum_switch is not None and k >= sc.momentum_switch else 0.1
@@ -2192,6 +2232,10 @@ class Hyper:
                     g["lr"].fill_(self.lr)
                 else:
                     g["lr"] = self.lr
+                if self.beta1 is not None and "betas" in g:  # floats: a captured step keeps its own
+                    g["betas"] = (self.beta1, g["betas"][1])
+                elif self.beta1 is not None and "momentum" in g:
+                    g["momentum"] = self.beta1
         for m in bns(model):
             m.momentum = self.momentum
         if aux is not None and aux.aux_w is not None:
@@ -2232,7 +2276,8 @@ def captured_key(sc, hp, model, opt):
     """The Python values a captured step has baked in."""
     lrs = () if opt is None or sc.lr_tensor else tuple(float(g["lr"]) for g in opt.param_groups)
     branch = None if hp.aux_until is None else hp.step < hp.aux_until
-    return (lrs, tuple(m.momentum for m in bns(model)), hp.ema_decay, hp.aux_w, hp.lam, hp.t, hp.pos, branch)
+    betas = () if opt is None else tuple((g.get("betas"), g.get("momentum")) for g in opt.param_groups)
+    return (lrs, tuple(m.momentum for m in bns(model)), hp.ema_decay, hp.aux_w, hp.lam, hp.t, hp.pos, branch, betas)
 
 
 # --------------------------------------------------------------------------
@@ -2299,6 +2344,8 @@ class SimGraphStep:
              "mom": [(m, m.momentum) for m in bns(self.model)]}
         if self.freeze_lr and self.opt is not None:
             v["lr"] = [(g, g["lr"]) for g in self.opt.param_groups]
+        if self.opt is not None:  # Python floats the optimizer's step reads, baked into a real graph
+            v["groups"] = [(g, {n: g[n] for n in ("betas", "momentum") if n in g}) for g in self.opt.param_groups]
         return v
 
     def _set(self, v):
@@ -2308,6 +2355,8 @@ class SimGraphStep:
             m.momentum = x
         for g, x in v.get("lr", []):
             g["lr"] = x
+        for g, x in v.get("groups", []):
+            g.update(x)
 
     @staticmethod
     def _clone(out):
