@@ -74,6 +74,12 @@ func classify(s sides, resolver tolerances.Resolver, p tolerances.Precision) cla
 	case s.A == nil && s.ErrA != nil:
 		c.Err = s.ErrA
 		return fail(judge.StatusError, "could not be read in "+s.RootA)
+	case (s.B == nil && s.A.Hyper) || (s.A == nil && s.B.Hyper):
+		// an optimizer's hyperparameter one run holds as a tensor (a
+		// capturable optimizer's lr) and the other as a Python number,
+		// which no loader reads: the same setting in another container
+		c.class = ignored
+		return c
 	case s.B == nil:
 		return fail(judge.StatusMissing, "not in "+s.RootB)
 	case s.A == nil:

@@ -25,6 +25,9 @@ type Meta struct {
 	// the name of the parameter's pair (Entry.MomentParam), not its name
 	// in the file.
 	Moment Moment
+	// Hyper is Tensor.Hyper: an optimizer's hyperparameter held as a
+	// tensor.
+	Hyper bool
 }
 
 // Meta returns the entry's description as a value.
@@ -32,7 +35,7 @@ func (e *Entry) Meta() *Meta {
 	m := e.Moment
 	m.Param = e.MomentParam()
 	return &Meta{File: e.File, Member: e.Member, DType: e.DType, Original: e.Original,
-		Shape: slices.Clone(e.Shape), FortranOrder: e.FortranOrder, Moment: m}
+		Shape: slices.Clone(e.Shape), FortranOrder: e.FortranOrder, Moment: m, Hyper: e.Hyper}
 }
 
 // MomentParam returns the name the pairs give the parameter whose

@@ -132,6 +132,7 @@ type optimizerDict struct {
 	members []string // state tensors that carry the gradient
 	moments []Moment // their rules
 	at      []int    // their parameters' positions in order
+	hypers  []string // the names of the tensors its param groups hold (Tensor.Hyper)
 }
 
 // only returns the names align gives o's parameters in the one of dicts
@@ -287,10 +288,17 @@ func optimizerOf(d *types.Dict, name string, budget *int) (optimizerDict, bool) 
 			}
 		}
 	}
-	for _, g := range *gl {
+	for gi, g := range *gl {
 		group, ok := g.(*types.Dict)
 		if !ok {
 			continue
+		}
+		for _, e := range *group { // hyperparameters held as tensors (a capturable optimizer's lr)
+			if key, isStr := e.Key.(string); isStr && key != "params" {
+				if _, isTensor := e.Value.(*ptTensor); isTensor {
+					o.hypers = append(o.hypers, ptJoin(ptJoin(ptJoin(name, "param_groups"), gi), key))
+				}
+			}
 		}
 		member, m := groupMoment(group)
 		params, ok := group.Get("params")

@@ -45,6 +45,11 @@ type Tensor struct {
 	// optimizer's state (torch.save of an optimizer's state_dict, whose
 	// param groups state the rule); the zero Moment otherwise.
 	Moment Moment
+	// Hyper is true for a tensor an optimizer's param group holds (torch.save
+	// of an optimizer's state_dict: a capturable optimizer's lr, say): a
+	// hyperparameter, which the other run may hold as a Python number that
+	// no loader reads as a tensor.
+	Hyper bool
 
 	data dataRef
 }

@@ -158,3 +158,37 @@ func TestCapturableRAdam(t *testing.T) {
 		t.Errorf("a learning rate held at capture: exit %d\n%s", code, out)
 	}
 }
+
+// TestHyperparameterAsTensor compares checkpoints whose graphed run keeps
+// the learning rate in a tensor (a capturable optimizer fed by a
+// schedule) while the eager run keeps a Python number: the graphed run's
+// optimizer state dict holds param_groups/0/lr, the eager one's nothing
+// graphdiff reads. That is one setting in two containers, not a tensor
+// one run lost: it is listed as ignored, and the runs part where the
+// momentum frozen at capture first acts (step 605), not at the first
+// dumped step.
+func TestHyperparameterAsTensor(t *testing.T) {
+	t.Parallel()
+	dir := "../../testdata/userloops/convnext/convnext_onecycle_tutorial_betas_captured/"
+	code, js, stderr := run("compare", "--format", "json", dir+"eager", dir+"graph")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	var rep struct {
+		FirstDivergence struct {
+			Step int `json:"step"`
+		} `json:"first_divergence"`
+		Ignored []struct {
+			Name string `json:"name"`
+		} `json:"ignored"`
+	}
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.FirstDivergence.Step != 605 {
+		t.Errorf("first divergence at step %d, want 605", rep.FirstDivergence.Step)
+	}
+	if len(rep.Ignored) != 5 || rep.Ignored[0].Name != "checkpoint/optimizer_state_dict/param_groups/0/lr" {
+		t.Errorf("ignored %+v, want the graphed run's lr tensor at each of the 5 steps", rep.Ignored)
+	}
+}
