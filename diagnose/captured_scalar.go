@@ -66,6 +66,9 @@ func capturedScalar(f *facts) *Cause {
 	if c := stateScalar(f); c != nil {
 		return c
 	}
+	if c := momentRule(f); c != nil {
+		return c
+	}
 	if c := decodePosition(f); c != nil {
 		return c
 	}
@@ -480,3 +483,44 @@ func (f *facts) departsBesideState(state []judge.StateFit) bool {
 // the steps before are close to a scale of one step's, as a value frozen
 // inside the network makes them.
 func (f *facts) midRunStart(k int) bool { return k == f.firstStep && !f.fromStart() }
+
+// momentRule: at the first divergent step, the compared run's optimizer
+// moments, saved without gradients (the checkpoint recipe, Hugging Face's
+// optimizer.pt), follow the moment rule with another momentum than the
+// one its saved param groups state. Fitted with the reference run's
+// gradient (momentFit: m_B ≈ D·m_B′ + G·g_A), the rule (D, G) must hold to
+// within rounding, ‖m_B − D·m_B′ − G·g_A‖ ≤ Grad·ε·‖m_B‖ (Grad the run
+// rule, ε the dumps' finest floating-point epsilon), while the saved rule
+// departs by more than twice that; and it must be a momentum's rule,
+// 0 ≤ D < 1 and G > 0. Rounding cannot give such
+// a fit, nor can other gradients (a lag, a stale batch, an accumulation):
+// what is left of them is another function of the batch, no rule of m_B′
+// and g_A. 0.9.
+//
+// Prediction: the optimizer's step reads its momentum (Adam's β1, SGD's
+// momentum) as a Python number, baked in at capture; the loop changes
+// the param group's value (OneCycleLR cycling momentum), which the state
+// dict saves, while the graph keeps the old one: its moments follow the
+// captured rule with the gradient eager's step saw. The gradients derived
+// from its moments with the saved rule are not the ones it saw.
+func momentRule(f *facts) *Cause {
+	mf, ok := f.s.momentFits[f.div]
+	if !ok || !(mf.Norm > 0) {
+		return nil
+	}
+	stored := f.storedFloat()
+	if stored == loaders.Invalid {
+		return nil
+	}
+	limit := f.r.Rules.Grad * tolerances.Epsilon(stored) * mf.Norm
+	if !(mf.Resid <= limit) || !(mf.Dep > 2*limit) || !(mf.D >= 0 && mf.D < 1 && mf.G > 0) {
+		return nil
+	}
+	var ev evidence
+	ev.add("step %d: the graphed run's optimizer moments follow m_k = %.6g·m_{k−1} + %.6g·g_k, g_k the gradient the eager run's moments give, to within rounding (residual %s of their norm, limit %s), not the rule its saved param groups state, %s, which misses them by %s of their norm: its step read a momentum (Adam's β1, SGD's momentum) other than the one its param groups hold, a Python number frozen at capture",
+		f.div, mf.D, mf.G, g(mf.Resid/mf.Norm), g(limit/mf.Norm), mf.Saved.String(), g(mf.Dep/mf.Norm))
+	ev.add("the gradients derived from the graphed run's moments with the saved rule are not the ones it saw: they differ from eager's by that rule's change alone")
+	var fs fitSet
+	fs.add(1 - mf.Resid/mf.Dep)
+	return fs.set(&Cause{ID: CapturedScalar, Confidence: 0.9, Evidence: ev}, "m_k = D·m_{k−1} + G·g_k with eager's gradient", "the moments' departure from their saved rule")
+}

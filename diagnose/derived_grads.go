@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -70,6 +71,7 @@ func (s *sampleSet) deriveGrads() {
 			}
 		}
 		var da, db vec
+		var fit momentFit // over the segments of the first rule met
 		consecutive := true
 		for _, sg := range segs {
 			if !sg.moment.Known() {
@@ -86,8 +88,10 @@ func (s *sampleSet) deriveGrads() {
 			if !consecutive {
 				break
 			}
+			from := len(da)
 			da = appendDerived(da, a[sg.from:sg.to], ap[sg.from:sg.to], sg.moment)
 			db = appendDerived(db, b[sg.from:sg.to], bp[sg.from:sg.to], sg.moment)
+			fit.add(sg.moment, b[sg.from:sg.to], bp[sg.from:sg.to], da[from:])
 			if rule := sg.moment.String(); !slices.Contains(rules, rule) {
 				rules = append(rules, rule)
 			}
@@ -96,6 +100,12 @@ func (s *sampleSet) deriveGrads() {
 			continue
 		}
 		ga[k.step], gb[k.step] = append(ga[k.step], da...), append(gb[k.step], db...)
+		if fit.solve() {
+			if s.momentFits == nil {
+				s.momentFits = map[int]momentFit{}
+			}
+			s.momentFits[k.step] = fit
+		}
 	}
 	for step, a := range ga {
 		k := key{step, loaders.KindGrad}
@@ -129,13 +139,15 @@ func (f *facts) derivedDiverged() []int {
 }
 
 // sameSegments reports whether two samples hold the same tensors at the
-// same places.
+// same places, each a moment in both or in neither. The rules may differ:
+// a momentum the loop changes between the steps (OneCycleLR cycling β1)
+// is saved with each, and step k's moment is derived by step k's rule.
 func sameSegments(x, y []segment) bool {
 	if len(x) != len(y) {
 		return false
 	}
 	for i := range x {
-		if x[i] != y[i] {
+		if x[i].name != y[i].name || x[i].from != y[i].from || x[i].to != y[i].to || x[i].moment.Known() != y[i].moment.Known() {
 			return false
 		}
 	}
@@ -172,4 +184,66 @@ func (s *sampleSet) noteDerived(cs []Cause) {
 			}
 		}
 	}
+}
+
+// momentFit is the rule the compared run's optimizer moments followed
+// from one step to the next, fitted with the gradient the reference run's
+// moments give under their saved rule (g_A = (m_A − Decay·m_A′)/Gain): the
+// least-squares D and G of
+//
+//	m_B ≈ D·m_B′ + G·g_A
+//
+// over the moments of one saved rule (the first met; m′ the step
+// before's). Where the runs' parameters agree, the gradient the compared
+// run saw is g_A, and a compared run whose optimizer read the rule its
+// param groups save leaves nothing for D and G to move: Resid and Dep are
+// then alike. Resid is ‖m_B − D·m_B′ − G·g_A‖, Dep ‖m_B − Decay·m_B′ −
+// Gain·g_A‖ (the departure from the saved rule), Norm ‖m_B‖, each summed
+// element by element (not from the normal equations' sums, whose
+// cancellation would hide a residual below √ε64 of the norm).
+type momentFit struct {
+	Saved            loaders.Moment
+	D, G             float64
+	Resid, Dep, Norm float64
+	x, g, y          vec // m_B′, g_A and m_B, pooled
+}
+
+// add pools one segment's moments m (m_B), mp (m_B′) and gradient ga into
+// the fit, where its saved rule is the fit's (the first added).
+func (f *momentFit) add(rule loaders.Moment, m, mp, ga vec) {
+	if len(f.y) == 0 {
+		f.Saved = rule
+	} else if rule.Decay != f.Saved.Decay || rule.Gain != f.Saved.Gain {
+		return
+	}
+	for i := range m {
+		if finite(mp[i]) && finite(ga[i]) && finite(m[i]) {
+			f.x, f.g, f.y = append(f.x, mp[i]), append(f.g, ga[i]), append(f.y, m[i])
+		}
+	}
+}
+
+// solve fits D and G (the normal equations of the 2×2 least squares) and
+// sets Resid, Dep and Norm; false where fewer than 3 elements were pooled
+// or the two columns are (nearly) parallel. It drops the pooled values.
+func (f *momentFit) solve() bool {
+	var xx, xg, gg, xy, gy float64
+	for i := range f.y {
+		x, g, y := f.x[i], f.g[i], f.y[i]
+		xx, xg, gg, xy, gy = xx+x*x, xg+x*g, gg+g*g, xy+x*y, gy+g*y
+	}
+	det := xx*gg - xg*xg
+	if len(f.y) < 3 || !(det > 1e-12*xx*gg) {
+		return false
+	}
+	f.D, f.G = (xy*gg-gy*xg)/det, (gy*xx-xy*xg)/det
+	var r2, d2, n2 float64
+	for i := range f.y {
+		x, g, y := f.x[i], f.g[i], f.y[i]
+		r, d := y-f.D*x-f.G*g, y-f.Saved.Decay*x-f.Saved.Gain*g
+		r2, d2, n2 = r2+r*r, d2+d*d, n2+y*y
+	}
+	f.Resid, f.Dep, f.Norm = math.Sqrt(r2), math.Sqrt(d2), math.Sqrt(n2)
+	f.x, f.g, f.y = nil, nil, nil
+	return true
 }

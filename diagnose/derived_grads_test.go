@@ -107,3 +107,48 @@ func TestDeriveGrads(t *testing.T) {
 		t.Error("derived beside dumped gradients")
 	}
 }
+
+// TestMomentFit builds two runs whose Adam moments see the same gradients
+// while the loop cycles β1 and saves each step's value with the state:
+// the reference run's optimizer follows it, the compared run's keeps
+// β1 = 0.85 of capture. The fitted rule is the compared run's (D = 0.85,
+// G = 0.15 to rounding), the saved rule misses its moments, and the
+// gradients are still derived where the saved rule changes from one step
+// to the next; for the reference run itself the fit is the saved rule.
+func TestMomentFit(t *testing.T) {
+	grad := func(step, i int) float64 { return math.Sin(float64(7*step + 3*i)) }
+	beta := func(step int) float64 { return 0.85 + 0.001*float64(max(step-4, 0)) }
+	const n = 16
+	s := &sampleSet{a: map[key]vec{}, b: map[key]vec{}, kinds: map[loaders.Kind]bool{loaders.KindTensor: true}, moments: map[key][]segment{}}
+	ma, mb := make(vec, n+1), make(vec, n+1)
+	for k := 1; k <= 7; k++ {
+		for i := range n {
+			ma[i] = beta(k)*ma[i] + (1-beta(k))*grad(k, i)
+			mb[i] = 0.85*mb[i] + 0.15*grad(k, i)
+		}
+		ma[n], mb[n] = float64(k), float64(k)
+		if k >= 4 {
+			kk := key{k, loaders.KindTensor}
+			s.a[kk], s.b[kk] = append(vec(nil), ma...), append(vec(nil), mb...)
+			rule := loaders.Moment{Decay: beta(k), Gain: 1 - beta(k)}
+			s.moments[kk] = []segment{{"opt/state/0/exp_avg", 0, n, rule}, {"opt/state/0/step", n, n + 1, loaders.Moment{}}}
+			s.steps = append(s.steps, k)
+		}
+	}
+	s.deriveGrads()
+	for _, k := range []int{5, 6, 7} {
+		f, ok := s.momentFits[k]
+		if !ok {
+			t.Fatalf("step %d: no fit (derived %q)", k, s.derived)
+		}
+		if math.Abs(f.D-0.85) > 1e-9 || math.Abs(f.G-0.15) > 1e-9 || f.Resid > 1e-9*f.Norm || !(f.Dep > 1e-4*f.Norm) {
+			t.Errorf("step %d: D %g, G %g, residual %g, departure %g of ‖m‖ %g", k, f.D, f.G, f.Resid, f.Dep, f.Norm)
+		}
+		if got := s.get(s.a, k, loaders.KindGrad); len(got) != n || math.Abs(got[3]-grad(k, 3)) > 1e-9 {
+			t.Errorf("step %d: reference gradient %v, want %g at 3", k, got, grad(k, 3))
+		}
+	}
+	if f := s.momentFits[4]; f.Norm != 0 {
+		t.Errorf("step 4, the first dumped: fitted %+v", f)
+	}
+}

@@ -66,6 +66,9 @@ type sampleSet struct {
 	// that hold them (the moments and their step counters), for
 	// deriveGrads
 	moments map[key][]segment
+	// momentFits are the rules the compared run's moments followed, by
+	// step, fitted where deriveGrads derived gradients (momentFit)
+	momentFits map[int]momentFit
 }
 
 // takeSamples builds the samples of the comparison's paired tensors, as

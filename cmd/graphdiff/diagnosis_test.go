@@ -192,3 +192,28 @@ func TestHyperparameterAsTensor(t *testing.T) {
 		t.Errorf("ignored %+v, want the graphed run's lr tensor at each of the 5 steps", rep.Ignored)
 	}
 }
+
+// TestMomentumFrozenInSavedState compares Hugging Face checkpoints (model
+// and optimizer.pt, no gradients) of a run whose loop cycles Adam's β1 as
+// OneCycleLR does while the graph keeps the β1 of capture: at step 505
+// the graphed run's moments follow m_k = 0.85·m_{k−1} + 0.15·g_k with
+// eager's gradient, to rounding, and not the β1 its optimizer.pt saves,
+// and the answer names a number frozen at capture.
+func TestMomentumFrozenInSavedState(t *testing.T) {
+	t.Parallel()
+	dir := "../../testdata/userloops/tab/tab_onecycle_hf_betas_captured/"
+	code, out, stderr := run("compare", dir+"eager", dir+"graph")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"first divergence: step 505,",
+		"likely cause: captured_scalar (confidence 0.90)",
+		"the graphed run's optimizer moments follow m_k = 0.85·m_{k−1} + 0.15·g_k",
+		"not the rule its saved param groups state, m_k = 0.850616·m_{k−1} + 0.149384·g_k",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+}
