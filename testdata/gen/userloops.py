@@ -394,6 +394,17 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   moe_onecycle_every2_betas_captured BUG Adam's beta1 cycled from 1004, every 2
   vit_onecycle_recapture_ok         ok  beta1 cycled, the graph captured again when it changes
   gru_onecycle_recapture_ok         ok  beta1 cycled, the graph captured again, np.savez
+  (the momentum rule fitted to saved moments, an lr tensor beside a saved optimizer, RAdam; added after them:)
+  tcn_onecycle_tutorial_momentum_captured BUG SGD's momentum cycled from 604 after capture, the checkpoint recipe
+  gru_onecycle_hf_betas_captured    BUG Adam's beta1 cycled from 504 after capture, Hugging Face's layout
+  vae_onecycle_tutorial_betas_captured BUG Adam's beta1 cycled from 404 after capture, the checkpoint recipe
+  lstm_onecycle_recapture_tutorial_ok ok beta1 cycled, the graph captured again, the checkpoint recipe
+  vit_hf_cosine_tensor_ok           ok  a cosine lr in a device tensor, Hugging Face's layout
+  moe_tutorial_cosine_tensor_ok     ok  a cosine lr in a device tensor, the checkpoint recipe
+  gnn_recipe_radam_ok               ok  RAdam from step 0, np.savez
+  tab_recipe_radam_lr_drop_captured BUG RAdam, a float lr dropped x0.1 at step 7 after capture
+  vae_recipe_radam_tutorial_ok      ok  RAdam from step 0, the checkpoint recipe
+  convnext_recipe_radam_every2_ok   ok  RAdam from step 0, safetensors every 2 steps
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -2066,6 +2077,34 @@ def scenarios() -> list[Sc]:
           "changes; the lr in a tensor", lr_tensor=True, sched=("onecycle", 1004, 20), recapture=True),
         S("gru_onecycle_recapture_ok", "gru", "Adam's β1 cycled from step 504, the graph captured again, np.savez",
           lr_tensor=True, sched=("onecycle", 504, 20), recapture=True, style="npz"),
+        # ---------------- the momentum rule fitted to saved moments, a learning rate held in a tensor beside
+        # a saved optimizer, RAdam's rectification (added after momentRule, Tensor.Hyper and rectShift; scored
+        # before any change)
+        S("tcn_onecycle_tutorial_momentum_captured", "tcn", "SGD's momentum cycled from step 604 after capture, "
+          "the checkpoint recipe", bug="cycled_momentum", causes=("captured_scalar",), sched=("onecycle", 604, 20),
+          style="tutorial", onset=605),
+        S("gru_onecycle_hf_betas_captured", "gru", "Adam's β1 cycled from step 504 after capture, Hugging Face's "
+          "layout", bug="cycled_momentum", causes=("captured_scalar",), lr_tensor=True, sched=("onecycle", 504, 20),
+          style="hf", onset=505),
+        S("vae_onecycle_tutorial_betas_captured", "vae", "Adam's β1 cycled from step 404 after capture, the "
+          "checkpoint recipe", bug="cycled_momentum", causes=("captured_scalar",), lr_tensor=True,
+          sched=("onecycle", 404, 20), style="tutorial", onset=405),
+        S("lstm_onecycle_recapture_tutorial_ok", "lstm", "AdamW's β1 cycled from step 404, the graph captured again "
+          "when it changes, the checkpoint recipe", lr_tensor=True, sched=("onecycle", 404, 20), recapture=True,
+          style="tutorial"),
+        S("vit_hf_cosine_tensor_ok", "vit", "AdamW, a cosine lr in a device tensor, Hugging Face's layout",
+          lr_tensor=True, sched=("cosine",), style="hf"),
+        S("moe_tutorial_cosine_tensor_ok", "moe", "Adam, a cosine lr in a device tensor, the checkpoint recipe",
+          lr_tensor=True, sched=("cosine",), style="tutorial"),
+        S("gnn_recipe_radam_ok", "gnn", "the recipe from step 0, RAdam (capturable), np.savez", start="scratch",
+          optim="radam", style="npz", n=8),
+        S("tab_recipe_radam_lr_drop_captured", "tab", "RAdam, a float lr dropped x0.1 at step 7 after capture",
+          bug="captured_lr", causes=("captured_scalar",), start="scratch", optim="radam", sched=("drop", 7, 0.1),
+          n=8, onset=7),
+        S("vae_recipe_radam_tutorial_ok", "vae", "the recipe from step 0, RAdam (capturable), the checkpoint recipe",
+          start="scratch", optim="radam", style="tutorial", n=8),
+        S("convnext_recipe_radam_every2_ok", "convnext", "the recipe from step 0, RAdam (capturable), safetensors "
+          "every 2 steps", start="scratch", optim="radam", style="st", n=12, every=2),
     ]
 
 
