@@ -278,6 +278,14 @@ func (f *facts) scaleAt(k int, off func(loaders.Kind) float64) *scaleFinding {
 	}
 	if a, ap, b, bp := f.four(loaders.KindParam, k, p); a != nil {
 		ua, ub := sub(a, ap), sub(b, bp)
+		if s := f.stepFacts(k); s != nil && s.RectShift != 0 {
+			// the part of the update ratio that RAdam's float32
+			// rectification explains is rounding (judge.StepFacts.RectShift):
+			// the graph's updates are measured against eager's times it
+			for i := range ua {
+				ua[i] *= 1 + s.RectShift
+			}
+		}
 		if relL2(ua, ub) == 0 {
 			return nil
 		}

@@ -141,9 +141,17 @@ func TestCapturableRAdam(t *testing.T) {
 			UpdateRatio *float64 `json:"update_ratio"`
 			RectShift   float64  `json:"rect_shift"`
 		} `json:"steps"`
+		Warnings []struct {
+			ID string `json:"id"`
+		} `json:"warnings"`
 	}
 	if err := json.Unmarshal([]byte(js), &rep); err != nil {
 		t.Fatal(err)
+	}
+	for _, w := range rep.Warnings { // the rounding it explains is no scale factor
+		if w.ID == "captured_scalar" {
+			t.Errorf("a captured_scalar warning on the updates RAdam's rectification scales")
+		}
 	}
 	for _, s := range rep.Steps {
 		switch {
