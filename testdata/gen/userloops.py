@@ -405,6 +405,16 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   tab_recipe_radam_lr_drop_captured BUG RAdam, a float lr dropped x0.1 at step 7 after capture
   vae_recipe_radam_tutorial_ok      ok  RAdam from step 0, the checkpoint recipe
   convnext_recipe_radam_every2_ok   ok  RAdam from step 0, safetensors every 2 steps
+  (vit and convnext served, added after them:)
+  infer_vit_fp32_ok                 ok  vit served in eval mode, torch.save per batch
+  infer_convnext_bf16_ok            ok  convnext served in pure bf16, safetensors per batch
+  infer_vit_autocast_sdpa_ok        ok  vit served under autocast, fused attention
+  infer_convnext_temp_captured      BUG temperature 1.0 -> 0.6 at batch 3, a Python float after capture
+  infer_vit_fp16_temp_captured      BUG pure fp16, the temperature frozen at capture
+  infer_vit_stale_input             BUG static input rebound to each batch
+  infer_convnext_input_lag          BUG the batch copied into the static input after the replay
+  infer_convnext_kept_by_reference  BUG each batch's static outputs kept by reference
+  infer_vit_partial_batch           BUG a last batch of 6 at batch 4 copied into the static input[:6]
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -2105,6 +2115,28 @@ def scenarios() -> list[Sc]:
           start="scratch", optim="radam", style="tutorial", n=8),
         S("convnext_recipe_radam_every2_ok", "convnext", "the recipe from step 0, RAdam (capturable), safetensors "
           "every 2 steps", start="scratch", optim="radam", style="st", n=12, every=2),
+        # ---------------- vit and convnext served (added after the RAdam follow-up; scored before any change)
+        S("infer_vit_fp32_ok", "infer", "the vit classifier served in eval mode, torch.save per batch", of="vit",
+          style="out_pt", n=6),
+        S("infer_convnext_bf16_ok", "infer", "the convnext classifier served in pure bf16, safetensors per batch",
+          of="convnext", prec="bf16", style="out_st", n=6),
+        S("infer_vit_autocast_sdpa_ok", "infer", "vit served under autocast, fused attention, np.savez per batch",
+          of="vit", prec="autocast", sdpa=True, style="out_npz", n=6),
+        S("infer_convnext_temp_captured", "infer", "convnext served, temperature 1.0 -> 0.6 at batch 3 as a Python "
+          "float after capture", of="convnext", bug="aux_weight", causes=("captured_scalar",), aux_switch=3,
+          style="out_pt", n=6, onset=3),
+        S("infer_vit_fp16_temp_captured", "infer", "vit served in pure fp16, temperature 1.0 -> 0.6 at batch 3 as a "
+          "Python float after capture, np.savez per batch", of="vit", prec="fp16", bug="aux_weight",
+          causes=("captured_scalar",), aux_switch=3, style="out_npz", n=6, onset=3),
+        S("infer_vit_stale_input", "infer", "vit served, static input rebound to each batch instead of copied",
+          of="vit", bug="stale_input", causes=("stale_input",), style="out_st", n=6),
+        S("infer_convnext_input_lag", "infer", "convnext served, the batch copied into the static input after the "
+          "replay", of="convnext", bug="input_lag", causes=("input_lag",), style="out_npz", n=6),
+        S("infer_convnext_kept_by_reference", "infer", "convnext served, each batch's static outputs kept by "
+          "reference", of="convnext", bug="output_aliasing", causes=("output_aliasing",), style="out_pt", n=6),
+        S("infer_vit_partial_batch", "infer", "vit served, a last batch of 6 at batch 4 copied into the static "
+          "input[:6]", of="vit", bug="dynamic_shape", causes=("dynamic_shape",), partial_at=4, style="out_pt", n=5,
+          onset=4),
     ]
 
 
@@ -2926,7 +2958,8 @@ class Served(nn.Module):
 
 # the served models' classes (() for one logit) and the shape of their
 # first floating-point input
-SERVED = {"resnet_bn": (4, (BATCH, 3, 8, 8)), "tab": ((), (BATCH, Tabular.NUM))}
+SERVED = {"resnet_bn": (4, (BATCH, 3, 8, 8)), "tab": ((), (BATCH, Tabular.NUM)), "vit": (4, (BATCH, 3, 8, 8)),
+          "convnext": (4, (BATCH, 3, 8, 8))}
 
 
 def infer_prior(classes):
