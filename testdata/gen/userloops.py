@@ -415,6 +415,11 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   infer_convnext_input_lag          BUG the batch copied into the static input after the replay
   infer_convnext_kept_by_reference  BUG each batch's static outputs kept by reference
   infer_vit_partial_batch           BUG a last batch of 6 at batch 4 copied into the static input[:6]
+  (an EMA decay warmed up from Python, added after them:)
+  unet_gn_recipe_ema_warmup_captured BUG EMA decay (1 + k)/(10 + k), a Python float frozen at capture
+  vit_recipe_ema_warmup_captured    BUG the same for vit's EMA, safetensors
+  tab_recipe_ema_warmup_captured    BUG the same for the tabular model, torch.save dict
+  unet_gn_recipe_ema_warmup_recapture_ok ok the EMA decay warmed up, the graph captured again
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -1356,6 +1361,7 @@ class Sc:
     mixup: bool = False
     ema: bool = False
     ema_switch: int | None = None      # EMA decay 0.99 -> 0.999 from this step
+    ema_warmup: bool = False     # EMA decay min(0.999, (1 + k)/(10 + k)) at step k, as timm's EMA warm-up
     momentum_switch: int | None = None  # BatchNorm momentum 0.1 -> 0.01 from this step
     aux: str = "float"           # moe aux-loss weight: a Python float or a device tensor
     aux_switch: int | None = None  # aux weight 0.01 -> 0.002 from this step
@@ -2137,6 +2143,19 @@ def scenarios() -> list[Sc]:
         S("infer_vit_partial_batch", "infer", "vit served, a last batch of 6 at batch 4 copied into the static "
           "input[:6]", of="vit", bug="dynamic_shape", causes=("dynamic_shape",), partial_at=4, style="out_pt", n=5,
           onset=4),
+        # ---------------- an EMA decay warmed up from Python, (1 + k)/(10 + k), as timm's EMA does (added after
+        # the served vit and convnext; scored before any change)
+        S("unet_gn_recipe_ema_warmup_captured", "unet_gn", "the recipe from step 0, the EMA decay warmed up as "
+          "(1 + k)/(10 + k), a Python float frozen at capture", bug="ema_decay", causes=("captured_scalar",),
+          start="scratch", ema=True, ema_warmup=True, n=6, onset=4),
+        S("vit_recipe_ema_warmup_captured", "vit", "the recipe from step 0, Adam, EMA decay warmed up, frozen at "
+          "capture, safetensors", bug="ema_decay", causes=("captured_scalar",), start="scratch", optim="adam",
+          ema=True, ema_warmup=True, style="st", n=6, onset=4),
+        S("tab_recipe_ema_warmup_captured", "tab", "the recipe from step 0, EMA decay warmed up, frozen at capture, "
+          "torch.save dict", bug="ema_decay", causes=("captured_scalar",), start="scratch", ema=True,
+          ema_warmup=True, n=6, onset=4),
+        S("unet_gn_recipe_ema_warmup_recapture_ok", "unet_gn", "the recipe from step 0, EMA decay warmed up, the "
+          "graph captured again when it changes", start="scratch", ema=True, ema_warmup=True, recapture=True, n=6),
     ]
 
 
@@ -2285,6 +2304,8 @@ class Hyper:
             self.beta1 = 0.95 - 0.1 * c
         self.lr = self.base_lr * f
         self.ema_decay = 0.999 if sc.ema_switch is not None and k >= sc.ema_switch else 0.99
+        if sc.ema_warmup:
+            self.ema_decay = min(0.999, (1 + k) / (10 + k))
         self.momentum = 0.01 if sc.momentum_switch is not None and k >= sc.momentum_switch else 0.1
         self.aux_w = 0.002 if sc.aux_switch is not None and k >= sc.aux_switch else 0.01
         if sc.aux_decay is not None and sc.aux_switch is not None and k >= sc.aux_switch:
