@@ -36,7 +36,7 @@ const adamEpsilon = 0x1p-23 / (1 - 0.999)
 //
 // e the float32 evaluation of T_t: one unit in the last place of β2^t
 // carried through 1 − β2^t. pred is −0.76% at t = 6, where rectification
-// starts, −0.089% at t = 20, −1.5e-4 at t = 100, −1.4e-5 at t = 1000;
+// starts, −0.088% at t = 20, −1.4e-4 at t = 100, −1.4e-5 at t = 1000;
 // testdata/gen/optim_rounding.py measured PyTorch 2.11's capturable RAdam
 // against the eager one at −0.57%, −0.097%, −1.5e-4 and −7.5e-5 at t = 6,
 // 20, 100 and 200, each within pred ± (e + the Adam term of the update
