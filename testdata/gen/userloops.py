@@ -420,6 +420,13 @@ Scenarios (`--list` prints them; "ok" = correct, verdict pass):
   vit_recipe_ema_warmup_captured    BUG the same for vit's EMA, safetensors
   tab_recipe_ema_warmup_captured    BUG the same for the tabular model, torch.save dict
   unet_gn_recipe_ema_warmup_recapture_ok ok the EMA decay warmed up, the graph captured again
+  (the momentum rule again, added after them:)
+  gru_onecycle_recapture_hf_ok      ok  beta1 cycled, captured again, Hugging Face's layout
+  resnet_bn_onecycle_recapture_tutorial_ok ok SGD's momentum cycled, captured again, the checkpoint recipe
+  vit_recipe_nesterov_onecycle_tutorial_captured BUG SGD Nesterov momentum cycled after capture, the checkpoint recipe
+  convnext_recipe_nadam_onecycle_hf_captured BUG NAdam's beta1 cycled after capture, Hugging Face's layout
+  moe_onecycle_tutorial_every2_betas_captured BUG beta1 cycled after capture, the checkpoint recipe every 2
+  tab_recipe_radam_hf_ok            ok  RAdam from step 0, Hugging Face's layout
 
 How labels are observed (not assumed)
 - Every run is deterministic: fixed seeds, torch.use_deterministic_algorithms
@@ -2156,6 +2163,24 @@ def scenarios() -> list[Sc]:
           ema_warmup=True, n=6, onset=4),
         S("unet_gn_recipe_ema_warmup_recapture_ok", "unet_gn", "the recipe from step 0, EMA decay warmed up, the "
           "graph captured again when it changes", start="scratch", ema=True, ema_warmup=True, recapture=True, n=6),
+        # ---------------- the momentum rule again: captured again (correct), Nesterov, NAdam, sparse dumps, RAdam
+        # in Hugging Face's layout (added after the EMA warm-up; scored before any change)
+        S("gru_onecycle_recapture_hf_ok", "gru", "Adam's β1 cycled from step 504, the graph captured again when it "
+          "changes, Hugging Face's layout", lr_tensor=True, sched=("onecycle", 504, 20), recapture=True, style="hf"),
+        S("resnet_bn_onecycle_recapture_tutorial_ok", "resnet_bn", "SGD's momentum cycled from step 1204, the graph "
+          "captured again, the checkpoint recipe", sched=("onecycle", 1204, 20), recapture=True, style="tutorial"),
+        S("vit_recipe_nesterov_onecycle_tutorial_captured", "vit", "from step 0, SGD with Nesterov momentum "
+          "cycled from step 4 after capture, the checkpoint recipe", bug="cycled_momentum",
+          causes=("captured_scalar",), start="scratch", optim="nesterov", sched=("onecycle", 4, 20),
+          style="tutorial", n=6, onset=5),
+        S("convnext_recipe_nadam_onecycle_hf_captured", "convnext", "from step 0, NAdam's β1 cycled from step 4 "
+          "after capture, Hugging Face's layout", bug="cycled_momentum", causes=("captured_scalar",),
+          start="scratch", optim="nadam", lr_tensor=True, sched=("onecycle", 4, 20), style="hf", n=6, onset=5),
+        S("moe_onecycle_tutorial_every2_betas_captured", "moe", "Adam's β1 cycled from step 1004 after capture, "
+          "the checkpoint recipe every 2 steps", bug="cycled_momentum", causes=("captured_scalar",), lr_tensor=True,
+          sched=("onecycle", 1004, 20), style="tutorial", n=10, every=2, onset=1005),
+        S("tab_recipe_radam_hf_ok", "tab", "from step 0, RAdam (capturable), Hugging Face's layout",
+          start="scratch", optim="radam", style="hf", n=8),
     ]
 
 
