@@ -64,6 +64,28 @@ func radamRect(t int) (pred, e float64) {
 	return rect(rho32)/rect(rho) - 1, 0.5 * delta * (1/(rho-4) + 1/(rho-2) - 1/rho)
 }
 
+// rectifies reports whether the step's optimizer could be RAdam, whose
+// rectification rectShift allows for: true unless the step holds an
+// optimizer's saved state and none of it is the first moment exp_avg
+// that RAdam keeps (SGD's momentum_buffer, RMSprop's square_avg). Where
+// no state was saved, graphdiff does not see the optimizer.
+func rectifies(pairs []Pair) bool {
+	state := false
+	for i := range pairs {
+		if pairs[i].A == nil {
+			continue
+		}
+		switch pairs[i].A.Moment.State {
+		case "":
+		case "exp_avg":
+			return true
+		default:
+			state = true
+		}
+	}
+	return !state
+}
+
 // rectShift returns the part of a step's update ratio β that RAdam's
 // float32 rectification explains (radamRect): β clamped to the range of
 // pred ± e over the optimizer steps the step's updates span, widened to
@@ -71,9 +93,10 @@ func radamRect(t int) (pred, e float64) {
 // numbered k holds the parameters after optimizer step t = k + 1 (steps
 // numbered from 0), so the update from the previous judged step p to k
 // spans t = p + 2 … k + 1 (k + 1 alone where none was judged before). 0
-// for a step-less pair or a NaN β. graphdiff does not see the optimizer:
-// every run is allowed the rounding of the rule whose capturable
-// arithmetic rounds most; the shift is the most a wrong number can hide
+// for a step-less pair or a NaN β. Where the dumps hold no optimizer state
+// graphdiff does not see the optimizer: every such run is allowed the
+// rounding of the rule whose capturable arithmetic rounds most (judgeUpdates
+// takes none where the saved state is no RAdam's, rectifies); the shift is the most a wrong number can hide
 // behind, and only where its sign and size are RAdam's at that step.
 func rectShift(beta float64, k int, c Context) float64 {
 	if k < 0 || math.IsNaN(beta) {
@@ -473,7 +496,7 @@ func step(pairs []Pair, c Context) (StepFacts, []Decision) {
 		f.UpdateRatio = du / uu
 		f.Resolution = c.Precision.ParamEpsilon * pu / uu
 	}
-	judgeUpdates(&f, out, updates, c)
+	judgeUpdates(&f, out, updates, c, rectifies(pairs))
 	judgeState(pairs, out, &f, c)
 	unmeasuredDrift(pairs, out, unmeasured, grads, &f)
 	stateDrift(pairs, out, sized, &f)
@@ -670,11 +693,13 @@ type contribution struct {
 // update ratio passes the limit, its reason, and fails (in out, by
 // position) each parameter whose own ratio passes it, or else the one of
 // largest contribution.
-func judgeUpdates(f *StepFacts, out []Decision, updates []contribution, c Context) {
+func judgeUpdates(f *StepFacts, out []Decision, updates []contribution, c Context, rectified bool) {
 	rules := c.Rules
 	f.UpdateFloor = max(adamEpsilon, f.Resolution)
 	f.UpdateLimit = rules.Update*f.UpdateFloor + max(f.GradRel, c.PriorGradRel)
-	f.RectShift = rectShift(f.UpdateRatio, f.Step, c)
+	if rectified {
+		f.RectShift = rectShift(f.UpdateRatio, f.Step, c)
+	}
 	for _, u := range updates {
 		out[u.i].judged(RuleUpdateRatio, updateMeasure(f.UpdateRatio-f.RectShift, u, f.RectShift), f.UpdateLimit)
 	}

@@ -361,7 +361,8 @@ func TestStepRecordsItsMeasure(t *testing.T) {
 // eager one's by what its float32 rectification predicts (radamRect), and
 // a step at optimizer step t whose gradients agree passes with that
 // departure; the same departure of the other sign (a learning rate held
-// higher) or twice as large fails, as it does before rectification starts.
+// higher) or twice as large fails, as it does before rectification starts
+// or beside a saved optimizer state that is no RAdam's.
 // The predictions are held to what testdata/gen/optim_rounding.py measured
 // on PyTorch 2.11 (optim_rounding.txt, its RAdam column): within pred ± e,
 // plus the Adam term of the update limit under the calibrated rules.
@@ -411,6 +412,13 @@ func TestRAdamRectification(t *testing.T) {
 		if d[1].Status != tc.want {
 			t.Errorf("t = 6, β = %+.3g: %s (shift %+.3g, limit %.3g), want %s", tc.beta, d[1].Status, f.RectShift, f.UpdateLimit, tc.want)
 		}
+	}
+	// the same departure where the step saved SGD's state: no RAdam, no allowance
+	sgd := stepPair("optimizer/state/0/momentum_buffer", loaders.KindTensor, 100, 1, 0)
+	sgd.Step = 5
+	sgd.A = &loaders.Meta{DType: loaders.Float32, Moment: loaders.Moment{State: "momentum_buffer"}}
+	if f, d := Step([]Pair{g, param(5, pred), sgd}, at(5)); d[1].Status != StatusMismatch || f.RectShift != 0 {
+		t.Errorf("t = 6 beside SGD's momentum buffer, β = %+.3g: %s, shift %g", pred, d[1].Status, f.RectShift)
 	}
 	g.Step = 4 // t = 5: not rectified, the departure is a departure
 	if f, d := Step([]Pair{g, param(4, pred)}, at(4)); d[1].Status != StatusMismatch || f.RectShift != 0 {

@@ -209,6 +209,14 @@ func TestHyperparameterAsTensor(t *testing.T) {
 // and the answer names a number frozen at capture.
 func TestMomentumFrozenInSavedState(t *testing.T) {
 	t.Parallel()
+	// SGD with Nesterov momentum from step 0, the checkpoint recipe: the
+	// saved momentum buffers rule out RAdam, whose rectification at step
+	// 5 would otherwise allow the first departure
+	nesterov := "../../testdata/userloops/vit/vit_recipe_nesterov_onecycle_tutorial_captured/"
+	if _, out, _ := run("compare", nesterov+"eager", nesterov+"graph"); !strings.Contains(out, "first divergence: step 5,") ||
+		!strings.Contains(out, "likely cause: captured_scalar (confidence 0.90)") || !strings.Contains(out, "follow m_k = 0.85·m_{k−1} + 1·g_k") {
+		t.Errorf("SGD Nesterov:\n%s", out)
+	}
 	dir := "../../testdata/userloops/tab/tab_onecycle_hf_betas_captured/"
 	code, out, stderr := run("compare", dir+"eager", dir+"graph")
 	if code != 1 {
