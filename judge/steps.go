@@ -93,11 +93,12 @@ func rectifies(pairs []Pair) bool {
 // numbered k holds the parameters after optimizer step t = k + 1 (steps
 // numbered from 0), so the update from the previous judged step p to k
 // spans t = p + 2 … k + 1 (k + 1 alone where none was judged before). 0
-// for a step-less pair or a NaN β. Where the dumps hold no optimizer state
-// graphdiff does not see the optimizer: every such run is allowed the
-// rounding of the rule whose capturable arithmetic rounds most (judgeUpdates
-// takes none where the saved state is no RAdam's, rectifies); the shift is the most a wrong number can hide
-// behind, and only where its sign and size are RAdam's at that step.
+// for a step-less pair or a NaN β. Where the dumps hold no optimizer
+// state, graphdiff does not see the optimizer, and the run is allowed the
+// rounding of the rule whose capturable arithmetic rounds most; where the
+// saved state is no RAdam's (rectifies), judgeUpdates takes no shift. The
+// shift is the most a wrong number can hide behind, and only where its
+// sign and size are RAdam's at that step.
 func rectShift(beta float64, k int, c Context) float64 {
 	if k < 0 || math.IsNaN(beta) {
 		return 0
@@ -701,7 +702,7 @@ func judgeUpdates(f *StepFacts, out []Decision, updates []contribution, c Contex
 		f.RectShift = rectShift(f.UpdateRatio, f.Step, c)
 	}
 	for _, u := range updates {
-		out[u.i].judged(RuleUpdateRatio, updateMeasure(f.UpdateRatio-f.RectShift, u, f.RectShift), f.UpdateLimit)
+		out[u.i].judged(RuleUpdateRatio, updateMeasure(f.UpdateRatio, f.RectShift, u), f.UpdateLimit)
 	}
 	if f.UpdateBeyond() {
 		rect := ""
@@ -724,7 +725,7 @@ func judgeUpdates(f *StepFacts, out []Decision, updates []contribution, c Contex
 		}
 		if !blamed && largest != nil {
 			blame(&out[largest.i], *f, largest.du/math.Max(largest.uu, math.SmallestNonzeroFloat64))
-			out[largest.i].judged(RuleStepUpdateRatio, math.Abs(f.UpdateRatio-f.RectShift), f.UpdateLimit)
+			out[largest.i].judged(RuleStepUpdateRatio, math.Abs(f.departure()), f.UpdateLimit)
 		}
 	}
 }
@@ -732,18 +733,20 @@ func judgeUpdates(f *StepFacts, out []Decision, updates []contribution, c Contex
 // UpdateBeyond reports whether the step's parameter updates depart from
 // the reference run's beyond its update limit: |UpdateRatio − RectShift| >
 // UpdateLimit (false for a NaN UpdateRatio: no update measured).
-func (f StepFacts) UpdateBeyond() bool {
-	return math.Abs(f.UpdateRatio-f.RectShift) > f.UpdateLimit
-}
+func (f StepFacts) UpdateBeyond() bool { return math.Abs(f.departure()) > f.UpdateLimit }
 
-// updateMeasure returns a parameter's RuleUpdateRatio measure, min(|β|,
-// |β_t − shift|), from the step's update ratio beta (less shift, the
-// step's RectShift) and the parameter's part of it:
-// the parameter fails the update rule only when both pass the limit (or,
-// of largest contribution, when no parameter's own does). β_t is 0 where
-// the parameter has no update on its healthy elements, and so is β where
-// no update was measured (NaN).
-func updateMeasure(beta float64, u contribution, shift float64) float64 {
+// departure is the step's update ratio less what RAdam's rectification
+// explains: UpdateRatio − RectShift, what the update limit bounds.
+func (f StepFacts) departure() float64 { return f.UpdateRatio - f.RectShift }
+
+// updateMeasure returns a parameter's RuleUpdateRatio measure, min(|β −
+// shift|, |β_t − shift|), from the step's update ratio beta, its
+// RectShift and the parameter's part of it: the parameter fails the
+// update rule only when both pass the limit (or, of largest contribution,
+// when no parameter's own does). β_t is 0 where the parameter has no
+// update on its healthy elements, and so is β where no update was
+// measured (NaN).
+func updateMeasure(beta, shift float64, u contribution) float64 {
 	own := 0.0
 	if u.uu > 0 {
 		own = math.Abs(u.du/u.uu - shift)
@@ -751,6 +754,7 @@ func updateMeasure(beta float64, u contribution, shift float64) float64 {
 	if math.IsNaN(beta) {
 		return own
 	}
+	beta -= shift
 	return min(math.Abs(beta), own)
 }
 

@@ -210,7 +210,7 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 	if err != nil {
 		return fail("%v", err)
 	}
-	found := &ptFound{leaves: map[string]ptLeaf{}, optBudget: maxPTEntries, hyper: map[string]bool{}}
+	found := &ptFound{leaves: map[string]ptLeaf{}, optBudget: maxPTEntries}
 	leaves := found.leaves
 	budget := maxPTEntries
 	if err := ptWalk(obj, "", 0, false, &budget, found); err != nil {
@@ -225,6 +225,12 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 	}
 	sort.Strings(names)
 	moments, order := ptMoments(found)
+	hyper := map[string]bool{} // the tensors the optimizers' param groups hold
+	for _, o := range found.optims {
+		for _, h := range o.hypers {
+			hyper[h] = true
+		}
+	}
 	for _, name := range names {
 		if err := checkName(name); err != nil {
 			errs = append(errs, &Error{Path: path, Member: name, Err: err})
@@ -236,7 +242,7 @@ func readPT(open opener, size int64, path string, opts Options) (tensors []*Tens
 			continue
 		}
 		t.Moment = moments[name]
-		t.Hyper = found.hyper[name]
+		t.Hyper = hyper[name]
 		if at, ok := order[name]; ok {
 			t.Order = at
 		}
@@ -358,9 +364,6 @@ func ptWalk(v interface{}, name string, depth int, slashed bool, budget *int, f 
 	case *types.Dict:
 		if o, ok := optimizerOf(x, name, &f.optBudget); ok {
 			f.optims = append(f.optims, o)
-			for _, h := range o.hypers {
-				f.hyper[h] = true
-			}
 		}
 		for _, e := range *x {
 			held(e.Value, e.Key)
@@ -409,15 +412,13 @@ func ptJoin(name string, key any) string {
 
 // ptFound is what ptWalk collects: the tensors by name and, for
 // ptMoments, the dicts whose values are all tensors (state_dicts) and the
-// optimizers' state dicts, in the order met, with the names of the
-// tensors their param groups hold (hyper); optBudget bounds what
+// optimizers' state dicts, in the order met; optBudget bounds what
 // reading the optimizers visits (optimizerOf), apart from the walk's own.
 type ptFound struct {
 	leaves    map[string]ptLeaf
 	dicts     []tensorDict
 	optims    []optimizerDict
 	optBudget int
-	hyper     map[string]bool // tensors an optimizer's param groups hold (Tensor.Hyper)
 }
 
 // maxByteOrder caps what is read of the byteorder record: "little" or

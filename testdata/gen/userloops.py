@@ -1233,35 +1233,36 @@ def loss_decoder(sc, net, inp, hp, aux):
     return F.cross_entropy(net(x).float().reshape(-1, KVDecoder.V), y.reshape(-1))
 
 
+def host_dropout(sc, aux, device, dtype):
+    """The user's dropout 0.1 mask drawn with numpy into a pinned buffer
+    (sc.noise "cpu"): keep where z ≤ Φ⁻¹(0.9), scaled by 1/0.9; None
+    otherwise."""
+    if sc.noise != "cpu":
+        return None
+    return ((aux.host_values(device) <= 1.2815516) / 0.9).to(dtype)
+
+
 def loss_tcn(sc, net, inp, hp, aux):
     x, y = inp
-    mask = None
-    if sc.noise == "cpu":  # dropout 0.1 drawn with numpy into a pinned buffer: keep where z ≤ Φ⁻¹(0.9)
-        mask = ((aux.host_values(x.device) <= 1.2815516) / 0.9).to(x.dtype)
+    mask = host_dropout(sc, aux, x.device, x.dtype)
     return F.cross_entropy(net(x, mask).float(), y, label_smoothing=0.1)
 
 
 def loss_tab(sc, net, inp, hp, aux):
     cat, num, y = inp
-    mask = None
-    if sc.noise == "cpu":  # dropout 0.1 drawn with numpy into a pinned buffer: keep where z ≤ Φ⁻¹(0.9)
-        mask = ((aux.host_values(num.device) <= 1.2815516) / 0.9).to(num.dtype)
+    mask = host_dropout(sc, aux, num.device, num.dtype)
     return F.binary_cross_entropy_with_logits(net(cat, num, mask).float(), y.float())
 
 
 def loss_gru(sc, net, inp, hp, aux):
     tok, y = inp
-    mask = None
-    if sc.noise == "cpu":  # dropout 0.1 drawn with numpy into a pinned buffer: keep where z ≤ Φ⁻¹(0.9)
-        mask = ((aux.host_values(tok.device) <= 1.2815516) / 0.9).to(net.head.weight.dtype)
+    mask = host_dropout(sc, aux, tok.device, net.head.weight.dtype)
     return F.cross_entropy(net(tok, mask).float(), y)
 
 
 def loss_convnext(sc, net, inp, hp, aux):
     x, y = inp
-    mask = None
-    if sc.noise == "cpu":  # dropout 0.1 drawn with numpy into a pinned buffer: keep where z ≤ Φ⁻¹(0.9)
-        mask = ((aux.host_values(x.device) <= 1.2815516) / 0.9).to(x.dtype)
+    mask = host_dropout(sc, aux, x.device, x.dtype)
     return F.cross_entropy(net(x, mask).float(), y, label_smoothing=0.1)
 
 
@@ -1303,9 +1304,7 @@ def loss_clr(sc, net, inp, hp, aux):
 
 def loss_gnn(sc, net, inp, hp, aux):
     x, adj, y = inp
-    mask = None
-    if sc.noise == "cpu":  # dropout 0.1 drawn with numpy into a pinned buffer: keep where z ≤ Φ⁻¹(0.9)
-        mask = ((aux.host_values(x.device) <= 1.2815516) / 0.9).to(x.dtype)
+    mask = host_dropout(sc, aux, x.device, x.dtype)
     return F.cross_entropy(net(x, adj, mask).float(), y)
 
 
@@ -3057,9 +3056,7 @@ def run_infer(sc, env, mode, bugged):
 
     def fn(*inputs):
         with amp(sc, env):
-            mask = None
-            if sc.noise == "cpu":  # input dropout 0.1 drawn with numpy into a pinned buffer
-                mask = ((aux.host_values(inputs[0].device) <= 1.2815516) / 0.9).to(inputs[0].dtype)
+            mask = host_dropout(sc, aux, inputs[0].device, inputs[0].dtype)  # input dropout
             temp = temp_t if sc.aux == "tensor" else 0.5 + 50 * hp.aux_w
             return model(inputs, temp, mask)
 
